@@ -1,0 +1,467 @@
+// mps-migrate CPU backend runtime: what <metal_stdlib> provides, for clang on a CPU.
+// Written for mps-migrate; compiled (with -include) in front of every
+// pre-passed shader. Part 1: types, traits, math, atomics. Part 2: SIMD and
+// barriers (fiber collectives). Part 3: the dispatcher (msl_runtime_exec.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#define __msl_kernel
+#define __msl_threadgroup
+#define __MSL_INLINE static inline __attribute__((always_inline))
+
+// ---------------------------------------------------------------- scalars
+typedef _Float16 half;
+typedef __bf16 bfloat;
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+
+// ---------------------------------------------------------------- vectors
+#define __MSL_VEC(T, N) typedef T T##N __attribute__((ext_vector_type(N)));
+#define __MSL_VECS(T) __MSL_VEC(T, 2) __MSL_VEC(T, 3) __MSL_VEC(T, 4)
+__MSL_VECS(float) __MSL_VECS(half) __MSL_VECS(bfloat) __MSL_VECS(int)
+__MSL_VECS(uint) __MSL_VECS(short) __MSL_VECS(ushort) __MSL_VECS(char)
+__MSL_VECS(uchar) __MSL_VECS(long) __MSL_VECS(ulong) __MSL_VECS(bool)
+#undef __MSL_VECS
+#undef __MSL_VEC
+
+#define INFINITY __builtin_inff()
+#define NAN __builtin_nanf("")
+#define HUGE_VALF __builtin_huge_valf()
+#define MAXFLOAT 3.40282347e+38f
+#define FLT_MAX 3.40282347e+38f
+#define FLT_MIN 1.17549435e-38f
+#define FLT_EPSILON 1.1920929e-7f
+#define HALF_MAX 65504.0f
+#define M_E_F 2.71828182845904523536f
+#define M_LOG2E_F 1.44269504088896340736f
+#define M_LOG10E_F 0.434294481903251827651f
+#define M_LN2_F 0.693147180559945309417f
+#define M_LN10_F 2.30258509299404568402f
+#define M_PI_F 3.14159265358979323846f
+#define M_PI_2_F 1.57079632679489661923f
+#define M_PI_4_F 0.785398163397448309616f
+#define M_1_PI_F 0.318309886183790671538f
+#define M_2_PI_F 0.636619772367581343076f
+#define M_2_SQRTPI_F 1.12837916709551257390f
+#define M_SQRT2_F 1.41421356237309504880f
+#define M_SQRT1_2_F 0.707106781186547524401f
+
+// ----------------------------------------------------- conversion helpers
+template <class T> struct __msl_vinfo { static constexpr int n = 0; using elem = T; };
+template <class E, int N> struct __msl_vinfo<E __attribute__((ext_vector_type(N)))> {
+  static constexpr int n = N; using elem = E;
+};
+template <class T> constexpr bool __msl_is_vec = __msl_vinfo<T>::n != 0;
+template <class T> using __msl_elem_t = typename __msl_vinfo<T>::elem;
+template <class T> constexpr bool __msl_is_lowp =
+    std::is_same<T, half>::value || std::is_same<T, bfloat>::value;
+
+// Value conversion (never a bit cast): element-wise for vectors, through
+// float between half and bfloat.
+template <class To, class From>
+__MSL_INLINE To __msl_cast(const From& x) {
+  if constexpr (__msl_is_vec<To> && __msl_is_vec<From>) {
+    static_assert(__msl_vinfo<To>::n == __msl_vinfo<From>::n, "vector size mismatch in cast");
+    using TE = __msl_elem_t<To>;
+    using FE = __msl_elem_t<From>;
+    To r;
+    for (int i = 0; i < __msl_vinfo<To>::n; ++i) r[i] = __msl_cast<TE, FE>(x[i]);
+    return r;
+  } else if constexpr (__msl_is_vec<To>) {
+    To r;
+    const auto e = __msl_cast<__msl_elem_t<To>>(x);
+    for (int i = 0; i < __msl_vinfo<To>::n; ++i) r[i] = e;
+    return r;
+  } else if constexpr (__msl_is_vec<From>) {
+    return static_cast<To>(x);  // ill-formed in Metal too; let clang say so
+  } else if constexpr (std::is_same<To, From>::value) {
+    return x;
+  } else if constexpr ((__msl_is_lowp<To> || __msl_is_lowp<From>) &&
+                       std::is_arithmetic<From>::value && std::is_arithmetic<To>::value) {
+    if constexpr (std::is_same<To, bool>::value) return x != From(0);
+    else if constexpr (std::is_same<From, float>::value || std::is_same<To, float>::value)
+      return static_cast<To>(x);
+    else return static_cast<To>(static_cast<float>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+template <class V, int I>
+__MSL_INLINE void __msl_vfill(V&) {}
+template <class V, int I, class A, class... R>
+__MSL_INLINE void __msl_vfill(V& v, const A& a, const R&... r) {
+  using E = __msl_elem_t<V>;
+  if constexpr (__msl_is_vec<A>) {
+    for (int j = 0; j < __msl_vinfo<A>::n; ++j) v[I + j] = __msl_cast<E>(a[j]);
+    __msl_vfill<V, I + __msl_vinfo<A>::n>(v, r...);
+  } else {
+    v[I] = __msl_cast<E>(a);
+    __msl_vfill<V, I + 1>(v, r...);
+  }
+}
+template <class A> constexpr int __msl_width = __msl_is_vec<A> ? __msl_vinfo<A>::n : 1;
+
+// MSL vector constructor: float4(a, b.xy, c), float2(x) (splat), float2(int2).
+template <class V, class... A>
+__MSL_INLINE V __msl_vec(const A&... a) {
+  if constexpr (sizeof...(A) == 0) {
+    return V{};
+  } else if constexpr (sizeof...(A) == 1) {
+    return __msl_cast<V>(a...);
+  } else {
+    static_assert((__msl_width<A> + ...) == __msl_vinfo<V>::n,
+                  "wrong number of components in vector constructor");
+    V v;
+    __msl_vfill<V, 0>(v, a...);
+    return v;
+  }
+}
+
+// T(args...) where T may be a vector, half or bfloat (functional casts).
+template <class T, class... A>
+__MSL_INLINE T __msl_ctor(const A&... a) {
+  if constexpr (__msl_is_vec<T>) return __msl_vec<T>(a...);
+  else if constexpr (sizeof...(A) == 0) return T{};
+  else if constexpr (sizeof...(A) == 1 && std::is_arithmetic<T>::value) return __msl_cast<T>(a...);
+  else return T(a...);
+}
+
+template <class To, class From>
+__MSL_INLINE To as_type(const From& x) {
+  static_assert(sizeof(To) == sizeof(From), "as_type requires types of equal size");
+  return __builtin_bit_cast(To, x);
+}
+
+namespace metal {
+// ------------------------------------------------------------ type traits
+using std::declval;
+using std::enable_if;
+using std::enable_if_t;
+using std::conditional;
+using std::conditional_t;
+using std::is_same;
+using std::remove_cv_t;
+using std::remove_reference_t;
+using std::remove_pointer_t;
+using std::decay_t;
+using std::integral_constant;
+using std::true_type;
+using std::false_type;
+template <class T, class U> constexpr bool is_same_v = std::is_same<T, U>::value;
+template <class T> using __scal = __msl_elem_t<std::remove_cv_t<T>>;
+template <class T> struct is_floating_point
+    : integral_constant<bool, std::is_floating_point<__scal<T>>::value || __msl_is_lowp<__scal<T>>> {};
+template <class T> struct is_integral : integral_constant<bool, std::is_integral<__scal<T>>::value> {};
+template <class T> struct is_signed
+    : integral_constant<bool, std::is_signed<__scal<T>>::value || __msl_is_lowp<__scal<T>>> {};
+template <class T> struct is_unsigned : integral_constant<bool, std::is_unsigned<__scal<T>>::value> {};
+template <class T> struct is_vector : integral_constant<bool, __msl_is_vec<std::remove_cv_t<T>>> {};
+template <class T> struct is_scalar
+    : integral_constant<bool, !__msl_is_vec<std::remove_cv_t<T>> &&
+                                  (std::is_arithmetic<std::remove_cv_t<T>>::value ||
+                                   __msl_is_lowp<std::remove_cv_t<T>>)> {};
+template <class T> struct is_arithmetic
+    : integral_constant<bool, is_floating_point<T>::value || is_integral<T>::value> {};
+template <class T> constexpr bool is_floating_point_v = is_floating_point<T>::value;
+template <class T> constexpr bool is_integral_v = is_integral<T>::value;
+template <class T> constexpr bool is_signed_v = is_signed<T>::value;
+template <class T> constexpr bool is_unsigned_v = is_unsigned<T>::value;
+template <class T> constexpr bool is_scalar_v = is_scalar<T>::value;
+template <class T> constexpr bool is_vector_v = is_vector<T>::value;
+template <class T> constexpr bool is_arithmetic_v = is_arithmetic<T>::value;
+template <class T> constexpr bool is_pointer_v = std::is_pointer<T>::value;
+template <class T> constexpr bool is_const_v = std::is_const<T>::value;
+template <class T> struct vec_elements : integral_constant<int, __msl_is_vec<T> ? __msl_vinfo<T>::n : 1> {};
+template <class T> struct make_scalar { using type = __scal<T>; };
+template <class T> using make_scalar_t = typename make_scalar<T>::type;
+
+template <class T, size_t N>
+struct array {
+  T __e[N ? N : 1];
+  constexpr T& operator[](size_t i) { return __e[i]; }
+  constexpr const T& operator[](size_t i) const { return __e[i]; }
+  constexpr size_t size() const { return N; }
+  T* begin() { return __e; }
+  T* end() { return __e + N; }
+  const T* begin() const { return __e; }
+  const T* end() const { return __e + N; }
+  T* data() { return __e; }
+};
+
+// ---------------------------------------------------------- numeric_limits
+template <class T> struct numeric_limits : std::numeric_limits<T> {};
+template <> struct numeric_limits<half> {
+  static constexpr bool is_specialized = true, is_signed = true, is_integer = false,
+                        has_infinity = true, has_quiet_NaN = true;
+  static constexpr int digits = 11;
+  static constexpr half min() { return __builtin_bit_cast(half, (ushort)0x0400); }
+  static constexpr half max() { return __builtin_bit_cast(half, (ushort)0x7bff); }
+  static constexpr half lowest() { return __builtin_bit_cast(half, (ushort)0xfbff); }
+  static constexpr half epsilon() { return __builtin_bit_cast(half, (ushort)0x1400); }
+  static constexpr half infinity() { return __builtin_bit_cast(half, (ushort)0x7c00); }
+  static constexpr half quiet_NaN() { return __builtin_bit_cast(half, (ushort)0x7e00); }
+  static constexpr half denorm_min() { return __builtin_bit_cast(half, (ushort)0x0001); }
+};
+template <> struct numeric_limits<bfloat> {
+  static constexpr bool is_specialized = true, is_signed = true, is_integer = false,
+                        has_infinity = true, has_quiet_NaN = true;
+  static constexpr int digits = 8;
+  static constexpr bfloat min() { return __builtin_bit_cast(bfloat, (ushort)0x0080); }
+  static constexpr bfloat max() { return __builtin_bit_cast(bfloat, (ushort)0x7f7f); }
+  static constexpr bfloat lowest() { return __builtin_bit_cast(bfloat, (ushort)0xff7f); }
+  static constexpr bfloat epsilon() { return __builtin_bit_cast(bfloat, (ushort)0x3c00); }
+  static constexpr bfloat infinity() { return __builtin_bit_cast(bfloat, (ushort)0x7f80); }
+  static constexpr bfloat quiet_NaN() { return __builtin_bit_cast(bfloat, (ushort)0x7fc0); }
+  static constexpr bfloat denorm_min() { return __builtin_bit_cast(bfloat, (ushort)0x0001); }
+};
+
+// ------------------------------------------------------------------- math
+// Scalar overloads for float/half/bfloat (half/bfloat computed in float and
+// rounded once); vectors element-wise.
+#define __MSL_VMAP1(NAME)                                                     \
+  template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>                   \
+  __MSL_INLINE V NAME(V x) {                                                  \
+    V r;                                                                      \
+    for (int i = 0; i < __msl_vinfo<V>::n; ++i) r[i] = NAME(__scal<V>(x[i])); \
+    return r;                                                                 \
+  }
+#define __MSL_VMAP2(NAME)                                                       \
+  template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>                     \
+  __MSL_INLINE V NAME(V x, V y) {                                               \
+    V r;                                                                        \
+    for (int i = 0; i < __msl_vinfo<V>::n; ++i)                                 \
+      r[i] = NAME(__scal<V>(x[i]), __scal<V>(y[i]));                            \
+    return r;                                                                   \
+  }
+#define __MSL_F1(NAME, IMPL)                                               \
+  __MSL_INLINE float NAME(float x) { return IMPL; }                         \
+  __MSL_INLINE half NAME(half h) { return (half)NAME((float)h); }           \
+  __MSL_INLINE bfloat NAME(bfloat h) { return (bfloat)NAME((float)h); }     \
+  __MSL_VMAP1(NAME)
+#define __MSL_F2(NAME, IMPL)                                                         \
+  __MSL_INLINE float NAME(float x, float y) { return IMPL; }                          \
+  __MSL_INLINE half NAME(half a, half b) { return (half)NAME((float)a, (float)b); }   \
+  __MSL_INLINE bfloat NAME(bfloat a, bfloat b) { return (bfloat)NAME((float)a, (float)b); } \
+  __MSL_VMAP2(NAME)
+
+__MSL_F1(sin, __builtin_sinf(x)) __MSL_F1(cos, __builtin_cosf(x)) __MSL_F1(tan, __builtin_tanf(x))
+__MSL_F1(asin, __builtin_asinf(x)) __MSL_F1(acos, __builtin_acosf(x)) __MSL_F1(atan, __builtin_atanf(x))
+__MSL_F1(sinh, __builtin_sinhf(x)) __MSL_F1(cosh, __builtin_coshf(x)) __MSL_F1(tanh, __builtin_tanhf(x))
+__MSL_F1(asinh, __builtin_asinhf(x)) __MSL_F1(acosh, __builtin_acoshf(x)) __MSL_F1(atanh, __builtin_atanhf(x))
+__MSL_F1(exp, __builtin_expf(x)) __MSL_F1(exp2, __builtin_exp2f(x)) __MSL_F1(exp10, __builtin_powf(10.0f, x))
+__MSL_F1(log, __builtin_logf(x)) __MSL_F1(log2, __builtin_log2f(x)) __MSL_F1(log10, __builtin_log10f(x))
+__MSL_F1(sqrt, __builtin_sqrtf(x)) __MSL_F1(rsqrt, 1.0f / __builtin_sqrtf(x)) __MSL_F1(cbrt, __builtin_cbrtf(x))
+__MSL_F1(ceil, __builtin_ceilf(x)) __MSL_F1(floor, __builtin_floorf(x)) __MSL_F1(trunc, __builtin_truncf(x))
+__MSL_F1(round, __builtin_roundf(x)) __MSL_F1(rint, __builtin_rintf(x)) __MSL_F1(fabs, __builtin_fabsf(x))
+__MSL_F1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
+__MSL_F1(sinpi, __builtin_sinf(M_PI_F * x)) __MSL_F1(cospi, __builtin_cosf(M_PI_F * x))
+__MSL_F1(tanpi, __builtin_tanf(M_PI_F * x))
+__MSL_F1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
+__MSL_F2(atan2, __builtin_atan2f(x, y)) __MSL_F2(pow, __builtin_powf(x, y)) __MSL_F2(powr, __builtin_powf(x, y))
+__MSL_F2(fmod, __builtin_fmodf(x, y)) __MSL_F2(fmin, __builtin_fminf(x, y)) __MSL_F2(fmax, __builtin_fmaxf(x, y))
+__MSL_F2(copysign, __builtin_copysignf(x, y)) __MSL_F2(fdim, __builtin_fdimf(x, y))
+__MSL_F2(nextafter, __builtin_nextafterf(x, y)) __MSL_F2(step, y < x ? 0.0f : 1.0f)
+__MSL_F2(divide, x / y)
+
+__MSL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+__MSL_INLINE half fma(half a, half b, half c) { return (half)__builtin_fmaf(a, b, c); }
+__MSL_INLINE bfloat fma(bfloat a, bfloat b, bfloat c) { return (bfloat)__builtin_fmaf(a, b, c); }
+template <class T> __MSL_INLINE T mad(T a, T b, T c) { return a * b + c; }
+__MSL_INLINE float ldexp(float x, int e) { return __builtin_ldexpf(x, e); }
+__MSL_INLINE half ldexp(half x, int e) { return (half)__builtin_ldexpf(x, e); }
+__MSL_INLINE float frexp(float x, int& e) { return __builtin_frexpf(x, &e); }
+__MSL_INLINE float modf(float x, float& i) { return __builtin_modff(x, &i); }
+__MSL_INLINE int ilogb(float x) { return __builtin_ilogbf(x); }
+__MSL_INLINE float sincos(float x, float& c) { c = __builtin_cosf(x); return __builtin_sinf(x); }
+__MSL_INLINE half sincos(half x, half& c) { c = cos(x); return sin(x); }
+template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>
+__MSL_INLINE V sincos(V x, V& c) { c = cos(x); return sin(x); }
+
+// classification: bool for scalars, bool vectors for vectors
+#define __MSL_CLS(NAME, EXPR)                                               \
+  template <class T, enable_if_t<!__msl_is_vec<T>, int> = 0>                \
+  __MSL_INLINE bool NAME(T v) { float x = (float)v; return EXPR; }          \
+  template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>                 \
+  __MSL_INLINE auto NAME(V v) {                                             \
+    bool __attribute__((ext_vector_type(__msl_vinfo<V>::n))) r;             \
+    for (int i = 0; i < __msl_vinfo<V>::n; ++i) r[i] = NAME(v[i]);          \
+    return r;                                                               \
+  }
+__MSL_CLS(isnan, __builtin_isnan(x)) __MSL_CLS(isinf, __builtin_isinf(x))
+__MSL_CLS(isfinite, __builtin_isfinite(x)) __MSL_CLS(isnormal, __builtin_isnormal(x))
+__MSL_CLS(signbit, __builtin_signbit(x))
+template <class A, class B> __MSL_INLINE bool isunordered(A a, B b) { return isnan(a) || isnan(b); }
+template <class A, class B> __MSL_INLINE bool isordered(A a, B b) { return !isunordered(a, b); }
+
+// min/max/abs/clamp/sign/mix/select on any arithmetic scalar or vector
+template <class T> __MSL_INLINE T __mx(T a, T b) {
+  if constexpr (is_floating_point_v<T>) return (T)__builtin_fmaxf((float)a, (float)b);
+  else return a > b ? a : b;
+}
+template <class T> __MSL_INLINE T __mn(T a, T b) {
+  if constexpr (is_floating_point_v<T>) return (T)__builtin_fminf((float)a, (float)b);
+  else return a < b ? a : b;
+}
+template <class T> __MSL_INLINE T max(T a, T b) {
+  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = __mx<__scal<T>>(a[i], b[i]); return r; }
+  else return __mx(a, b);
+}
+template <class T> __MSL_INLINE T min(T a, T b) {
+  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = __mn<__scal<T>>(a[i], b[i]); return r; }
+  else return __mn(a, b);
+}
+template <class T> __MSL_INLINE T max3(T a, T b, T c) { return max(max(a, b), c); }
+template <class T> __MSL_INLINE T min3(T a, T b, T c) { return min(min(a, b), c); }
+template <class T> __MSL_INLINE T fmax3(T a, T b, T c) { return max(max(a, b), c); }
+template <class T> __MSL_INLINE T fmin3(T a, T b, T c) { return min(min(a, b), c); }
+template <class T> __MSL_INLINE T median3(T a, T b, T c) { return max(min(a, b), min(max(a, b), c)); }
+template <class T> __MSL_INLINE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
+template <class T, class S> __MSL_INLINE T mix(T x, T y, S a) { return x + (y - x) * a; }
+template <class T> __MSL_INLINE T abs(T x) {
+  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = abs<__scal<T>>(x[i]); return r; }
+  else if constexpr (is_floating_point_v<T>) return (T)__builtin_fabsf((float)x);
+  else if constexpr (is_signed_v<T>) return x < 0 ? T(-x) : x;
+  else return x;
+}
+template <class T> __MSL_INLINE T sign(T x) {
+  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = sign<__scal<T>>(x[i]); return r; }
+  else { float f = (float)x; return (T)(f > 0 ? 1.0f : f < 0 ? -1.0f : f); }
+}
+template <class T, class C> __MSL_INLINE T select(T a, T b, C c) {
+  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = c[i] ? b[i] : a[i]; return r; }
+  else return c ? b : a;
+}
+template <class V> __MSL_INLINE bool all(V v) {
+  if constexpr (__msl_is_vec<V>) { for (int i = 0; i < __msl_vinfo<V>::n; ++i) if (!v[i]) return false; return true; }
+  else return bool(v);
+}
+template <class V> __MSL_INLINE bool any(V v) {
+  if constexpr (__msl_is_vec<V>) { for (int i = 0; i < __msl_vinfo<V>::n; ++i) if (v[i]) return true; return false; }
+  else return bool(v);
+}
+template <class V> __MSL_INLINE __scal<V> dot(V a, V b) {
+  __scal<V> s = 0;
+  for (int i = 0; i < __msl_vinfo<V>::n; ++i) s += a[i] * b[i];
+  return s;
+}
+template <class V> __MSL_INLINE __scal<V> length(V a) { return sqrt(dot(a, a)); }
+template <class V> __MSL_INLINE __scal<V> length_squared(V a) { return dot(a, a); }
+template <class V> __MSL_INLINE __scal<V> distance(V a, V b) { return length(a - b); }
+template <class V> __MSL_INLINE V normalize(V a) { return a / length(a); }
+template <class V> __MSL_INLINE V cross(V a, V b) { return a.yzx * b.zxy - a.zxy * b.yzx; }
+
+// integer functions
+template <class T> __MSL_INLINE T popcount(T x) { return (T)__builtin_popcountll((unsigned long long)(std::make_unsigned_t<T>)x); }
+template <class T> __MSL_INLINE T ctz(T x) {
+  using U = std::make_unsigned_t<T>;
+  return x == 0 ? T(sizeof(T) * 8) : T(__builtin_ctzll((unsigned long long)(U)x));
+}
+template <class T> __MSL_INLINE T clz(T x) {
+  using U = std::make_unsigned_t<T>;
+  return x == 0 ? T(sizeof(T) * 8) : T(__builtin_clzll((unsigned long long)(U)x) - (64 - 8 * sizeof(T)));
+}
+template <class T> __MSL_INLINE T absdiff(T a, T b) { return a > b ? T(a - b) : T(b - a); }
+template <class T> __MSL_INLINE T hadd(T a, T b) { return T((a >> 1) + (b >> 1) + (a & b & 1)); }
+template <class T> __MSL_INLINE T mul_hi(T a, T b) { return T(((__int128)a * (__int128)b) >> (8 * sizeof(T))); }
+template <class T> __MSL_INLINE T rotate(T v, T n) {
+  using U = std::make_unsigned_t<T>;
+  const unsigned b = 8 * sizeof(T), s = unsigned(n) % b;
+  return s ? T((U(v) << s) | (U(v) >> (b - s))) : v;
+}
+template <class T> __MSL_INLINE T reverse_bits(T v) {
+  using U = std::make_unsigned_t<T>;
+  U x = U(v), r = 0;
+  for (unsigned i = 0; i < 8 * sizeof(T); ++i) { r = U((r << 1) | (x & 1)); x >>= 1; }
+  return T(r);
+}
+template <class T> __MSL_INLINE T extract_bits(T x, uint off, uint bits) {
+  using U = std::make_unsigned_t<T>;
+  if (bits == 0) return 0;
+  U m = bits >= 8 * sizeof(T) ? U(~U(0)) : U((U(1) << bits) - 1);
+  return T((U(x) >> off) & m);
+}
+
+namespace precise { using metal::sin; using metal::cos; using metal::tan; using metal::asin;
+  using metal::acos; using metal::atan; using metal::atan2; using metal::sinh; using metal::cosh;
+  using metal::tanh; using metal::asinh; using metal::acosh; using metal::atanh; using metal::exp;
+  using metal::exp2; using metal::exp10; using metal::log; using metal::log2; using metal::log10;
+  using metal::sqrt; using metal::rsqrt; using metal::pow; using metal::powr; using metal::fmod;
+  using metal::sinpi; using metal::cospi; using metal::tanpi; using metal::divide; using metal::sincos;
+  using metal::fabs; using metal::floor; using metal::ceil; using metal::trunc; using metal::round;
+  using metal::fmin; using metal::fmax; using metal::fract; using metal::copysign; using metal::cbrt;
+  using metal::abs; using metal::max; using metal::min; using metal::clamp; using metal::normalize;
+  using metal::length; using metal::distance; }
+namespace fast { using namespace precise; }
+
+// ----------------------------------------------------------------- atomics
+enum memory_order { memory_order_relaxed = 0, memory_order_acquire = 2, memory_order_release = 3,
+                    memory_order_acq_rel = 4, memory_order_seq_cst = 5 };
+enum class mem_flags : int { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4,
+                             mem_threadgroup_imageblock = 8, mem_object_data = 16 };
+__MSL_INLINE constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(int(a) | int(b)); }
+
+template <class T> struct alignas(sizeof(T)) atomic { T __v; };
+typedef atomic<int> atomic_int;
+typedef atomic<uint> atomic_uint;
+typedef atomic<bool> atomic_bool;
+typedef atomic<float> atomic_float;
+typedef atomic<ulong> atomic_ulong;
+typedef atomic<long> atomic_long;
+
+template <class T> using __abits = conditional_t<sizeof(T) == 8, uint64_t, conditional_t<sizeof(T) == 4, uint32_t,
+                                  conditional_t<sizeof(T) == 2, uint16_t, uint8_t>>>;
+template <class T> __MSL_INLINE __abits<T>* __ab(const atomic<T>* p) { return (__abits<T>*)(void*)&p->__v; }
+
+template <class T> __MSL_INLINE T atomic_load_explicit(const atomic<T>* p, memory_order) {
+  return __builtin_bit_cast(T, __atomic_load_n(__ab(p), __ATOMIC_SEQ_CST));
+}
+template <class T, class U> __MSL_INLINE void atomic_store_explicit(atomic<T>* p, U v, memory_order) {
+  __atomic_store_n(__ab(p), __builtin_bit_cast(__abits<T>, T(v)), __ATOMIC_SEQ_CST);
+}
+template <class T, class U> __MSL_INLINE T atomic_exchange_explicit(atomic<T>* p, U v, memory_order) {
+  return __builtin_bit_cast(T, __atomic_exchange_n(__ab(p), __builtin_bit_cast(__abits<T>, T(v)), __ATOMIC_SEQ_CST));
+}
+template <class T, class U>
+__MSL_INLINE bool atomic_compare_exchange_weak_explicit(atomic<T>* p, T* expected, U desired, memory_order, memory_order) {
+  __abits<T> e = __builtin_bit_cast(__abits<T>, *expected);
+  bool ok = __atomic_compare_exchange_n(__ab(p), &e, __builtin_bit_cast(__abits<T>, T(desired)), false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  if (!ok) *expected = __builtin_bit_cast(T, e);
+  return ok;
+}
+template <class T, class U>
+__MSL_INLINE bool atomic_compare_exchange_strong_explicit(atomic<T>* p, T* e, U d, memory_order a, memory_order b) {
+  return atomic_compare_exchange_weak_explicit(p, e, d, a, b);
+}
+template <class T, class F> __MSL_INLINE T __atomic_rmw(atomic<T>* p, F f) {
+  T old = atomic_load_explicit(p, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(p, &old, f(old), memory_order_relaxed, memory_order_relaxed)) {}
+  return old;
+}
+#define __MSL_ATOMIC_OP(NAME, EXPR, INT_BUILTIN)                                    \
+  template <class T, class U> __MSL_INLINE T NAME(atomic<T>* p, U v_, memory_order) { \
+    const T v = T(v_);                                                               \
+    if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)       \
+      return INT_BUILTIN(&p->__v, v, __ATOMIC_SEQ_CST);                              \
+    else return __atomic_rmw(p, [&](T o) { return T(EXPR); });                       \
+  }
+__MSL_ATOMIC_OP(atomic_fetch_add_explicit, o + v, __atomic_fetch_add)
+__MSL_ATOMIC_OP(atomic_fetch_sub_explicit, o - v, __atomic_fetch_sub)
+__MSL_ATOMIC_OP(atomic_fetch_and_explicit, o & v, __atomic_fetch_and)
+__MSL_ATOMIC_OP(atomic_fetch_or_explicit, o | v, __atomic_fetch_or)
+__MSL_ATOMIC_OP(atomic_fetch_xor_explicit, o ^ v, __atomic_fetch_xor)
+template <class T, class U> __MSL_INLINE T atomic_fetch_max_explicit(atomic<T>* p, U v, memory_order) {
+  return __atomic_rmw(p, [&](T o) { return o > T(v) ? o : T(v); });
+}
+template <class T, class U> __MSL_INLINE T atomic_fetch_min_explicit(atomic<T>* p, U v, memory_order) {
+  return __atomic_rmw(p, [&](T o) { return o < T(v) ? o : T(v); });
+}
+}  // namespace metal
+
+#include "msl_runtime_exec.h"

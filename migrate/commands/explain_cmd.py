@@ -1,0 +1,39 @@
+"""mps-migrate explain: the static, MPS-focused dispatch table of a family."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from migrate.errors import UsageError
+from migrate.index import Index
+from migrate.tree import find_root, load_tree
+
+
+def select_routes(ix: Index, op: str | None, all_: bool):
+    if all_:
+        return list(ix.routes.values())
+    if not op:
+        raise UsageError("give an operator (e.g. atan2) or --all")
+    if op in ix.entries and "." in op:
+        return [ix.routes[op]]
+    family = op[:-1] if op.endswith("_") and not op.endswith("__") else op
+    entries = ix.families.get(family)
+    if not entries:
+        raise UsageError(f"no operator {op!r} in {ix.tree.yaml.path}")
+    return [ix.routes[e.overload_name] for e in entries]
+
+
+def run_explain(args) -> int:
+    root = find_root(args.root)
+    ix = Index(load_tree(root))
+    routes = select_routes(ix, args.op, args.all)
+    if args.format == "json":
+        print(json.dumps([{k: v for k, v in dataclasses.asdict(r).items()} for r in routes], indent=2))
+        return 0
+    width = max(len(r.overload) for r in routes)
+    for r in routes:
+        print(f"{r.overload:<{width}}  {r.impl:<10} via {r.via:<14} kernel {r.kernel or '-'}"
+              f"{'  @ ' + r.defined_at if r.defined_at else ''}")
+        for hop in r.hops:
+            print(f"{'':<{width}}    -> {hop}")
+    return 0

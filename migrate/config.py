@@ -1,0 +1,84 @@
+"""Configuration: ``[tool.mps-migrate]`` in the tree's pyproject.toml or ``.mps-migrate.toml``."""
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.errors import UsageError
+from migrate.rulebook import SEVERITIES, all_rules
+
+KNOWN = {"select", "ignore", "per-file-ignores", "severity", "extend-select"}
+
+
+@dataclass
+class Config:
+    select: list[str] = field(default_factory=lambda: ["MPS"])
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+    def enabled(self, code: str) -> bool:
+        def hit(prefixes):
+            return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
+
+        return hit(self.select) > hit(self.ignore)
+
+    def ignored_in(self, code: str, path: str) -> bool:
+        for pattern, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatch(path, pattern) and any(code.startswith(c) for c in codes):
+                return True
+        return False
+
+
+def _codes(value, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where} must be a list of rule codes or prefixes")
+    rules = all_rules()
+    for v in value:
+        if not any(code.startswith(v) for code in rules):
+            raise UsageError(f"{where}: unknown rule code or prefix {v!r}")
+    return value
+
+
+def load_config(root: Path) -> Config:
+    for name, table_path in ((".mps-migrate.toml", ()), ("pyproject.toml", ("tool", "mps-migrate"))):
+        f = root / name
+        if not f.is_file():
+            continue
+        try:
+            data = tomllib.loads(f.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"invalid TOML: {exc}", str(f)) from None
+        for key in table_path:
+            data = data.get(key, {})
+        if not data and table_path:
+            continue
+        return _from_table(data, str(f))
+    return Config()
+
+
+def _from_table(data: dict, where: str) -> Config:
+    unknown = set(data) - KNOWN
+    if unknown:
+        raise UsageError(f"unknown setting(s): {', '.join(sorted(unknown))}", where)
+    cfg = Config(source=where)
+    if "select" in data:
+        cfg.select = _codes(data["select"], f"{where}: select")
+    if "extend-select" in data:
+        cfg.select += _codes(data["extend-select"], f"{where}: extend-select")
+    if "ignore" in data:
+        cfg.ignore = _codes(data["ignore"], f"{where}: ignore")
+    for pattern, codes in (data.get("per-file-ignores") or {}).items():
+        cfg.per_file_ignores[pattern] = _codes(codes, f"{where}: per-file-ignores")
+    for code, sev in (data.get("severity") or {}).items():
+        if code not in all_rules():
+            raise UsageError(f"severity: unknown rule {code!r}", where)
+        if sev not in SEVERITIES:
+            raise UsageError(f"severity of {code} must be one of {', '.join(SEVERITIES)}", where)
+        cfg.severity[code] = sev
+    return cfg

@@ -1,0 +1,175 @@
+"""MSL source -> cached shared library: clang -E, pre-pass, launchers, clang.
+
+Cache layout (`$MPS_MIGRATE_CACHE` or ~/.cache/mps-migrate, subfolder cpu-v1):
+  src/<k1>/<filename>   the shader source as the compiler sees it
+  <k1>.manifest.json    header dependencies + their hashes -> build key k2
+  <k2>.json, <k2>.so    kernel metadata and the library
+Files are written to a unique temporary name and renamed into place, so
+concurrent processes never see a partial file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Diagnostic, MetalCompileError
+from . import toolchain
+from .launchers import launchers
+from .prepass import prepass
+
+FORMAT = "cpu-v1"
+
+
+def cache_root() -> Path:
+    env = os.environ.get("MPS_MIGRATE_CACHE")
+    root = Path(env) if env else Path.home() / ".cache" / "mps-migrate"
+    return root / FORMAT
+
+
+@dataclass(frozen=True)
+class Built:
+    so_path: Path
+    meta: dict
+    cached: bool
+    seconds: float
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-" + path.name)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _deps_valid(deps: list[list[str]]) -> bool:
+    for path, digest in deps:
+        try:
+            if _sha(Path(path).read_bytes()) != digest:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+_DIAG = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning|note): (?P<msg>.*)$")
+
+
+def _diagnostics(stderr: str, user_src: Path, filename: str) -> tuple[Diagnostic, ...]:
+    """clang output -> diagnostics in the user's terms (internal files hidden)."""
+    msl = str(toolchain.msl_dir())
+    out: list[Diagnostic] = []
+    for line in stderr.splitlines():
+        m = _DIAG.match(line)
+        if not m:
+            continue
+        file = m["file"]
+        if file == str(user_src):
+            file = filename
+        elif file.startswith(msl) or file.endswith(".gen.cpp"):
+            if m["sev"] == "note":
+                continue
+            file = "<mps-migrate runtime>"
+        sev = "error" if m["sev"] == "fatal error" else m["sev"]
+        msg = m["msg"].replace("__msl_ctor<", "(").replace("__msl_cast", "static_cast")
+        out.append(Diagnostic(file, int(m["line"]), int(m["col"]), sev, msg))
+    return tuple(out)
+
+
+def _compile_error(stage: str, stderr: str, user_src: Path, filename: str, source: str) -> MetalCompileError:
+    diags = _diagnostics(stderr, user_src, filename)
+    errors = [d for d in diags if d.severity == "error"]
+    lines = source.splitlines()
+    text: list[str] = []
+    shown = 0
+    for d in diags:
+        if d.severity == "error":
+            shown += 1
+            if shown > 5:
+                break
+        elif d.severity == "note" and (shown == 0 or shown > 5 or d.file != filename):
+            continue
+        elif d.severity == "warning":
+            continue
+        text.append(str(d))
+        if d.file == filename and 0 < d.line <= len(lines):
+            text.append("    " + lines[d.line - 1].strip())
+    if not errors:
+        tail = [ln for ln in stderr.strip().splitlines() if ln.strip()][-8:]
+        text = [f"{stage} failed:"] + tail
+    head = f"Metal compile error in {filename}" + (f" ({len(errors)} error(s))" if errors else "")
+    return MetalCompileError(head + "\n" + "\n".join(text), tuple(errors))
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def build(source: str, include_dirs: list[Path], filename: str = "shader.metal", opt: int = 1) -> Built:
+    t0 = time.perf_counter()
+    root = cache_root()
+    filename = Path(filename).name or "shader.metal"
+    k1 = _sha(json.dumps([FORMAT, toolchain.runtime_fingerprint(), source, filename,
+                          [str(p) for p in include_dirs], opt]).encode())
+    manifest = root / f"{k1}.manifest.json"
+    try:
+        man = json.loads(manifest.read_text())
+        so, meta_path = root / f"{man['key']}.so", root / f"{man['key']}.json"
+        if so.exists() and _deps_valid(man["deps"]):
+            return Built(so, json.loads(meta_path.read_text()), True, time.perf_counter() - t0)
+    except (OSError, ValueError, KeyError):
+        pass
+
+    src = root / "src" / k1 / filename
+    if not src.exists() or src.read_text() != source:
+        _atomic_write(src, source.encode())
+    pre = _run(toolchain.preprocess_cmd(src, include_dirs))
+    if pre.returncode != 0:
+        raise _compile_error("preprocessing", pre.stderr, src, filename, source)
+    result = prepass(pre.stdout, str(src))
+    cpp = result.text + "\n" + launchers(result.kernels)
+    cpp = cpp.replace(str(src), filename)  # diagnostics and __FILE__ name the user's file
+    flags = toolchain.compile_cmd(Path("x.cpp"), Path("x.so"), opt)[3:]
+    k2 = _sha(json.dumps([toolchain.runtime_fingerprint(), flags, cpp]).encode())
+    so, meta_path = root / f"{k2}.so", root / f"{k2}.json"
+    meta = {
+        "filename": filename,
+        "kernels": [
+            {"name": k.host_name, "index": i, "fibers": k.uses_sync,
+             "nslots": (max(k.slots) + 1) if k.slots else 0,
+             "params": [{"text": p.text, "attr": list(p.attr)} for p in k.params],
+             "slots": {str(s): pi for s, pi in k.slots.items()},
+             "file": k.origin.file.replace(str(src), filename), "line": k.origin.line}
+            for i, k in enumerate(result.kernels)
+        ],
+    }
+    cached = so.exists() and meta_path.exists()
+    if not cached:
+        with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
+            gen = Path(tmp) / f"{filename}.gen.cpp"
+            gen.write_text(cpp)
+            out = Path(tmp) / "lib.so"
+            cc = _run(toolchain.compile_cmd(gen, out, opt))
+            if cc.returncode != 0:
+                raise _compile_error("compilation", cc.stderr, src, filename, source)
+            _atomic_write(meta_path, json.dumps(meta).encode())
+            os.replace(out, so)
+    deps = []
+    for f in result.files:
+        p = Path(f)
+        if f == str(src) or not p.is_file() or str(p).startswith(str(toolchain.msl_dir())):
+            continue
+        deps.append([str(p), _sha(p.read_bytes())])
+    _atomic_write(manifest, json.dumps({"key": k2, "deps": deps}).encode())
+    return Built(so, meta, cached, time.perf_counter() - t0)

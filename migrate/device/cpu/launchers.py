@@ -1,0 +1,49 @@
+"""Generated `extern "C"` launchers, one per host_name (called via ctypes)."""
+from __future__ import annotations
+
+from .prepass import POSITION_ATTRS, Kernel
+
+
+def _quote(path: str) -> str:
+    return path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def launcher(idx: int, k: Kernel) -> str:
+    params = ", ".join(p.text for p in k.params)
+    args = []
+    for i, p in enumerate(k.params):
+        kind, value = p.attr
+        if kind == "buffer":
+            args.append(f"__msl_buf<__A::arg<{i}>>(__b[{value}])")
+        else:
+            args.append(f"__msl_pos<__A::arg<{i}>>({POSITION_ATTRS[value]})")
+    nslots = max(k.slots) + 1 if k.slots else 0
+    info = "\n".join(
+        f"  out[{slot}] = __msl_info<__A::arg<{pi}>>();" for slot, pi in sorted(k.slots.items()))
+    fibers = "true" if k.uses_sync else "false"
+    return f"""
+#line {k.origin.line} "{_quote(k.origin.file)}"
+namespace __msl_k{idx} {{
+using __F = void({params});
+using __A = __msl_fn<__F>;
+static void body(void* __e, const __msl_tctx& __t) {{
+  constexpr __F* __fn = &{k.callee};
+  void** __b = (void**)__e;
+  (void)__b;
+  __fn({", ".join(args)});
+}}
+}}
+extern "C" __attribute__((visibility("default"))) int __msl_launch_{idx}(void** bufs, __msl_dispatch* d) {{
+  return __msl_run<__msl_k{idx}::body>(d, bufs, {fibers});
+}}
+extern "C" __attribute__((visibility("default"))) int __msl_info_{idx}(__msl_arginfo* out) {{
+  using __A = __msl_k{idx}::__A;
+  for (int i = 0; i < {nslots}; ++i) out[i] = __msl_arginfo{{-1, 0, 0, 0, 0, 0}};
+{info}
+  return {nslots};
+}}
+"""
+
+
+def launchers(kernels: list[Kernel]) -> str:
+    return "\n".join(launcher(i, k) for i, k in enumerate(kernels))

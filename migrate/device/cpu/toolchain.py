@@ -1,0 +1,84 @@
+"""The pinned compiler (clang from the `ziglang` wheel) and its flags."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from ...resources import kernels_dir
+
+# Every half/bfloat operation rounds (as on the GPU); no a*b+c fusion.
+NUMERICS_FLAGS = (
+    "-ffp-contract=off",
+    "-Xclang", "-ffloat16-excess-precision=none",
+    "-Xclang", "-fbfloat16-excess-precision=none",
+    "-fno-math-errno",
+    "-fno-strict-aliasing",
+)
+COMMON_FLAGS = ("-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-color-diagnostics",
+                "-fno-caret-diagnostics", "-ferror-limit=6")
+METAL_VERSION = 310  # Metal 3.1: `if IF_CONSTEXPR` is a plain `if`, both branches must compile
+
+
+def msl_dir() -> Path:
+    return kernels_dir() / "msl"
+
+
+def compiler_cmd() -> list[str]:
+    return [sys.executable, "-m", "ziglang", "c++"]
+
+
+def target_flags() -> tuple[str, ...]:
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        return ("-target", "x86_64-linux-gnu", "-mcpu=x86_64_v2")
+    if machine in ("aarch64", "arm64"):
+        return ("-target", "aarch64-linux-gnu", "-mcpu=baseline")
+    raise OSError(f"CPU backend: unsupported host architecture {platform.machine()!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_id() -> str:
+    try:
+        return "ziglang-" + importlib.metadata.version("ziglang")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        out = subprocess.run(compiler_cmd() + ["--version"], capture_output=True, text=True)
+        return out.stdout.strip()
+
+
+def preprocess_cmd(src: Path, include_dirs: list[Path]) -> list[str]:
+    d = msl_dir()
+    cmd = compiler_cmd() + ["-E", "-x", "c++", *COMMON_FLAGS, *target_flags(), "-nostdinc", "-nostdinc++",
+                            f"-I{d / 'include'}"]
+    cmd += [f"-I{p}" for p in include_dirs]
+    cmd += ["-include", str(d / "prepass.h"), "-D__METAL__=1", f"-D__METAL_VERSION__={METAL_VERSION}",
+            "-D__MPS_MIGRATE_CPU__=1", str(src)]
+    return cmd
+
+
+def compile_cmd(src: Path, out: Path, opt: int) -> list[str]:
+    d = msl_dir()
+    return compiler_cmd() + [
+        "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *NUMERICS_FLAGS, *target_flags(),
+        "-fvisibility=hidden", f"-I{d}", "-include", str(d / "metal_stdlib.h"),
+        "-x", "c++", str(src), "-o", str(out), "-lm", "-lpthread",
+    ]
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_fingerprint() -> str:
+    """Hash of everything besides the shader that decides the build output."""
+    h = hashlib.sha256()
+    h.update(compiler_id().encode())
+    h.update(repr((NUMERICS_FLAGS, COMMON_FLAGS, target_flags(), METAL_VERSION)).encode())
+    for f in sorted(msl_dir().rglob("*")):
+        if f.is_file():
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()

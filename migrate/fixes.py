@@ -1,0 +1,98 @@
+"""Fixes as plain text edits (byte offsets into the file as read)."""
+from __future__ import annotations
+
+import re
+
+from migrate.model import DispatchLine, Edit, Fix, HostFunction, NativeEntry, Span, XfailEntry
+
+_COMMENT_LINE = re.compile(rb"^[ \t]*(//.*|/\*.*|\*.*)$")
+
+
+class FixBuilder:
+    def __init__(self, index):
+        self.ix = index
+
+    def _src(self, path: str) -> bytes:
+        return self.ix.tree.sources[path]
+
+    # -------------------------------------------------------- line helpers
+    @staticmethod
+    def line_start(data: bytes, pos: int) -> int:
+        return data.rfind(b"\n", 0, pos) + 1
+
+    @staticmethod
+    def line_end(data: bytes, pos: int) -> int:
+        """Offset just past the newline of the line holding ``pos`` (or EOF)."""
+        nl = data.find(b"\n", pos)
+        return len(data) if nl < 0 else nl + 1
+
+    def _whole_lines(self, data: bytes, start: int, end: int) -> tuple[int, int] | None:
+        """Extend [start, end) to whole lines if only whitespace surrounds it."""
+        ls = self.line_start(data, start)
+        le = self.line_end(data, max(end - 1, start))
+        if data[ls:start].strip() or data[end:le].strip(b" \t\r\n;"):
+            return None
+        return ls, le
+
+    # ------------------------------------------------------------ fixes
+    def remove_line(self, span: Span, description: str) -> Fix:
+        data = self._src(span.path)
+        s, e = self.line_start(data, span.start), self.line_end(data, span.end)
+        return Fix(description, (Edit(span.path, s, e, ""),))
+
+    def remove_function(self, f: HostFunction) -> Fix | None:
+        span = f.invocation or f.span
+        data = self._src(span.path)
+        rng = self._whole_lines(data, span.start, span.end)
+        if rng is None:
+            return None
+        s, e = rng
+        # leading comment lines belong to the definition
+        while s > 0:
+            prev = self.line_start(data, s - 1)
+            if not _COMMENT_LINE.match(data[prev:s - 1]):
+                break
+            s = prev
+        # do not leave two blank lines where there was one
+        before_blank = s >= 2 and data[s - 2:s] == b"\n\n" or s == 0
+        after = data[e:self.line_end(data, e)] if e < len(data) else b""
+        if before_blank and after.strip() == b"" and e < len(data):
+            e = self.line_end(data, e)
+        what = f"macro invocation generating {f.name}" if f.invocation else f"definition of {f.name}"
+        return Fix(f"delete dead {what}", (Edit(span.path, s, e, ""),))
+
+    def remove_xfail(self, entry: XfailEntry) -> Fix | None:
+        data = self._src(entry.path)
+        s, e = entry.span.start, entry.span.end
+        # swallow the element's trailing comma and spaces
+        j = e
+        while j < len(data) and data[j:j + 1] in (b" ", b"\t"):
+            j += 1
+        if data[j:j + 1] == b",":
+            e = j + 1
+        ls, le = self.line_start(data, s), self.line_end(data, e)
+        rest = data[e:le].strip()
+        if not data[ls:s].strip() and (not rest or rest.startswith(b"#")):
+            s, e = ls, le  # the element owns its line(s), trailing comment included
+        return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
+                   (Edit(entry.path, s, e, ""),), safe=False)
+
+    def merge_mps_line(self, entry: NativeEntry, line: DispatchLine) -> Fix | None:
+        """``MPS: k`` beside ``CPU, CUDA: k`` -> ``CPU, CUDA, MPS: k`` (same kernel only)."""
+        target = next((d for d in entry.dispatch if d is not line and d.kernel == line.kernel), None)
+        if target is None:
+            return None
+        return self.join_shared_line(entry, line, target)
+
+    def join_shared_line(self, entry: NativeEntry, mps_line: DispatchLine, shared: DispatchLine) -> Fix:
+        data = self._src(shared.span.path)
+        last = shared.key_spans[-1]
+        sep = b", "
+        if len(shared.key_spans) > 1:
+            prev = shared.key_spans[-2]
+            sep = data[prev.end:last.start] or b", "
+        ins = Edit(shared.span.path, last.end, last.end, (sep + b"MPS").decode())
+        s = self.line_start(data, mps_line.span.start)
+        e = self.line_end(data, mps_line.span.end)
+        return Fix(f"route {entry.overload_name} to the shared kernel {shared.kernel}",
+                   (ins, Edit(mps_line.span.path, s, e, "")))

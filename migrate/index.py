@@ -1,0 +1,290 @@
+"""Cross-references over the model: the effective MPS route of every overload."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from migrate.model import (
+    DispatchLine, HostFunction, KernelRegistration, NativeEntry, Route, StubRegistration,
+)
+from migrate.tables import dispatch_keys, load_markers
+from migrate.tree import Tree
+
+MPS = "MPS"
+_MPS_NAME = re.compile(r"(^|_)mps(_|$)")
+
+
+def looks_mps_only(kernel: str) -> bool:
+    """Convention: an MPS-only implementation carries ``mps`` in its name."""
+    return bool(_MPS_NAME.search(kernel))
+
+
+def is_shared(line: DispatchLine) -> bool:
+    """A dispatch line that gives MPS the same kernel as a real device backend."""
+    return MPS in line.keys and any(k in dispatch_keys("shared_with") for k in line.keys)
+
+
+def stub_candidates(kernel: str) -> list[str]:
+    """Stub names a shared kernel plausibly calls (``atan2_out`` -> ``atan2_stub``)."""
+    base = kernel
+    names = [base + "_stub"]
+    for suffix in ("_out", "_"):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+            names.append(base + "_stub")
+    return names
+
+
+_OPINFO_PREFIXES = (("nn.functional.", ""), ("special.", "special_"), ("linalg.", "linalg_"), ("fft.", "fft_"))
+
+
+def is_implementation(f: HostFunction) -> bool:
+    """Yaml-kernel-shaped definitions: TORCH_IMPL_FUNC or a non-static *_mps function."""
+    return f.kind == "impl_func" or (looks_mps_only(f.name) and not f.is_static)
+
+
+@dataclass
+class Index:
+    tree: Tree
+    markers: dict[str, frozenset[str]] = field(default_factory=load_markers)
+
+    # ------------------------------------------------------------ yaml side
+    @cached_property
+    def entries(self) -> dict[str, NativeEntry]:
+        return {e.overload_name: e for e in self.tree.yaml.entries}
+
+    @cached_property
+    def families(self) -> dict[str, list[NativeEntry]]:
+        fam: dict[str, list[NativeEntry]] = defaultdict(list)
+        for e in self.tree.yaml.entries:
+            fam[e.base_name].append(e)
+        return fam
+
+    @cached_property
+    def yaml_kernels(self) -> dict[str, list[tuple[NativeEntry, DispatchLine]]]:
+        """Kernel name -> every (entry, line) that names it, any dispatch key."""
+        out: dict[str, list[tuple[NativeEntry, DispatchLine]]] = defaultdict(list)
+        for e in self.tree.yaml.entries:
+            for d in e.dispatch:
+                out[d.kernel_name].append((e, d))
+        return out
+
+    @cached_property
+    def root_kernels(self) -> dict[str, set[str]]:
+        """Operator root name (per-operator header name) -> native names it declares."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for e in self.tree.yaml.entries:
+            names = out[e.base_name]
+            for d in e.dispatch:
+                names.add(d.kernel_name)
+                names.add("structured_" + d.kernel_name)
+            if e.structured:
+                names.add("structured_" + e.name)
+        return out
+
+    # ------------------------------------------------------------ host side
+    @cached_property
+    def functions(self) -> dict[str, list[HostFunction]]:
+        out: dict[str, list[HostFunction]] = defaultdict(list)
+        for hf in self.tree.hosts.values():
+            for f in hf.functions:
+                out[f.name].append(f)
+        return out
+
+    @cached_property
+    def registrations(self) -> dict[str, list[StubRegistration]]:
+        out: dict[str, list[StubRegistration]] = defaultdict(list)
+        for hf in self.tree.hosts.values():
+            for r in hf.registrations:
+                out[r.stub].append(r)
+        return out
+
+    @cached_property
+    def host_identifiers(self) -> dict[str, set[str]]:
+        """Identifier -> host files that use it (definition names excluded)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for path, hf in self.tree.hosts.items():
+            for ident in hf.identifiers:
+                out[ident].add(path)
+        return out
+
+    # ----------------------------------------------------------- metal side
+    @cached_property
+    def functor_registrations(self) -> dict[str, list[KernelRegistration]]:
+        out: dict[str, list[KernelRegistration]] = defaultdict(list)
+        for mf in self.tree.metals.values():
+            for r in mf.registrations:
+                out[r.op].append(r)
+        return out
+
+    @cached_property
+    def host_names(self) -> frozenset[str]:
+        names: set[str] = set()
+        for mf in self.tree.metals.values():
+            names |= mf.host_names
+            names |= mf.kernel_functions
+        return frozenset(names)
+
+    def metal_kernel_exists(self, name: str) -> bool:
+        """Is a Metal kernel named ``name`` (or a family ``name_*``) registered anywhere?"""
+        if name in self.functor_registrations or name in self.host_names:
+            return True
+        prefix = name + "_"
+        return any(h.startswith(prefix) for h in self.host_names)
+
+    # ------------------------------------------------------- classification
+    def impl_of(self, name: str) -> str:
+        """mpsgraph | metal | mixed | delegating | undefined, following same-tree calls."""
+        if name not in self.functions:
+            return "undefined"
+        return self._impl_cache.setdefault(name, self._classify(name))
+
+    @cached_property
+    def _impl_cache(self) -> dict[str, str]:
+        return {}
+
+    def marker_closure(self, name: str) -> frozenset[str]:
+        seen: set[str] = set()
+        found: set[str] = set()
+        stack = [name]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            for f in self.functions.get(n, ()):
+                found |= f.markers
+                stack.extend(c for c in f.calls if c in self.functions and c not in seen)
+        return frozenset(found)
+
+    def _classify(self, name: str) -> str:
+        m = self.marker_closure(name)
+        graph = bool(m & self.markers["mpsgraph"])
+        metal = bool(m & self.markers["metal"])
+        if graph and metal:
+            return "mixed"
+        return "mpsgraph" if graph else "metal" if metal else "delegating"
+
+    def definition(self, name: str) -> HostFunction | None:
+        defs = self.functions.get(name)
+        return defs[0] if defs else None
+
+    # --------------------------------------------------------------- routes
+    def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
+        known = self.tree.cpu_stub_calls.get(kernel)
+        if known:
+            return sorted(known)
+        return [s for s in stub_candidates(kernel) if s in self.registrations or s in self.tree.declared_stubs]
+
+    def mps_line(self, entry: NativeEntry) -> DispatchLine | None:
+        return entry.kernel_for(MPS)
+
+    @cached_property
+    def routes(self) -> dict[str, Route]:
+        out: dict[str, Route] = {}
+        for e in self.tree.yaml.entries:
+            out[e.overload_name] = self._route(e, set())
+        return out
+
+    def _route(self, e: NativeEntry, seen: set[str]) -> Route:
+        yaml_at = f"{self.tree.yaml.path}:{e.func_line}"
+        line = self.mps_line(e)
+        if line is not None:
+            return self._explicit_route(e, line)
+        if e.structured_delegate:
+            target = self.entries.get(e.structured_delegate)
+            if target is None or target.overload_name in seen:
+                return Route(e.overload_name, None, f"delegate:{e.structured_delegate}", "undefined", None,
+                             (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",))
+            seen.add(e.overload_name)
+            r = self._route(target, seen)
+            return Route(e.overload_name, r.kernel, f"delegate:{target.overload_name}", r.impl, r.defined_at,
+                         (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops))
+        for key in dispatch_keys("composite"):
+            d = e.kernel_for(key)
+            if d is not None:
+                return Route(e.overload_name, d.kernel_name, "composite", "delegating", None,
+                             (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",))
+        if not e.dispatch and not e.structured:
+            return Route(e.overload_name, e.name, "composite", "delegating", None,
+                         (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",))
+        return Route(e.overload_name, None, "none", "undefined", None, (f"no MPS kernel @ {yaml_at}",))
+
+    def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
+        k = line.kernel_name
+        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.span.line}"]
+        if is_shared(line) and k not in self.functions:
+            for stub in self.stubs_of_shared_kernel(k):
+                for reg in self.registrations.get(stub, ()):
+                    fn = self.definition(reg.function)
+                    hops.append(f"{reg.macro}({stub}, {reg.function}) @ {reg.span.where}")
+                    where = fn.span.where if fn else reg.span.where
+                    if fn:
+                        hops.append(f"{fn.name} @ {where}")
+                    return Route(e.overload_name, k, "explicit", self.impl_of(reg.function), where, tuple(hops))
+            if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in self.stubs_of_shared_kernel(k)):
+                return Route(e.overload_name, k, "explicit", "undefined", None,
+                             (*hops, "stub has no MPS registration"))
+            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, "shared backend-agnostic kernel"))
+        fn = self.definition(k)
+        if fn is None:
+            return Route(e.overload_name, k, "explicit", "undefined", None, (*hops, "kernel not defined in the tree"))
+        hops.append(f"{fn.name} ({fn.kind}) @ {fn.span.where}")
+        return Route(e.overload_name, k, "explicit", self.impl_of(k), fn.span.where, tuple(hops))
+
+    # ------------------------------------------------------- dead and live
+    @cached_property
+    def dead_functions(self) -> list[HostFunction]:
+        out = []
+        for hf in self.tree.hosts.values():
+            if not hf.path.endswith(".mm"):
+                continue
+            for f in hf.functions:
+                if not is_implementation(f):
+                    continue
+                if f.name in self.yaml_kernels or f.name in self.host_identifiers:
+                    continue
+                if len(self.functions.get(f.name, ())) > 1 and f.kind != "impl_func":
+                    continue  # overloads: cannot tell which one is unused
+                out.append(f)
+        return out
+
+    def live_names(self, path: str) -> set[str]:
+        """Names that live code of ``path`` defines or uses (dead functions excluded)."""
+        hf = self.tree.hosts[path]
+        dead = [f for f in self.dead_functions if f.path == path]
+        names = set(hf.identifiers)
+        for f in dead:
+            names -= f.identifiers
+        for f in hf.functions:
+            if f not in dead:
+                names |= f.identifiers
+                names.add(f.name)
+        return names
+
+    # ------------------------------------------------------- families, sites
+    def family_of_opinfo(self, key: str) -> str | None:
+        candidates = [key]
+        for prefix, repl in _OPINFO_PREFIXES:
+            if key.startswith(prefix):
+                candidates.append(repl + key[len(prefix):])
+        return next((c for c in candidates if c in self.families), None)
+
+    def family_is_native_metal(self, family: str) -> bool:
+        routes = [self.routes[e.overload_name] for e in self.families.get(family, ())]
+        kernel_routes = [r for r in routes if r.via != "composite"]
+        return bool(kernel_routes) and all(r.impl == "metal" for r in kernel_routes)
+
+    def sites(self, kind: str):
+        for hf in self.tree.hosts.values():
+            for s in getattr(hf, "sites", ()):
+                if s.kind == kind:
+                    yield s
+
+    @cached_property
+    def fixes(self):
+        from migrate.fixes import FixBuilder
+
+        return FixBuilder(self)

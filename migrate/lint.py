@@ -1,0 +1,60 @@
+"""Lint a tree: read -> index -> rules -> findings."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.config import Config
+from migrate.index import Index
+from migrate.model import Finding
+from migrate.rulebook import all_rules
+from migrate.suppress import filter_suppressed
+from migrate.tree import Tree, load_tree
+
+
+@dataclass
+class LintResult:
+    tree: Tree
+    index: Index
+    findings: list[Finding]
+
+
+def parse_error_findings(tree: Tree) -> list[Finding]:
+    rule = all_rules()["MPS900"]
+    return [
+        Finding("MPS900", e.message, e.path, e.line, e.column, e.line, e.column + 1, rule.severity)
+        for e in tree.errors
+    ]
+
+
+def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
+    config = config or Config()
+    index = Index(tree)
+    findings: list[Finding] = []
+    for code, rule in all_rules().items():
+        if not config.enabled(code):
+            continue
+        findings.extend(parse_error_findings(tree) if code == "MPS900" else rule.run(index))
+    findings = filter_suppressed(findings, tree, index)
+    findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
+    if config.severity:
+        findings = [dataclasses.replace(f, severity=config.severity.get(f.code, f.severity)) for f in findings]
+    if only_paths is not None:
+        findings = [f for f in findings if _under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))]
+    findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
+    return LintResult(tree, index, findings)
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:
+    """MPS001 is about a family: report it when any of its files is among the given ones."""
+    route = index.routes.get(f.overload or "")
+    return bool(route and route.defined_at and _under(route.defined_at.rsplit(":", 1)[0], prefixes))
+
+
+def lint_path(root: Path, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
+    return lint_tree(load_tree(root), config, only_paths)

@@ -1,0 +1,173 @@
+"""One parsed piece of host code: a whole file or one macro expansion.
+
+Parsing goes through the Objective-C neutraliser (objc_neutral) and
+tree-sitter-cpp.  Top-level structure comes from a short walk over
+namespace/preprocessor containers (no per-node recursion over bodies);
+identifiers and calls come from C-speed regexes over the scrubbed code.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+import tree_sitter_cpp
+
+from .cpp_lex import Scrubbed, blank, scrub
+from .objc_neutral import neutralize
+
+LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
+_PARSER = tree_sitter.Parser(LANGUAGE)
+
+_CONTAINERS = frozenset({
+    "translation_unit", "declaration_list", "namespace_definition", "linkage_specification",
+    "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
+    "template_declaration", "ERROR",
+})
+_DECLARATOR_WRAPPERS = frozenset({
+    "pointer_declarator", "reference_declarator", "parenthesized_declarator",
+    "attributed_declarator",
+})
+# str patterns over latin-1 decoded code (offsets unchanged): results need no decoding
+IDENT = re.compile(r"\b\d[\w.]*|\b([A-Za-z_]\w*)", re.ASCII)
+CALL = re.compile(r"\b([A-Za-z_]\w*)(?:[ \t]*|<[\w:, *&]*>)\(", re.ASCII)
+KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t "
+    "char32_t class compl concept const consteval constexpr constinit const_cast continue co_await "
+    "co_return co_yield decltype default delete do double dynamic_cast else enum explicit export "
+    "extern false float for friend goto if inline int long mutable namespace new noexcept not "
+    "not_eq nullptr operator or or_eq private protected public register reinterpret_cast requires "
+    "return short signed sizeof static static_assert static_cast struct switch template this "
+    "thread_local throw true try typedef typeid typename union unsigned using virtual void "
+    "volatile wchar_t while override final define include ifdef ifndef endif elif undef pragma "
+    "defined".split()
+)
+
+
+@dataclass
+class FnNode:
+    name: str
+    kind: str  # "function" | "impl_func"
+    node: tree_sitter.Node  # function_definition
+    start: int  # definition incl. a template<> header
+    end: int
+    name_start: int
+    name_end: int
+    body_start: int
+    body_end: int
+    is_static: bool
+
+
+class Unit:
+    """Parsed code plus its top-level functions, sorted by position."""
+
+    def __init__(self, sc: Scrubbed, blanks: list[tuple[int, int]] = ()) -> None:
+        self.sc = sc
+        out, _ = neutralize(sc)
+        for s, e in blanks:
+            out[s:e] = blank(bytes(out[s:e]))
+        self.tree = _PARSER.parse(bytes(out))
+        self.root = self.tree.root_node
+        self.functions: list[FnNode] = []
+        self.top_errors: list[tree_sitter.Node] = []
+        self._walk()
+        self.functions.sort(key=lambda f: f.start)
+        self._starts = [f.start for f in self.functions]
+
+    @classmethod
+    def from_bytes(cls, text: bytes) -> "Unit":
+        return cls(scrub(text))
+
+    def _walk(self) -> None:
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            for child in node.named_children:
+                t = child.type
+                if t == "function_definition":
+                    fn = _function(child)
+                    if fn is not None:
+                        self.functions.append(fn)
+                elif t in _CONTAINERS:
+                    if t == "ERROR":
+                        self.top_errors.append(child)
+                    stack.append(child)
+                elif t == "declaration" and child.has_error:
+                    stack.append(child)  # a definition swallowed by a broken declaration
+
+    def enclosing(self, offset: int) -> FnNode | None:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i >= 0 and offset < self.functions[i].end:
+            return self.functions[i]
+        return None
+
+
+def _function(node: tree_sitter.Node) -> FnNode | None:
+    decl = node.child_by_field_name("declarator")
+    body = node.child_by_field_name("body")
+    if decl is None or body is None:
+        return None
+    kind = "function"
+    name_node = None
+    while decl is not None:
+        t = decl.type
+        if t == "function_declarator":
+            inner = decl.child_by_field_name("declarator")
+            if inner is not None and inner.type == "function_declarator":
+                callee = inner.child_by_field_name("declarator")
+                if callee is not None and callee.text == b"TORCH_IMPL_FUNC":
+                    kind = "impl_func"
+                    params = inner.child_by_field_name("parameters")
+                    name_node = _first_word(params)
+                    break
+            decl = inner
+        elif t in _DECLARATOR_WRAPPERS:
+            decl = decl.child_by_field_name("declarator") or (
+                decl.named_children[-1] if decl.named_children else None)
+        elif t in ("qualified_identifier", "template_function"):
+            decl = decl.child_by_field_name("name")
+        else:
+            name_node = decl
+            break
+    if name_node is None or name_node.type not in (
+            "identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name"):
+        return None
+    start = node.start_byte
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        start = parent.start_byte
+    is_static = any(c.type == "storage_class_specifier" and c.text == b"static" for c in node.children)
+    return FnNode(
+        name=name_node.text.decode("utf-8", "replace"), kind=kind, node=node,
+        start=start, end=node.end_byte, name_start=name_node.start_byte, name_end=name_node.end_byte,
+        body_start=body.start_byte, body_end=body.end_byte, is_static=is_static,
+    )
+
+
+def _first_word(params: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The identifier written inside TORCH_IMPL_FUNC( ... )."""
+    if params is None:
+        return None
+    stack = [params]
+    while stack:
+        n = stack.pop(0)
+        if n.type in ("identifier", "type_identifier"):
+            return n
+        stack.extend(n.named_children)
+    return None
+
+
+def identifiers(text: str, start: int = 0, end: int | None = None) -> set[str]:
+    """Identifiers in ``text`` (scrubbed code decoded as latin-1) between offsets."""
+    found = set(IDENT.findall(text, start, len(text) if end is None else end))
+    found.discard("")
+    return found
+
+
+def calls(text: str, start: int, end: int) -> set[str]:
+    return set(CALL.findall(text, start, end))
+
+
+def names(raw: set[str]) -> frozenset[str]:
+    return frozenset(raw - KEYWORDS)

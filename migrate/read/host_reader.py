@@ -1,0 +1,329 @@
+"""Read an MPS host file (.mm / .cpp / .h) into a model.HostFile.
+
+    read_host_file(data, path) -> HostFile
+    load_markers() -> {"mpsgraph": frozenset, "metal": frozenset}
+
+Objective-C is neutralised (objc_neutral) before tree-sitter-cpp parses the
+file; file-local generator macros (``CREATE_..._FUNC(...)``,
+``REGISTER_UNARY_TI_DISPATCH(...)``) are expanded per invocation
+(cpp_macros) and their expansions read the same way.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import yaml
+
+from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
+                     ParseError, Span, StubRegistration)
+from ..resources import rules_dir
+from .cpp_lex import Scrubbed, blank, scrub
+from .cpp_macros import Invocation, Macro, expand, find_invocations, find_macros
+from .cpp_unit import FnNode, Unit, calls, identifiers, names
+from .host_sites import find_sites
+
+_INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
+_NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
+_REGISTER = re.compile(
+    rb"\b(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
+_KERNEL_CALL = re.compile(rb"\b(exec_\w*_kernel)[ \t]*\(")
+_SUPPRESS = re.compile(rb"mps-migrate:[ \t]*ignore\b(?:\[([^\]\n]*)\])?")
+_VAR_BEFORE = re.compile(
+    rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
+_ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
+_NOT_VARIABLES = frozenset({"return", "else", "case"})
+
+
+@lru_cache(maxsize=1)
+def load_markers() -> dict[str, frozenset[str]]:
+    """The marker identifier lists of rules/markers.yaml, by category."""
+    with open(rules_dir() / "markers.yaml", encoding="utf-8") as fh:
+        raw = yaml.safe_load(fh) or {}
+    return {str(k): frozenset(str(x) for x in (v or ())) for k, v in raw.items()}
+
+
+@lru_cache(maxsize=1)
+def _all_markers() -> frozenset[str]:
+    out: frozenset[str] = frozenset()
+    for v in load_markers().values():
+        out |= v
+    return out
+
+
+def read_host_file(data: bytes, path: str) -> HostFile:
+    try:
+        return _Reader(data, path).read()
+    except Exception as exc:  # never a traceback: report and return what is safe
+        return HostFile(path, (), (), (), (), (), frozenset(),
+                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}"),))
+
+
+class _Reader:
+    def __init__(self, data: bytes, path: str) -> None:
+        self.data = data
+        self.path = path
+        self.sc: Scrubbed = scrub(data)
+        self.errors: list[ParseError] = []
+        self.markers = _all_markers()
+
+    # ------------------------------------------------------------ positions
+    def span(self, start: int, end: int) -> Span:
+        sc = self.sc
+        line, end_line = sc.line_of(start), sc.line_of(end)
+        return Span(self.path, line, start - sc.line_starts[line - 1] + 1,
+                    end_line, end - sc.line_starts[end_line - 1] + 1, start, end)
+
+    def node_span(self, node, start: int | None = None) -> Span:
+        if start is not None and start != node.start_byte:
+            return self.span(start, node.end_byte)
+        (r, c), (er, ec) = node.start_point, node.end_point
+        return Span(self.path, r + 1, c + 1, er + 1, ec + 1, node.start_byte, node.end_byte)
+
+    # ----------------------------------------------------------------- read
+    def read(self) -> HostFile:
+        sc = self.sc
+        macros = find_macros(sc)
+        generators = _generators(macros)
+        invocations = find_invocations(sc, set(generators)) if generators else []
+        unit = Unit(sc, [(i.start, i.end) for i in invocations])
+        line_supp = self.line_suppressions()
+        supp_by_line = dict(line_supp)
+
+        ident_code = bytearray(sc.code)
+        includes = self.includes(ident_code)
+        functions: list[HostFunction] = []
+        for fn in unit.functions:
+            ident_code[fn.name_start:fn.name_end] = blank(sc.code[fn.name_start:fn.name_end])
+        ident_text = ident_code.decode("latin-1")
+        code_text = sc.code.decode("latin-1")
+        file_ids: set[str] = set()
+        pos = 0
+        for fn in unit.functions:
+            if fn.start < pos:
+                continue  # nested in an ERROR region already covered
+            file_ids |= identifiers(ident_text, pos, fn.start)
+            fn_ids = identifiers(ident_text, fn.start, fn.end)
+            file_ids |= fn_ids
+            pos = fn.end
+            functions.append(self.function(fn, fn_ids, code_text, supp_by_line))
+        file_ids |= identifiers(ident_text, pos)
+
+        registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
+                         if not sc.in_directive(m.start())]
+        kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e))
+        sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
+
+        generated_ids: set[str] = set()
+        for inv in invocations:
+            more = self.expansion(inv, generators, supp_by_line, generated_ids)
+            functions += more[0]
+            registrations += more[1]
+            kernel_calls += more[2]
+            sites += more[3]
+        for node in unit.top_errors:
+            self.top_error(node)
+
+        all_ids = names(file_ids) | generated_ids
+        functions.sort(key=lambda f: f.span.start)
+        registrations.sort(key=lambda r: r.span.start)
+        kernel_calls.sort(key=lambda k: k.span.start)
+        sites.sort(key=lambda s: (s.span.start, s.kind))
+        return HostFile(
+            path=self.path,
+            functions=tuple(functions),
+            registrations=tuple(registrations),
+            kernel_calls=tuple(kernel_calls),
+            includes=tuple(includes),
+            inline_metal=tuple(self.inline_metal()),
+            identifiers=frozenset(all_ids),
+            errors=tuple(self.errors),
+            line_suppressions=line_supp,
+            sites=tuple(sites),
+        )
+
+    # ------------------------------------------------------------ functions
+    def function(self, fn: FnNode, fn_ids: set[str], code: str,
+                 supp_by_line: dict[int, frozenset[str]]) -> HostFunction:
+        ids = names(fn_ids)
+        span = self.node_span(fn.node, fn.start)
+        return HostFunction(
+            name=fn.name, path=self.path, span=span, kind=fn.kind, is_static=fn.is_static,
+            calls=names(calls(code, fn.body_start, fn.body_end)),
+            identifiers=ids, markers=ids & self.markers,
+            suppressions=supp_by_line.get(span.line, frozenset()),
+        )
+
+    def expansion(self, inv: Invocation, generators: dict[str, Macro],
+                  supp_by_line: dict[int, frozenset[str]], generated_ids: set[str]):
+        """Functions, registrations, kernel calls and sites one generator invocation produces."""
+        macro = generators[inv.macro]
+        if len(inv.args) != len(macro.params) and not (macro.params and macro.params[-1] == "..."):
+            self.errors.append(ParseError(self.path, self.sc.line_of(inv.start), self.sc.column_of(inv.start),
+                                          f"{inv.macro} expects {len(macro.params)} arguments, got {len(inv.args)}"))
+        text = expand(macro, inv.args, generators)
+        unit = Unit.from_bytes(text)
+        span = self.span(inv.start, inv.end)
+        code = unit.sc.code.decode("latin-1")
+        ident_code = bytearray(unit.sc.code)
+        for fn in unit.functions:
+            ident_code[fn.name_start:fn.name_end] = blank(unit.sc.code[fn.name_start:fn.name_end])
+        ident_text = ident_code.decode("latin-1")
+        generated_ids |= names(identifiers(ident_text))
+        functions = []
+        for fn in unit.functions:
+            ids = names(identifiers(ident_text, fn.start, fn.end))
+            functions.append(HostFunction(
+                name=fn.name, path=self.path, span=span, kind="macro", via_macro=inv.macro,
+                invocation=span, is_static=fn.is_static, calls=names(calls(code, fn.body_start, fn.body_end)),
+                identifiers=ids, markers=ids & self.markers,
+                suppressions=supp_by_line.get(span.line, frozenset()),
+            ))
+        registrations = [
+            StubRegistration(stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
+                             span=span, macro=inv.macro, mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH")
+            for m in _REGISTER.finditer(unit.sc.code)
+        ]
+        kcalls = _kernel_calls(unit, lambda s, e: span)
+        sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
+        return functions, registrations, kcalls, sites
+
+    # ---------------------------------------------------------------- misc
+    def registration(self, m: re.Match[bytes]) -> StubRegistration:
+        return StubRegistration(
+            stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
+            span=self.span(m.start(), m.end()), macro=m.group(1).decode(),
+            mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
+        )
+
+    def includes(self, ident_code: bytearray) -> list[NativeInclude]:
+        """Native-header includes; blanks every #include line in ident_code."""
+        sc = self.sc
+        found = []
+        for ds, de in sc.directives:
+            m = _INCLUDE.match(sc.code, ds, de)
+            if not m:
+                continue
+            ident_code[ds:de] = blank(sc.code[ds:de])
+            header = sc.data[m.start(1): m.end(1)].decode("utf-8", "replace").strip()
+            nm = _NATIVE_H.fullmatch(header)
+            if nm:
+                end = de
+                while end > ds and sc.data[end - 1: end] in (b"\r", b" ", b"\t"):
+                    end -= 1
+                found.append(NativeInclude(op=nm.group(1), header=header, path=self.path, span=self.span(ds, end)))
+        return found
+
+    def inline_metal(self) -> list[InlineMetal]:
+        sc = self.sc
+        found = []
+        for rs in sc.raw_strings:
+            if sc.in_directive(rs.start):
+                continue
+            before = sc.code[max(0, rs.start - 200): rs.start]
+            m = _VAR_BEFORE.search(before)
+            var = None
+            if m:
+                var = (m.group(1) or m.group(2)).decode("latin-1")
+                if var in _NOT_VARIABLES:
+                    var = None
+            text = sc.data[rs.content_start: rs.content_end].decode("utf-8", "replace")
+            found.append(InlineMetal(self.path, self.span(rs.content_start, rs.content_end), text, var))
+        return found
+
+    def line_suppressions(self) -> tuple[tuple[int, frozenset[str]], ...]:
+        sc = self.sc
+        if b"mps-migrate" not in sc.data:
+            return ()
+        by_line: dict[int, set[str]] = {}
+        for m in _SUPPRESS.finditer(sc.data):
+            if not sc.in_comment(m.start()):
+                continue
+            codes = {"*"} if m.group(1) is None else {
+                c.strip().decode("latin-1") for c in m.group(1).split(b",") if c.strip()}
+            by_line.setdefault(sc.line_of(m.start()), set()).update(codes or {"*"})
+        return tuple((line, frozenset(codes)) for line, codes in sorted(by_line.items()))
+
+    def top_error(self, node) -> None:
+        """Report unparsed top-level code long enough to hide a definition."""
+        if node.end_point[0] - node.start_point[0] < 3 or b"{" not in node.text:
+            return
+        self.errors.append(ParseError(
+            self.path, node.start_point[0] + 1, node.start_point[1] + 1,
+            f"could not parse lines {node.start_point[0] + 1}-{node.end_point[0] + 1}; "
+            "definitions there may be missed"))
+
+
+def _unqualified(name: bytes) -> str:
+    return name.decode("latin-1").rsplit("::", 1)[-1]
+
+
+@lru_cache(maxsize=256)
+def _dry_run(body: bytes, params: tuple[str, ...]) -> bool:
+    """Does the macro body (parameters left as their names) define a function or register a stub?"""
+    text = Macro("_", params, body, 0, 0)
+    unit = Unit.from_bytes(expand(text, tuple(p.encode() for p in params)))
+    return bool(unit.functions) or bool(_REGISTER.search(unit.sc.code))
+
+
+def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
+    """File-local macros whose invocations define functions or register stubs."""
+    found = {n: m for n, m in macros.items() if _dry_run(m.body, m.params)}
+    changed = True
+    while changed:  # macros that invoke a generator are generators too
+        changed = False
+        for n, m in macros.items():
+            if n not in found and any(re.search(rb"\b" + g.encode() + rb"\s*\(", m.body) for g in found):
+                found[n] = m
+                changed = True
+    return found
+
+
+def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
+    sc = unit.sc
+    code = sc.code
+    found = []
+    for m in _KERNEL_CALL.finditer(code):
+        if sc.in_directive(m.start()):
+            continue
+        node = unit.root.named_descendant_for_byte_range(m.start(1), m.end(1))
+        if node is None or node.type not in ("identifier", "field_identifier"):
+            continue
+        fn_part = node
+        parent = node.parent
+        method = False
+        if parent is not None and parent.type == "field_expression":
+            method = True
+            fn_part = parent
+        elif parent is not None and parent.type == "qualified_identifier":
+            fn_part = parent
+        call = fn_part.parent
+        if call is None or call.type != "call_expression" or call.child_by_field_name("function") != fn_part:
+            continue
+        args_node = call.child_by_field_name("arguments")
+        args = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        candidates = args[1:2] if method else args
+        name = ""
+        for a in candidates:
+            if a.type == "string_literal":
+                name = _string_value(a)
+                break
+        enclosing = unit.enclosing(m.start())
+        first = args[0].text.decode("latin-1") if args else ""
+        shared = method and bool(first) and (
+            "iter" in first.lower()
+            or (enclosing is not None and re.search(
+                _ITER_PARAM.format(re.escape(first)),
+                sc.data[enclosing.start: enclosing.body_start].decode("latin-1")) is not None))
+        span = place(call.start_byte, call.end_byte)
+        found.append(KernelCall(
+            helper=m.group(1).decode(), name=name, path=span.path, span=span,
+            function=enclosing.name if enclosing else None, shared_library=shared,
+        ))
+    return found
+
+
+def _string_value(node) -> str:
+    parts = [c.text.decode("utf-8", "replace") for c in node.named_children
+             if c.type in ("string_content", "escape_sequence")]
+    return "".join(parts)

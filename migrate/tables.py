@@ -1,0 +1,29 @@
+"""Declarative tables under rules/ (one place per fact), loaded once."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import yaml
+
+from migrate.resources import rules_dir
+
+
+@lru_cache(maxsize=None)
+def load_table(name: str):
+    with open(rules_dir() / name, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+@lru_cache(maxsize=None)
+def load_markers() -> dict[str, frozenset[str]]:
+    return {k: frozenset(v) for k, v in load_table("markers.yaml").items()}
+
+
+@lru_cache(maxsize=None)
+def dispatch_keys(group: str) -> tuple[str, ...]:
+    return tuple(load_table("dispatch.yaml")[group])
+
+
+@lru_cache(maxsize=None)
+def dtype_family(name: str) -> tuple[str, ...]:
+    return tuple(load_table("dtypes.yaml")[name])

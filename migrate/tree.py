@@ -1,0 +1,179 @@
+"""Read a PyTorch (or PyTorch-like, partial) tree into the typed model."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.cache import cached
+from migrate.errors import UsageError
+from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
+
+YAML_REL = "aten/src/ATen/native/native_functions.yaml"
+MPS_REL = "aten/src/ATen/native/mps"
+NATIVE_REL = "aten/src/ATen/native"
+COMMON_MPS_REL = "torch/testing/_internal/common_mps.py"
+C10_METAL_REL = "c10/metal"
+HOST_SUFFIXES = (".mm", ".cpp", ".h")
+
+_DECLARE_DISPATCH = re.compile(rb"\bDECLARE_DISPATCH\s*\(\s*[^;]*?,\s*(\w+)\s*\)")
+_STUB_CALL = re.compile(rb"\b(\w+_stub)\s*\(")
+_IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
+
+
+def find_root(start: Path) -> Path:
+    """Walk up from ``start`` to the folder holding native_functions.yaml."""
+    p = start.resolve()
+    if not p.exists():
+        raise UsageError("no such file or folder", str(start))
+    for d in [p, *p.parents] if p.is_dir() else list(p.parents):
+        if (d / YAML_REL).is_file():
+            return d
+    raise UsageError(f"not inside a PyTorch tree (no {YAML_REL} in it or any parent folder)", str(start))
+
+
+@dataclass
+class Tree:
+    root: Path
+    yaml: NativeYaml
+    hosts: dict[str, HostFile] = field(default_factory=dict)
+    metals: dict[str, MetalFile] = field(default_factory=dict)
+    common_mps: CommonMps | None = None
+    declared_stubs: dict[str, str] = field(default_factory=dict)  # stub -> "path:line"
+    cpu_stub_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> stubs it calls
+    errors: list[ParseError] = field(default_factory=list)
+    sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
+
+    @property
+    def c10_metal_include(self) -> Path | None:
+        return self.root if (self.root / C10_METAL_REL / "indexing.h").is_file() else None
+
+
+def _read_bytes(tree: Tree, file: Path, rel: str) -> bytes | None:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        return None
+    tree.sources[rel] = data
+    return data
+
+
+def _walk(base: Path, suffixes: tuple[str, ...]):
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(suffixes):
+                yield Path(dirpath) / name
+
+
+def metal_include_dirs(root: Path) -> list[Path]:
+    """Where ``#include <c10/metal/...>`` resolves: the tree, else the installed torch."""
+    dirs = []
+    if (root / C10_METAL_REL).is_dir():
+        dirs.append(root)
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec and spec.origin:
+            inc = Path(spec.origin).parent / "include"
+            if (inc / C10_METAL_REL).is_dir():
+                dirs.append(inc)
+    except (ImportError, ValueError):
+        pass
+    return dirs
+
+
+def headers_digest(include_dirs: list[Path]) -> str:
+    """Digest of the c10/metal headers Metal registrations expand against (a cache key part)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=12)
+    for d in include_dirs:
+        for f in sorted((d / C10_METAL_REL).glob("*.h")):
+            h.update(str(f).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def load_tree(root: Path) -> Tree:
+    from migrate.read.host_reader import read_host_file
+    from migrate.read.metal_reader import read_metal_source
+    from migrate.read.xfail_reader import read_common_mps
+    from migrate.read.yaml_reader import read_native_yaml
+
+    yaml_file = root / YAML_REL
+    rel = YAML_REL
+    try:
+        ydata = yaml_file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror or exc}", str(yaml_file)) from None
+    tree = Tree(root=root, yaml=cached("yaml", rel, ydata, lambda: read_native_yaml(ydata, rel)))
+    tree.sources[rel] = ydata
+    tree.errors.extend(tree.yaml.errors)
+
+    mps = root / MPS_REL
+    includes = metal_include_dirs(root)
+    hdr = headers_digest(includes)
+    if mps.is_dir():
+        for f in _walk(mps, HOST_SUFFIXES + (".metal",)):
+            r = f.relative_to(root).as_posix()
+            in_kernels = "/kernels/" in r
+            data = _read_bytes(tree, f, r)
+            if data is None:
+                continue
+            if r.endswith(".metal") or (in_kernels and r.endswith(".h")):
+                mf = cached("metal", r, data, lambda: read_metal_source(data, r, include_dirs=includes), hdr)
+                tree.metals[r] = mf
+                tree.errors.extend(mf.errors)
+            else:
+                hf = cached("host", r, data, lambda: read_host_file(data, r))
+                tree.hosts[r] = hf
+                tree.errors.extend(hf.errors)
+                for im in hf.inline_metal:
+                    mf = cached("inline-metal", f"{r}:{im.span.start}:{im.span.line}", im.text.encode(),
+                                lambda: read_metal_source(im.text.encode(), r, include_dirs=includes,
+                                                          base_line=im.span.line, base_offset=im.span.start,
+                                                          base_column=im.span.column),
+                                hdr)
+                    key = f"{r}#{im.span.line}"
+                    tree.metals[key] = mf
+    cm = root / COMMON_MPS_REL
+    if cm.is_file():
+        data = _read_bytes(tree, cm, COMMON_MPS_REL)
+        if data is not None:
+            tree.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
+            tree.errors.extend(tree.common_mps.errors)
+    _scan_native_sources(tree)
+    return tree
+
+
+def _scan_native_sources(tree: Tree) -> None:
+    """Stub declarations (headers) and which stub each CPU-side kernel calls (.cpp).
+
+    Cheap byte scans of aten/src/ATen/native/*.{h,cpp} outside mps/, when the tree has them.
+    """
+    native = tree.root / NATIVE_REL
+    if not native.is_dir():
+        return
+    for f in _walk(native, (".h", ".cpp")):
+        r = f.relative_to(tree.root).as_posix()
+        if r.startswith(MPS_REL + "/"):
+            continue
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        if r.endswith(".h"):
+            for m in _DECLARE_DISPATCH.finditer(data):
+                line = data.count(b"\n", 0, m.start()) + 1
+                tree.declared_stubs.setdefault(m.group(1).decode(), f"{r}:{line}")
+        elif b"_stub" in data:
+            heads = list(_IMPL_HEAD.finditer(data))
+            for i, m in enumerate(heads):
+                name = (m.group(1) or m.group(2)).decode()
+                body = data[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(data)]
+                stubs = frozenset(s.decode() for s in _STUB_CALL.findall(body))
+                if stubs:
+                    tree.cpu_stub_calls[name] = tree.cpu_stub_calls.get(name, frozenset()) | stubs

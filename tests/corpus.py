@@ -1,0 +1,36 @@
+"""The real PyTorch 2.6.0 source tree, fetched by ../shared/corpus/fetch-pytorch-tree.
+
+Tests that need it call ``pytorch_260_root()``: it returns the tree root or
+skips the test with the fetch script's own reason.
+"""
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FETCH = REPO.parent / "shared" / "corpus" / "fetch-pytorch-tree"
+
+
+@functools.lru_cache(maxsize=1)
+def _fetch() -> tuple[Path | None, str]:
+    if not FETCH.exists():
+        return None, f"{FETCH} not found"
+    try:
+        proc = subprocess.run(["bash", str(FETCH)], capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"fetch-pytorch-tree failed: {exc}"
+    if proc.returncode != 0:
+        return None, "fetch-pytorch-tree: " + (proc.stderr.strip().splitlines() or ["failed"])[-1]
+    root = Path(proc.stdout.strip().splitlines()[-1])
+    return (root, "") if root.is_dir() else (None, f"fetch-pytorch-tree printed {root!r}, not a folder")
+
+
+def pytorch_260_root() -> Path:
+    root, reason = _fetch()
+    if root is None:
+        pytest.skip(f"real PyTorch 2.6.0 tree unavailable: {reason}")
+    return root

@@ -1,0 +1,30 @@
+"""Shared test helpers: run the CLI in-process or as a subprocess."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+MINI = FIXTURES / "mini"
+YAML = "aten/src/ATen/native/native_functions.yaml"
+OPS = "aten/src/ATen/native/mps/operations"
+KERNELS = "aten/src/ATen/native/mps/kernels"
+COMMON_MPS = "torch/testing/_internal/common_mps.py"
+
+
+def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "migrate", *args], capture_output=True, text=True,
+                          cwd=cwd or REPO, input=input, timeout=600)
+
+
+def lint_json(root: Path, *extra: str) -> list[dict]:
+    proc = run_cli("lint", str(root), "--format", "json", *extra)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def triples(findings: list[dict]) -> set[tuple[str, str, int]]:
+    return {(f["code"], f["path"], f["line"]) for f in findings}

@@ -1,0 +1,184 @@
+"""migrate.read.xfail_reader on a hand-written snippet and the installed common_mps.py."""
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from migrate.model import CommonMps
+from migrate.read.xfail_reader import is_table_name, read_common_mps
+
+DATA = Path(__file__).parent / "data" / "xfail"
+SNIPPET = (DATA / "common_mps_like.py").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def snippet() -> CommonMps:
+    return read_common_mps(SNIPPET, "torch/testing/_internal/common_mps.py")
+
+
+def text(data: bytes, e) -> str:
+    return data[e.span.start : e.span.end].decode()
+
+
+def test_table_names():
+    for name in ("UNIMPLEMENTED_XFAILLIST", "XFAILLIST_GRAD", "SKIPLIST", "UNIMPLEMENTED_XFAILLIST_SPARSE",
+                 "SUPPORTED_COMPLEX_OPS", "EMPTY_OPS_SKIPLIST"):
+        assert is_table_name(name), name
+    for name in ("NOT_A_TABLE", "MYXFAILLISTS", "SUPPORTED_OPS"):
+        assert not is_table_name(name), name
+
+
+def test_snippet_entries_in_order(snippet):
+    assert snippet.errors == ()
+    got = [(e.table, e.key, e.span.line, e.function) for e in snippet.entries]
+    assert got == [
+        ("MODULE_XFAILLIST", "zeta", 5, None),
+        ("SUPPORTED_COMPLEX_OPS", "abs", 11, "ops_modifier"),
+        ("SUPPORTED_COMPLEX_OPS", "add", 12, "ops_modifier"),
+        ("SUPPORTED_COMPLEX_OPS", "nn.functional.pad", 13, "ops_modifier"),
+        ("UNIMPLEMENTED_XFAILLIST", "atan2", 18, "ops_modifier"),
+        ("UNIMPLEMENTED_XFAILLIST", "copysign", 19, "ops_modifier"),
+        ("UNIMPLEMENTED_XFAILLIST", "nn.functional.gelu", 20, "ops_modifier"),
+        ("UNIMPLEMENTED_XFAILLIST", "logaddexp", 27, "ops_modifier"),
+        ("EMPTY_OPS_SKIPLIST", "empty", 30, "ops_modifier"),
+        ("EMPTY_OPS_SKIPLIST", "new_empty", 30, "ops_modifier"),
+        ("XFAILLIST_GRAD", "pow", 33, "nested"),
+    ]
+
+
+def test_snippet_spans_are_the_elements_without_comma(snippet):
+    by_key = {e.key: e for e in snippet.entries}
+    assert text(SNIPPET, by_key["zeta"]) == '"zeta": None'
+    assert text(SNIPPET, by_key["add"]) == '"add"'
+    assert text(SNIPPET, by_key["nn.functional.pad"]) == '"nn.functional." "pad"'
+    assert text(SNIPPET, by_key["copysign"]) == '"copysign": [torch.float16, torch.bfloat16]'
+    assert text(SNIPPET, by_key["new_empty"]) == "'new_empty'"
+    assert text(SNIPPET, by_key["pow"]) == '"pow"'
+    gelu = by_key["nn.functional.gelu"]
+    assert text(SNIPPET, gelu) == '"nn.functional.gelu": [\n                torch.int8,\n                torch.uint8,\n            ]'
+    assert (gelu.span.line, gelu.span.column, gelu.span.end_line, gelu.span.end_column) == (20, 13, 23, 14)
+    assert by_key["logaddexp"].span.column == len('        UNIMPLEMENTED_XFAILLIST.update({') + 1
+
+
+def test_snippet_values(snippet):
+    by_key = {e.key: e for e in snippet.entries}
+    assert by_key["atan2"].value == "None"
+    assert by_key["copysign"].value == "[torch.float16, torch.bfloat16]"
+    assert by_key["abs"].value is None
+    assert by_key["nn.functional.gelu"].value.startswith("[\n") and by_key["nn.functional.gelu"].value.endswith("]")
+
+
+def test_snippet_byte_offsets_after_non_ascii(snippet):
+    atan2 = next(e for e in snippet.entries if e.key == "atan2")
+    assert atan2.span.start == SNIPPET.index(b'"atan2": None')
+    assert SNIPPET[: atan2.span.start].decode() != SNIPPET[: atan2.span.start].decode("latin-1")  # bytes != chars here
+
+
+def test_snippet_skipped_notes(snippet):
+    notes = [(n.line, n.message.split(":")[0]) for n in snippet.skipped]
+    assert notes == [
+        (24, "UNIMPLEMENTED_XFAILLIST"),  # f-string key
+        (25, "UNIMPLEMENTED_XFAILLIST"),  # ** unpacking
+        (28, "UNIMPLEMENTED_XFAILLIST"),  # update(NAME)
+    ]
+    assert "FormattedString" in snippet.skipped[0].message
+
+
+def test_syntax_error_is_reported_not_raised():
+    cm = read_common_mps(b"X_XFAILLIST = {\n    'a': None,\n  ]\n", "bad.py")
+    assert cm.entries == ()
+    assert len(cm.errors) == 1 and cm.errors[0].line == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, len(SNIPPET)), st.binary(max_size=8))
+def test_never_raises(cut, junk):
+    cm = read_common_mps(SNIPPET[:cut] + junk + SNIPPET[cut:], "fuzz.py")
+    assert isinstance(cm, CommonMps)
+    for e in cm.entries:
+        assert e.span.start < e.span.end
+
+
+# ------------------------------------------------------------ the installed common_mps.py
+def _real_path() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")  # locate only; common_mps.py itself is never imported
+    if spec is None or not spec.origin:
+        pytest.skip("torch not installed")
+    p = Path(spec.origin).parent / "testing" / "_internal" / "common_mps.py"
+    if not p.is_file():
+        pytest.skip("installed torch has no common_mps.py")
+    return p
+
+
+@pytest.fixture(scope="module")
+def real() -> tuple[CommonMps, bytes]:
+    p = _real_path()
+    data = p.read_bytes()
+    return read_common_mps(data, "torch/testing/_internal/common_mps.py"), data
+
+
+def _ast_oracle(data: bytes) -> Counter:
+    """Independent count of literal keys per (function, table) with the stdlib ast."""
+    counts: Counter = Counter()
+
+    def walk(node, func):
+        for child in ast.iter_child_nodes(node):
+            f = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            value, names = None, []
+            if isinstance(child, ast.Assign):
+                names = [t.id for t in child.targets if isinstance(t, ast.Name)]
+                value = child.value
+            elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
+                names, value = [child.target.id], child.value
+            elif isinstance(child, ast.Expr) and isinstance(child.value, ast.Call):
+                fn = child.value.func
+                if isinstance(fn, ast.Attribute) and fn.attr == "update" and isinstance(fn.value, ast.Name):
+                    names = [fn.value.id]
+                    value = child.value.args[0] if child.value.args else None
+            for name in names:
+                if is_table_name(name):
+                    elts = value.keys if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+                    counts[(f, name)] += sum(
+                        1 for k in elts if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    )
+            walk(child, f)
+
+    walk(ast.parse(data), None)
+    return +counts
+
+
+def test_real_tables_found(real):
+    cm, data = real
+    assert cm.errors == ()
+    counts = Counter(e.table for e in cm.entries)
+    for table in ("UNIMPLEMENTED_XFAILLIST", "UNDEFINED_XFAILLIST", "ON_MPS_XFAILLIST", "EMPTY_OPS_SKIPLIST",
+                  "SKIPLIST", "XFAILLIST_GRAD", "SKIPLIST_GRAD", "SUPPORTED_COMPLEX_OPS"):
+        assert counts[table] > 0, table
+    assert counts["SUPPORTED_COMPLEX_OPS"] > 100
+    assert counts["UNIMPLEMENTED_XFAILLIST"] > 20
+    assert {e.function for e in cm.entries} >= {"mps_ops_modifier", "mps_ops_grad_modifier"}
+
+
+def test_real_counts_match_an_independent_ast_count(real):
+    cm, data = real
+    mine = Counter((e.function, e.table) for e in cm.entries)
+    assert mine == _ast_oracle(data)
+
+
+def test_real_spans_start_with_the_quoted_key(real):
+    cm, data = real
+    lines = data.split(b"\n")
+    for e in cm.entries:
+        t = text(data, e)
+        assert t.startswith(('"' + e.key, "'" + e.key)), (e.key, t[:40])
+        assert not t.endswith(",")
+        assert lines[e.span.line - 1][e.span.column - 1 :].decode().startswith(t.split("\n")[0])
+        if e.value is not None:
+            assert t.endswith(e.value)
