@@ -84,6 +84,9 @@ class Index:
                 names.add("structured_" + e.name)
         return out
 
+    def used_by_other_backend(self, kernel: str) -> bool:
+        return any(MPS not in d.keys for _, d in self.yaml_kernels.get(kernel, ()))
+
     # ------------------------------------------------------------ host side
     @cached_property
     def functions(self) -> dict[str, list[HostFunction]]:
@@ -215,7 +218,7 @@ class Index:
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
         hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.span.line}"]
-        if is_shared(line) and k not in self.functions:
+        if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
             for stub in self.stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
                     fn = self.definition(reg.function)

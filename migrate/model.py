@@ -114,8 +114,9 @@ class StubRegistration:
     function: str  # "atan2_mps_kernel" (the registered function, "&" stripped)
     path: str
     span: Span
-    macro: str  # REGISTER_DISPATCH | REGISTER_MPS_DISPATCH | a file-local macro name
+    macro: str  # REGISTER_DISPATCH | REGISTER_MPS_DISPATCH (the dispatch macro reached)
     mps_only: bool = False  # REGISTER_MPS_DISPATCH
+    via_macro: str | None = None  # file-local macro whose invocation expands to it (REGISTER_UNARY_TI_DISPATCH)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,10 @@ def test_exit_codes(tree):
 
 def test_python_m_and_script_agree():
     a = run_cli("lint", str(MINI), "--format", "concise")
-    exe = shutil.which("mps-migrate")
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("mps-migrate", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("mps-migrate entry point not installed in this environment")
     import subprocess

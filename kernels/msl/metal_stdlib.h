@@ -20,6 +20,25 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 
+// float/double -> bfloat conversions are libcalls that zig's compiler_rt lacks
+extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float f) {
+  uint32_t b = __builtin_bit_cast(uint32_t, f);
+  uint16_t r = (b & 0x7fffffffu) > 0x7f800000u ? uint16_t((b >> 16) | 0x40u)
+                                               : uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+  return __builtin_bit_cast(__bf16, r);
+}
+extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(double d) {
+  // round to odd into float, then to bfloat: no double rounding
+  float f = (float)d;
+  if (d == d && (double)f != d) {
+    uint32_t b = __builtin_bit_cast(uint32_t, f);
+    if ((double)f > d ? f > 0 : f < 0) b -= 1;
+    b |= 1u;
+    f = __builtin_bit_cast(float, b);
+  }
+  return __truncsfbf2(f);
+}
+
 // ---------------------------------------------------------------- vectors
 #define __MSL_VEC(T, N) typedef T T##N __attribute__((ext_vector_type(N)));
 #define __MSL_VECS(T) __MSL_VEC(T, 2) __MSL_VEC(T, 3) __MSL_VEC(T, 4)
@@ -60,6 +79,7 @@ template <class T> constexpr bool __msl_is_vec = __msl_vinfo<T>::n != 0;
 template <class T> using __msl_elem_t = typename __msl_vinfo<T>::elem;
 template <class T> constexpr bool __msl_is_lowp =
     std::is_same<T, half>::value || std::is_same<T, bfloat>::value;
+template <class T> constexpr bool __msl_is_arith = std::is_arithmetic<T>::value || __msl_is_lowp<T>;
 
 // Value conversion (never a bit cast): element-wise for vectors, through
 // float between half and bfloat.
@@ -82,7 +102,7 @@ __MSL_INLINE To __msl_cast(const From& x) {
   } else if constexpr (std::is_same<To, From>::value) {
     return x;
   } else if constexpr ((__msl_is_lowp<To> || __msl_is_lowp<From>) &&
-                       std::is_arithmetic<From>::value && std::is_arithmetic<To>::value) {
+                       __msl_is_arith<From> && __msl_is_arith<To>) {
     if constexpr (std::is_same<To, bool>::value) return x != From(0);
     else if constexpr (std::is_same<From, float>::value || std::is_same<To, float>::value)
       return static_cast<To>(x);
@@ -128,7 +148,7 @@ template <class T, class... A>
 __MSL_INLINE T __msl_ctor(const A&... a) {
   if constexpr (__msl_is_vec<T>) return __msl_vec<T>(a...);
   else if constexpr (sizeof...(A) == 0) return T{};
-  else if constexpr (sizeof...(A) == 1 && std::is_arithmetic<T>::value) return __msl_cast<T>(a...);
+  else if constexpr (sizeof...(A) == 1 && __msl_is_arith<T>) return __msl_cast<T>(a...);
   else return T(a...);
 }
 

@@ -10,6 +10,6 @@ def check(ix, rule):
         if line is None or is_shared(line):
             continue
         k = line.kernel_name
-        if k in ix.functions or k in ix.host_identifiers:
-            continue
+        if k in ix.functions or k in ix.host_identifiers or ix.used_by_other_backend(k):
+            continue  # defined in MPS code, or a backend-agnostic kernel other backends use too
         yield rule.finding(line.kernel_span, overload=e.overload_name, kernel=k)

@@ -92,8 +92,8 @@ def scrub(data: bytes) -> Scrubbed:
             d = m.group("d")
             cs, ce = m.span("body")
             raws.append(RawString(m.start(), m.end(), cs, ce, d.decode("latin-1")))
-            head = text[: cs - m.start()]
-            return head + blank(m.group("body")) + text[ce - m.start():]
+            q = text.index(b'"')  # keep prefix and quotes; the delimiter is no identifier
+            return blank(text[:q]) + b'"' + blank(text[q + 1: -1]) + b'"'
         if kind in ("lc", "bc"):
             comments.append(m.span())
             return blank(text)

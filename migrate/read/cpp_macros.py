@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cpp_lex import Scrubbed
+from .cpp_lex import Scrubbed, scrub
 
 _DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)", re.S)
 _BODY_TOKEN = re.compile(
@@ -37,6 +37,7 @@ class Invocation:
     start: int  # the macro name
     end: int  # after ")" and a trailing ";" if present
     args: tuple[bytes, ...]  # original text of each argument, stripped
+    arg_spans: tuple[tuple[int, int], ...] = ()  # offsets of each argument (unstripped)
 
 
 def find_macros(sc: Scrubbed) -> dict[str, Macro]:
@@ -64,8 +65,11 @@ def _keep_literals(orig: bytes, code: bytes) -> bytes:
     return bytes(out)
 
 
-def find_invocations(sc: Scrubbed, names: set[str]) -> list[Invocation]:
-    """Invocations ``NAME(args)`` of the given macros outside preprocessor lines."""
+def find_invocations(sc: Scrubbed, names: set[str], unterminated: list[int] | None = None) -> list[Invocation]:
+    """Invocations ``NAME(args)`` of the given macros outside preprocessor lines.
+
+    Offsets of invocations whose ``(`` is never closed go to ``unterminated``.
+    """
     if not names:
         return []
     code, data = sc.code, sc.data
@@ -76,13 +80,16 @@ def find_invocations(sc: Scrubbed, names: set[str]) -> list[Invocation]:
             continue
         close = _close_paren(code, m.end() - 1)
         if close < 0:
+            if unterminated is not None:
+                unterminated.append(m.start())
             continue
         end = close + 1
         semi = _SEMI.match(code, end)
         if semi:
             end = semi.end()
-        args = tuple(data[a:b].strip() for a, b in _split_args(code, m.end(), close))
-        found.append(Invocation(m.group(1).decode(), m.start(), end, args))
+        spans = tuple(_split_args(code, m.end(), close))
+        args = tuple(data[a:b].strip() for a, b in spans)
+        found.append(Invocation(m.group(1).decode(), m.start(), end, args, spans))
     return found
 
 
@@ -121,8 +128,12 @@ def _split_args(code: bytes, start: int, close: int) -> list[tuple[int, int]]:
 
 
 def expand(macro: Macro, args: tuple[bytes, ...], nested: dict[str, Macro] | None = None,
-           depth: int = 0) -> bytes:
-    """The macro body with arguments substituted (``#`` and ``##`` applied)."""
+           depth: int = 0, active: frozenset[str] = frozenset()) -> bytes:
+    """The macro body with arguments substituted (``#`` and ``##`` applied).
+
+    Invocations of ``nested`` macros inside it are expanded too, except those
+    already being expanded (``active``), as the C preprocessor does.
+    """
     params = list(macro.params)
     values = dict(zip(params, args))
     if params and params[-1] == "...":
@@ -143,15 +154,17 @@ def expand(macro: Macro, args: tuple[bytes, ...], nested: dict[str, Macro] | Non
         return values.get(name, name)
 
     text = _PASTE.sub(b"", _BODY_TOKEN.sub(repl, macro.body))
+    active = active | {macro.name}
     if nested and depth < _MAX_DEPTH:
-        text = expand_nested(text, nested, depth + 1)
+        usable = {n: m for n, m in nested.items() if n not in active}
+        if usable:
+            text = expand_nested(text, usable, depth + 1, active)
     return text
 
 
-def expand_nested(text: bytes, macros: dict[str, Macro], depth: int = 0) -> bytes:
+def expand_nested(text: bytes, macros: dict[str, Macro], depth: int = 0,
+                  active: frozenset[str] = frozenset()) -> bytes:
     """Expand invocations of ``macros`` inside ``text`` (one pass, recursive)."""
-    from .cpp_lex import scrub
-
     sc = scrub(text)
     invs = find_invocations(sc, set(macros))
     if not invs:
@@ -162,7 +175,7 @@ def expand_nested(text: bytes, macros: dict[str, Macro], depth: int = 0) -> byte
         if inv.start < pos:
             continue
         out += text[pos: inv.start]
-        out += expand(macros[inv.macro], inv.args, macros, depth)
+        out += expand(macros[inv.macro], inv.args, macros, depth, active)
         out += text[inv.end - (1 if text[inv.end - 1: inv.end] == b";" else 0): inv.end]
         pos = inv.end
     out += text[pos:]

@@ -29,9 +29,9 @@ _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "parenthesized_declarator",
     "attributed_declarator",
 })
-# str patterns over latin-1 decoded code (offsets unchanged): results need no decoding
-IDENT = re.compile(r"\b\d[\w.]*|\b([A-Za-z_]\w*)", re.ASCII)
-CALL = re.compile(r"\b([A-Za-z_]\w*)(?:[ \t]*|<[\w:, *&]*>)\(", re.ASCII)
+# One pass over latin-1 decoded scrubbed code (offsets unchanged): each match is
+# (identifier, "(" if it is called); "@end" and numbers give ("", "").
+TOKENS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*)(?:(?=(?:<[\w:, *&]*>)?[ \t]*(\()))?)", re.ASCII)
 KEYWORDS = frozenset(
     "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t "
     "char32_t class compl concept const consteval constexpr constinit const_cast continue co_await "
@@ -41,7 +41,8 @@ KEYWORDS = frozenset(
     "return short signed sizeof static static_assert static_cast struct switch template this "
     "thread_local throw true try typedef typeid typename union unsigned using virtual void "
     "volatile wchar_t while override final define include ifdef ifndef endif elif undef pragma "
-    "defined".split()
+    "defined __bridge __bridge_transfer __bridge_retained __weak __strong __block __autoreleasing "
+    "__unsafe_unretained _Nonnull _Nullable _Null_unspecified nonnull nullable".split()
 )
 
 
@@ -64,7 +65,7 @@ class Unit:
 
     def __init__(self, sc: Scrubbed, blanks: list[tuple[int, int]] = ()) -> None:
         self.sc = sc
-        out, _ = neutralize(sc)
+        out = neutralize(sc)
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
         self.tree = _PARSER.parse(bytes(out))
@@ -158,15 +159,12 @@ def _first_word(params: tree_sitter.Node | None) -> tree_sitter.Node | None:
     return None
 
 
-def identifiers(text: str, start: int = 0, end: int | None = None) -> set[str]:
-    """Identifiers in ``text`` (scrubbed code decoded as latin-1) between offsets."""
-    found = set(IDENT.findall(text, start, len(text) if end is None else end))
-    found.discard("")
-    return found
-
-
-def calls(text: str, start: int, end: int) -> set[str]:
-    return set(CALL.findall(text, start, end))
+def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], set[str]]:
+    """(identifiers, called identifiers) in ``text`` between offsets, keywords included."""
+    found = set(TOKENS.findall(text, start, len(text) if end is None else end))
+    ids = {name for name, _ in found}
+    ids.discard("")
+    return ids, {name for name, paren in found if paren}
 
 
 def names(raw: set[str]) -> frozenset[str]:

@@ -20,19 +20,20 @@ from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, 
 from ..resources import rules_dir
 from .cpp_lex import Scrubbed, blank, scrub
 from .cpp_macros import Invocation, Macro, expand, find_invocations, find_macros
-from .cpp_unit import FnNode, Unit, calls, identifiers, names
+from .cpp_unit import FnNode, Unit, names, scan
 from .host_sites import find_sites
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
-_REGISTER = re.compile(
-    rb"\b(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
-_KERNEL_CALL = re.compile(rb"\b(exec_\w*_kernel)[ \t]*\(")
+_REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
+    rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
+_KERNEL_CALL = re.compile(rb"(exec_\w*_kernel)[ \t]*\(")
 _SUPPRESS = re.compile(rb"mps-migrate:[ \t]*ignore\b(?:\[([^\]\n]*)\])?")
 _VAR_BEFORE = re.compile(
     rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
+_NOT_CALLS = frozenset({"TORCH_IMPL_FUNC"})  # the definition's own head
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +67,12 @@ class _Reader:
         self.sc: Scrubbed = scrub(data)
         self.errors: list[ParseError] = []
         self.markers = _all_markers()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = self.sc.line_of(exc.start)
+            self.errors.append(ParseError(path, line, self.sc.column_of(exc.start),
+                                          f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); read as Latin-1"))
 
     # ------------------------------------------------------------ positions
     def span(self, start: int, end: int) -> Span:
@@ -85,42 +92,53 @@ class _Reader:
         sc = self.sc
         macros = find_macros(sc)
         generators = _generators(macros)
-        invocations = find_invocations(sc, set(generators)) if generators else []
+        unterminated: list[int] = []
+        invocations = find_invocations(sc, set(generators), unterminated) if generators else []
+        for pos in unterminated:
+            self.errors.append(ParseError(self.path, sc.line_of(pos), sc.column_of(pos),
+                                          "macro invocation without closing parenthesis"))
         unit = Unit(sc, [(i.start, i.end) for i in invocations])
         line_supp = self.line_suppressions()
         supp_by_line = dict(line_supp)
 
+        generated_ids: set[str] = set()
+        generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
         ident_code = bytearray(sc.code)
+        for inv in invocations:
+            more = self.expansion(inv, generators, supp_by_line, generated_ids)
+            for bucket, items in zip(generated, more):
+                bucket += items
+            # an argument that is the generated function's whole name is its declarator
+            own = {f.name for f in more[0]}
+            for (a, b), arg in zip(inv.arg_spans, inv.args):
+                if arg.decode("latin-1") in own:
+                    ident_code[a:b] = blank(sc.code[a:b])
+
         includes = self.includes(ident_code)
         functions: list[HostFunction] = []
         for fn in unit.functions:
             ident_code[fn.name_start:fn.name_end] = blank(sc.code[fn.name_start:fn.name_end])
         ident_text = ident_code.decode("latin-1")
-        code_text = sc.code.decode("latin-1")
         file_ids: set[str] = set()
         pos = 0
         for fn in unit.functions:
             if fn.start < pos:
                 continue  # nested in an ERROR region already covered
-            file_ids |= identifiers(ident_text, pos, fn.start)
-            fn_ids = identifiers(ident_text, fn.start, fn.end)
+            file_ids |= scan(ident_text, pos, fn.start)[0]
+            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
             file_ids |= fn_ids
             pos = fn.end
-            functions.append(self.function(fn, fn_ids, code_text, supp_by_line))
-        file_ids |= identifiers(ident_text, pos)
+            functions.append(self.function(fn, fn_ids, fn_calls, supp_by_line))
+        file_ids |= scan(ident_text, pos)[0]
 
         registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
-                         if not sc.in_directive(m.start())]
+                         if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())]
         kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e))
         sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
-
-        generated_ids: set[str] = set()
-        for inv in invocations:
-            more = self.expansion(inv, generators, supp_by_line, generated_ids)
-            functions += more[0]
-            registrations += more[1]
-            kernel_calls += more[2]
-            sites += more[3]
+        functions += generated[0]
+        registrations += generated[1]
+        kernel_calls += generated[2]
+        sites += generated[3]
         for node in unit.top_errors:
             self.top_error(node)
 
@@ -143,13 +161,13 @@ class _Reader:
         )
 
     # ------------------------------------------------------------ functions
-    def function(self, fn: FnNode, fn_ids: set[str], code: str,
+    def function(self, fn: FnNode, fn_ids: set[str], fn_calls: set[str],
                  supp_by_line: dict[int, frozenset[str]]) -> HostFunction:
         ids = names(fn_ids)
         span = self.node_span(fn.node, fn.start)
         return HostFunction(
             name=fn.name, path=self.path, span=span, kind=fn.kind, is_static=fn.is_static,
-            calls=names(calls(code, fn.body_start, fn.body_end)),
+            calls=names(fn_calls) - _NOT_CALLS,
             identifiers=ids, markers=ids & self.markers,
             suppressions=supp_by_line.get(span.line, frozenset()),
         )
@@ -164,25 +182,26 @@ class _Reader:
         text = expand(macro, inv.args, generators)
         unit = Unit.from_bytes(text)
         span = self.span(inv.start, inv.end)
-        code = unit.sc.code.decode("latin-1")
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
             ident_code[fn.name_start:fn.name_end] = blank(unit.sc.code[fn.name_start:fn.name_end])
         ident_text = ident_code.decode("latin-1")
-        generated_ids |= names(identifiers(ident_text))
+        generated_ids |= names(scan(ident_text)[0])
         functions = []
         for fn in unit.functions:
-            ids = names(identifiers(ident_text, fn.start, fn.end))
+            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
+            ids = names(fn_ids)
             functions.append(HostFunction(
                 name=fn.name, path=self.path, span=span, kind="macro", via_macro=inv.macro,
-                invocation=span, is_static=fn.is_static, calls=names(calls(code, fn.body_start, fn.body_end)),
+                invocation=span, is_static=fn.is_static, calls=names(fn_calls) - _NOT_CALLS,
                 identifiers=ids, markers=ids & self.markers,
                 suppressions=supp_by_line.get(span.line, frozenset()),
             ))
         registrations = [
             StubRegistration(stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
-                             span=span, macro=inv.macro, mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH")
-            for m in _REGISTER.finditer(unit.sc.code)
+                             span=span, macro=m.group(1).decode(), mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
+                             via_macro=inv.macro)
+            for m in _REGISTER.finditer(unit.sc.code) if _word_start(unit.sc.code, m.start())
         ]
         kcalls = _kernel_calls(unit, lambda s, e: span)
         sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
@@ -254,6 +273,13 @@ class _Reader:
             "definitions there may be missed"))
 
 
+def _word_start(code: bytes, i: int) -> bool:
+    if i == 0:
+        return True
+    b = code[i - 1]
+    return not (b == 95 or 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122)
+
+
 def _unqualified(name: bytes) -> str:
     return name.decode("latin-1").rsplit("::", 1)[-1]
 
@@ -263,7 +289,7 @@ def _dry_run(body: bytes, params: tuple[str, ...]) -> bool:
     """Does the macro body (parameters left as their names) define a function or register a stub?"""
     text = Macro("_", params, body, 0, 0)
     unit = Unit.from_bytes(expand(text, tuple(p.encode() for p in params)))
-    return bool(unit.functions) or bool(_REGISTER.search(unit.sc.code))
+    return bool(unit.functions) or any(_word_start(unit.sc.code, m.start()) for m in _REGISTER.finditer(unit.sc.code))
 
 
 def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
@@ -284,7 +310,7 @@ def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
     code = sc.code
     found = []
     for m in _KERNEL_CALL.finditer(code):
-        if sc.in_directive(m.start()):
+        if not _word_start(code, m.start()) or sc.in_directive(m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(1), m.end(1))
         if node is None or node.type not in ("identifier", "field_identifier"):

@@ -17,7 +17,7 @@ RawSite = tuple[str, int, int, "str | None", str]
 _READBACK = re.compile(rb"(?:\.|->)[ \t]*(item|cpu)[ \t]*(<[^;(){}]*>)?[ \t]*\([ \t]*\)")
 _TO_CPU = re.compile(rb"(?:\.|->)[ \t]*to[ \t]*\([ \t]*(?:(?:at|c10|torch)::)?(?:kCPU|DeviceType::CPU)\b[ \t]*\)")
 _SUBITER_LOOP = re.compile(rb"\bwith_32bit_indexing[ \t]*\(")
-_NUMEL = re.compile(rb"\bnumel[ \t]*\([ \t]*\)")
+_NUMEL = re.compile(rb"numel[ \t]*\([ \t]*\)")  # the node lookup rejects longer names
 _SETBYTES = re.compile(rb"\bmtl_setBytes\b")
 # member accesses that read the WHOLE tensor's geometry/data (wrong on a sub-iterator)
 _WHOLE_MEMBERS = frozenset({
@@ -95,7 +95,7 @@ def _narrowings(unit: Unit) -> list[RawSite]:
 
 
 def _numel_call(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    if node is None or node.type != "field_identifier":
+    if node is None or node.type != "field_identifier" or node.text != b"numel":
         return None
     field = node.parent
     if field is None or field.type != "field_expression":

@@ -4,15 +4,16 @@ Every rewrite keeps the byte length and (almost always) the line structure, so
 node positions in the parsed copy are positions in the real file:
 
 - ``@autoreleasepool``, ``@interface ... @end``, ``__bridge`` ... -> spaces
-- ``@"s"`` / ``@(x)`` -> `` "s"`` / `` (x)``; ``@[a, b]`` -> `` {a, b}``
+- ``@"s"`` / ``@(x)`` -> `` "s"`` / `` (x)``; ``@[a, b]`` / ``@{k : v}`` ->
+  `` (a, b)`` / `` (k , v)`` (comma expressions)
+- ``typedef NS_ENUM(T, Name)`` -> ``enum Name``; ``for (X* x in xs)`` -> ``for (X* x :  xs)``
 - block literals ``^Ret(args) {`` -> ``[]   (args) {`` (a lambda), ``^{`` -> ``[]{``
 - block pointer types ``(^name)(...)`` -> ``(*name)(...)``
 - message sends ``[recv sel:a with:b]`` -> ``(recv,sel,a,with,b)`` (a comma
   expression: every identifier survives, e.g. ``mpsGraph``)
 
-Identifiers that had to be blanked (a block's return type such as
-``MPSGraphTensor``) are returned with their offsets so callers can still count
-them.
+Preprocessor lines are left alone (macro bodies are expanded and neutralised
+separately).  Identifiers are counted on the scrubbed original, not here.
 """
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ import re
 
 from .cpp_lex import Scrubbed, blank
 
-_ID = re.compile(rb"[A-Za-z_]\w*")
 _AT_REGION = re.compile(rb"@(?:interface|implementation|protocol)\b(?!\s*\().*?@end\b", re.S)
 _AT_STMT = re.compile(rb"@(?:class|compatibility_alias)\b[^;]*;")
 _AT_CALL = re.compile(rb"@(?:selector|available|encode|protocol|synchronized)\s*\(")
@@ -208,14 +208,13 @@ def _kw_fix(code: bytes, s: int, e: int) -> list[tuple[int, bytes]]:
     return []
 
 
-def neutralize(sc: Scrubbed) -> tuple[bytearray, list[tuple[int, str]]]:
-    """A parseable copy of ``sc.data`` and identifiers blanked by the rewrite."""
+def neutralize(sc: Scrubbed) -> bytearray:
+    """A parseable copy of ``sc.data``: same length, same newlines."""
     nd = bytearray(sc.code)
     for ds, de in sc.directives:
         nd[ds:de] = blank(sc.code[ds:de])
     code = bytes(nd)  # code only: no comments, literals or preprocessor lines
     out = bytearray(sc.data)
-    hidden: list[tuple[int, str]] = []
 
     def put(start: int, text: bytes) -> None:
         out[start: start + len(text)] = text
@@ -261,7 +260,7 @@ def neutralize(sc: Scrubbed) -> tuple[bytearray, list[tuple[int, str]]]:
         for m in _BLOCK_PTR.finditer(code):
             put(code.index(b"^", m.start()), b"*")
         for m in _BLOCK.finditer(code):
-            _block(code, m, put, wipe, hidden)
+            _block(code, m, put, wipe)
     for m in _FOR_IN.finditer(code):
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             put(m.start(1), b": ")
@@ -270,20 +269,16 @@ def neutralize(sc: Scrubbed) -> tuple[bytearray, list[tuple[int, str]]]:
         if edits:
             for pos, text in edits:
                 put(pos, text)
-    return out, hidden
+    return out
 
 
-def _block(code: bytes, m: re.Match[bytes], put, wipe, hidden: list[tuple[int, str]]) -> None:
+def _block(code: bytes, m: re.Match[bytes], put, wipe) -> None:
     s = m.start()
     if code[s + 1: s + 2] == b"=" or _prev_char(code, s) not in _BLOCK_PREV and _prev_word(code, s) != b"return":
         return  # xor, not a block
     ret, params, ws = m.group("ret"), m.group("params"), m.group("ws")
     if ret and params is None:
         return
-    if ret:
-        ret_s, ret_e = m.span("ret")
-        for idm in _ID.finditer(code, ret_s, ret_e):
-            hidden.append((idm.start(), idm.group().decode("latin-1")))
     if params is not None:
         p_s = m.start("params")
         if p_s - s >= 2:  # room for "[]" before the parameter list

@@ -1,17 +1,21 @@
 """Fast, position-exact reader for ``native_functions.yaml``.
 
-A line scanner specialised to the file's shape: a top-level block sequence of
-``- func: ...`` mappings whose values are scalars, flow lists (``[a, b]``),
-block lists, or one nested block mapping (``dispatch:``, ``ufunc_inner_loop:``).
-Anything else YAML could express is reported as a ``ParseError`` rather than
-guessed at, so what the scanner returns is what a YAML loader would see.
+The reference is a line scanner specialised to the file's shape: a top-level
+block sequence of ``- func: ...`` mappings whose values are plain or quoted
+scalars, flow lists (``[a, b]``), block lists, ``{}``, or one nested block
+mapping (``dispatch:``, ``ufunc_inner_loop:``).  Anything else YAML could
+express (anchors, multi-line scalars, ...) is reported as a ``ParseError``
+rather than guessed at, so what it returns is what a YAML loader would see.
+Entries of the canonical shape (nearly all of them) take a regex fast path
+that builds the same objects; tests check both agree on the real files.
 
 Positions: lines and columns are 1-based, columns count characters (code
-points); ``end_column`` is exclusive; ``start``/``end`` are byte offsets.
+points), ``end_column`` is exclusive; ``start``/``end`` are byte offsets.
 """
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -58,7 +62,9 @@ _FAST_ENTRY = re.compile(
 _FAST_KEY_VALUES = re.compile(rb"^  ([a-z_]+):(?: ([^\n#]*[^\n #]))?", re.M)  # value b"" if none
 _FAST_DISPATCH_LINE = re.compile(rb"^    (" + _IDENT + rb"(?:, " + _IDENT + rb")*): (" + _IDENT + rb")(?: +#([^\n]*))?$", re.M)
 _KERNEL_RE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*\Z")
-_BAD_PLAIN_START = frozenset(b"&*!|>%@`]}")
+_BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
+_FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
+_ODD_BREAK = re.compile(b"\r|\xc2\x85|\xe2\x80[\xa8\xa9]")  # CR, NEL, LS, PS: line breaks for YAML
 _HASH, _DASH, _SPACE = 35, 45, 32
 _NO_CODES: frozenset[str] = frozenset()
 
@@ -116,7 +122,7 @@ def _scalar(line: bytes, pos: int) -> tuple[object, int, int, bytes | None]:
         if close < 0 or line[pos + 1 : close].strip(b" "):
             raise _Fail(pos, "unsupported flow mapping (only '{}' is supported)")
         return {}, pos, close + 1, _trailing_comment(line, close + 1)
-    if c in _BAD_PLAIN_START or (c == _DASH and (pos + 1 == n or line[pos + 1] == _SPACE)):
+    if c in _BAD_PLAIN_START or (c in b"-?:" and (pos + 1 == n or line[pos + 1] == _SPACE)):
         raise _Fail(pos, f"unsupported YAML syntax {chr(c)!r} here")
     hash_at = line.find(b" #", pos)
     end = hash_at if hash_at >= 0 else n
@@ -154,13 +160,30 @@ def _quoted(line: bytes, pos: int) -> tuple[str, int]:
         if (j - 1 - k) % 2 == 0:
             break
         i = j + 1
-    raw = line[pos + 1 : j]
-    if b"\\" in raw:
+    raw = line[pos + 1 : j].decode("utf-8", "replace")
+    if "\\" in raw:
         try:
-            return raw.decode("utf-8").encode("latin-1", "backslashreplace").decode("unicode_escape"), j
-        except (UnicodeDecodeError, UnicodeEncodeError) as exc:
+            return _ESCAPE.sub(_unescape, raw), j
+        except ValueError as exc:
             raise _Fail(pos, f"bad escape in quoted string: {exc}") from None
-    return raw.decode("utf-8", "replace"), j
+    return raw, j
+
+
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)")
+_SIMPLE_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+    "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """One YAML double-quoted escape (the set PyYAML accepts)."""
+    code = m.group(1)
+    if len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[code]
+    raise ValueError(f"unknown escape '\\{code}'")
 
 
 def _trailing_comment(line: bytes, pos: int) -> bytes | None:
@@ -189,6 +212,8 @@ def _flow_item(line: bytes, at: int, item: bytes) -> str:
         if close != at + lead + len(body) - 1:
             raise _Fail(at + lead, "unexpected text in flow sequence item")
         return value
+    if body and not _FLOW_PLAIN.match(body):
+        raise _Fail(at, f"unsupported item {body.decode('utf-8', 'replace')!r} in flow sequence")
     return body.decode("utf-8", "replace")
 
 
@@ -275,6 +300,7 @@ class _Scanner:
         self.line = b""
         self.line_start = 0
         self.ascii = True
+        self.plain = False  # the whole file is ASCII without tabs or CRs
 
     # ---- positions on the current line
     def col(self, byte_col: int) -> int:
@@ -286,9 +312,8 @@ class _Scanner:
         s = self.line_start
         return _span(self.path, self.lineno, self.col(a), self.col(b), s + a, s + b)
 
-    def error(self, byte_col: int, message: str, line: int | None = None) -> None:
-        col = self.col(byte_col) if line is None else byte_col + 1
-        self.errors.append(ParseError(self.path, line or self.lineno, col, message))
+    def error(self, byte_col: int, message: str) -> None:
+        self.errors.append(ParseError(self.path, self.lineno, self.col(byte_col), message))
 
     def name(self, raw: bytes) -> str:
         got = self.names.get(raw)
@@ -307,9 +332,10 @@ class _Scanner:
             self.error(len(self.line), "invalid UTF-8 byte")
         if not fast:
             self.scan_lines(0, len(data), 1)
-            return NativeYaml(self.path, tuple(self.entries), tuple(self.errors))
+            return self.result()
         # Every "\n- " starts a top-level entry: try each entry's text on the
         # canonical-shape fast path, else scan its lines.
+        self.plain = data.isascii() and b"\t" not in data and b"\r" not in data
         chunks = data.split(b"\n- ")
         first = chunks[0]
         self.scan_lines(0, len(first), 1)
@@ -319,7 +345,11 @@ class _Scanner:
                 self.scan_lines(off, off + 2 + len(c), lineno)
             lineno += c.count(b"\n") + 1
             off += len(c) + 3
-        return NativeYaml(self.path, tuple(self.entries), tuple(self.errors))
+        return self.result()
+
+    def result(self) -> NativeYaml:
+        errors = sorted(self.errors, key=lambda e: e.line)  # stable: same-line errors keep their order
+        return NativeYaml(self.path, tuple(self.entries), tuple(errors))
 
     def scan_lines(self, a: int, b: int, lineno: int) -> None:
         """The full line scanner over data[a:b], whose first line is ``lineno``."""
@@ -329,16 +359,26 @@ class _Scanner:
             offset += len(raw) + 1
             line = raw[:-1] if raw.endswith(b"\r") else raw
             body = line.lstrip(b" ")
-            if body and body[0] != _HASH:
-                self.lineno, self.line, self.line_start, self.ascii = lineno, line, start, line.isascii()
-                self.scan_line(line, len(line) - len(body))
+            ascii_line = line.isascii()
+            odd = b"\r" in line or (not ascii_line and _ODD_BREAK.search(line) is not None)
+            if odd or (body and body[0] != _HASH):
+                self.lineno, self.line, self.line_start, self.ascii = lineno, line, start, ascii_line
+                self.scan_line(line, len(line) - len(body), odd)
             lineno += 1
         self.finish_entry()
 
-    def scan_line(self, line: bytes, indent: int) -> None:
+    def scan_line(self, line: bytes, indent: int, odd_break: bool) -> None:
         tab = line.find(b"\t")
-        if tab >= 0:
-            self.error(tab, "tab character (YAML forbids tabs in indentation; use spaces)")
+        if odd_break or tab >= 0:
+            if indent == 0:  # whatever it was, it ends the entry before it
+                self.finish_entry()
+                self.skipping = True
+            if odd_break:
+                brk = _ODD_BREAK.search(line)
+                assert brk is not None
+                self.error(brk.start(), "a line break other than LF / CRLF (YAML splits the line here)")
+            else:
+                self.error(tab, "tab character (YAML forbids tabs in indentation; use spaces)")
             return
         try:
             if indent == 0:
@@ -351,7 +391,7 @@ class _Scanner:
     def fast_entry(self, c: bytes, lineno: int, off: int) -> bool:
         """Build the entry ``"- " + c`` (at byte ``off``, line ``lineno``) if it has the
         canonical shape (_FAST_ENTRY); False means: let the line scanner do it."""
-        if not c.isascii() or b"\t" in c or b"\r" in c:
+        if not self.plain and (not c.isascii() or b"\t" in c or b"\r" in c):
             return False
         m = _FAST_ENTRY.fullmatch(c + b"\n")
         if m is None:
@@ -391,7 +431,7 @@ class _Scanner:
         if tags_raw is None:
             tags: tuple[str, ...] = ()
         elif tags_raw[:1] == b"[":
-            tags = tuple(t.decode() for t in tags_raw[1:-1].split(b", "))
+            tags = tuple(tags_raw[1:-1].decode().split(", "))
         else:
             tags = (tags_raw.decode(),)
         fc = m.group("fc")
@@ -494,18 +534,19 @@ class _Scanner:
         if not _KEY_RE.match(key_b):
             raise _Fail(at, f"unsupported key {key_b.decode('utf-8', 'replace')!r}")
         value, vs, _, comment = _scalar(line, colon + 1)
-        self.set_value(self.name(key_b), self.col(at) - 1, value, comment, self.lineno)
+        self.set_value(self.name(key_b), at, value, comment)
         if isinstance(value, (list, str)) and key_b == b"dispatch":
             raise _Fail(vs, "'dispatch:' must be followed by an indented block of 'KEY: kernel' lines")
 
-    def set_value(self, key: str, col: int, value: object, comment: bytes | None, lineno: int) -> None:
-        """Record ``key: value`` of the current entry (``col``: 0-based character column of the key)."""
+    def set_value(self, key: str, at: int, value: object, comment: bytes | None) -> None:
+        """Record ``key: value`` of the current entry (the key at byte column ``at``)."""
         cur = self.cur
         assert cur is not None
+        lineno = self.lineno
         if key in cur.key_lines:
-            self.error(col, f"duplicate key {key!r} in this entry (YAML keeps the last one)", lineno)
+            self.error(at, f"duplicate key {key!r} in this entry (YAML keeps the last one)")
         elif key not in KNOWN_KEYS:
-            self.error(col, f"unknown key {key!r} (torchgen rejects it)", lineno)
+            self.error(at, f"unknown key {key!r} (torchgen rejects it)")
         cur.key_lines[key] = lineno
         cur.values[key] = value
         if key == "func":
@@ -740,7 +781,14 @@ def effective_dispatch(entry: NativeEntry) -> dict[str, str]:
 # -------------------------------------------------------------- public API
 def read_native_yaml(data: bytes, path: str) -> NativeYaml:
     """Scan native_functions.yaml bytes; ``path`` is the tree-relative posix path."""
-    return _Scanner(data, path).run()
+    # ~20k long-lived objects and no cycles: the cyclic GC would only re-walk them.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Scanner(data, path).run()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_native_yaml_file(file: Path, rel: str) -> NativeYaml:

@@ -60,6 +60,8 @@ def _pack_elem(value, info: ArgInfo, what: str) -> bytes:
 
 
 def _value_buffer(values: list, info: ArgInfo, what: str) -> Bound:
+    # complex numbers are float2/half2 in Metal: (real, imag)
+    values = [x for v in values for x in ((v.real, v.imag) if isinstance(v, complex) else (v,))]
     data = b"".join(_pack_elem(v, info, what) for v in values)
     if not info.is_pointer and info.lanes > 1 and len(values) > info.lanes:
         raise KernelArgumentError(f"{what}: {len(values)} values for a {info.lanes}-element vector")

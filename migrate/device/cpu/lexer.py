@@ -135,7 +135,12 @@ def render(tokens: list[Token]) -> str:
     markers where the origin jumps)."""
     out: list[str] = []
     cur_file, cur_line = None, 0
+    prev: Token | None = None
     for t in tokens:
+        if (prev is not None and t.text[0] == ">" and prev.text == ">" and t.kind == PUNCT
+                and t.line == prev.line and t.col == prev.col + 1 and t.file == prev.file and out[-1] == " "):
+            out.pop()  # `a >> b` was lexed as two `>`
+        prev = t
         if t.file != cur_file or t.line < cur_line or t.line > cur_line + 8:
             out.append(f'\n# {t.line} "{t.file}"\n')
             cur_file, cur_line = t.file, t.line

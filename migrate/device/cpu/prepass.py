@@ -46,6 +46,7 @@ IGNORED_ATTRS = {"host_name", "buffer", "kernel", "max_total_threads_per_threadg
                  "user", "early_fragment_tests"}
 UNSUPPORTED_ATTRS = {
     "threadgroup": "[[threadgroup(N)]] kernel parameters (declare threadgroup arrays in the kernel)",
+    "__msl_threadgroup": "[[threadgroup(N)]] kernel parameters (declare threadgroup arrays in the kernel)",
     "texture": "textures ([[texture(N)]])",
     "sampler": "samplers ([[sampler(N)]])",
     "function_constant": "function constants ([[function_constant]])",
@@ -327,7 +328,6 @@ class _Scanner:
                     if depth == 0:
                         break
                 start -= 1
-            start -= 1  # the outer '['
             _, items = _parse_attr(toks, start)
             for name, args, _ in items:
                 if name == "host_name":
@@ -615,7 +615,7 @@ def prepass(preprocessed: str, main_file: str) -> PrepassResult:
     while i < len(tokens):
         if _is_attr_start(tokens, i):
             end, items = _parse_attr(tokens, i)
-            if [name for name, _, _ in items] == ["kernel"]:
+            if [name for name, _, _ in items] in (["kernel"], ["__msl_kernel"]):
                 norm.append(Token(IDENT, "__msl_kernel", tokens[i].file, tokens[i].line, tokens[i].col))
                 i = end
                 continue

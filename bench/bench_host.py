@@ -1,0 +1,78 @@
+"""Time the host reader over the real PyTorch 2.6.0 MPS tree.
+
+    /work/venv/bin/python bench/bench_host.py [--repeat N] [ROOT]
+
+ROOT defaults to what ../shared/corpus/fetch-pytorch-tree prints.  Prints
+the whole-tree time (best and median of N runs, each run reads every
+.mm/.cpp/.h under aten/src/ATen/native/mps in one process) and where the time
+goes: scrub (lexing), Objective-C neutralising, tree-sitter parsing, rest.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from migrate.read.cpp_lex import scrub  # noqa: E402
+from migrate.read.cpp_unit import _PARSER  # noqa: E402
+from migrate.read.host_reader import read_host_file  # noqa: E402
+from migrate.read.objc_neutral import neutralize  # noqa: E402
+
+
+def tree_root(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    fetch = REPO.parent / "shared" / "corpus" / "fetch-pytorch-tree"
+    out = subprocess.run(["bash", str(fetch)], capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def timed(fn, items) -> float:
+    t = time.perf_counter()
+    for x in items:
+        fn(x)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", nargs="?")
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    root = tree_root(args.root)
+    files = sorted(p for p in (root / "aten/src/ATen/native/mps").rglob("*")
+                   if p.suffix in (".mm", ".cpp", ".h"))
+    items = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
+    size = sum(len(d) for _, d in items)
+    print(f"{len(items)} host files, {size / 1e6:.2f} MB")
+
+    first = timed(lambda x: read_host_file(x[1], x[0]), items)  # includes one-time regex compiles
+    runs = [timed(lambda x: read_host_file(x[1], x[0]), items) for _ in range(args.repeat)]
+    print(f"read_host_file, whole tree: first {first * 1000:.0f} ms, best {min(runs) * 1000:.0f} ms, "
+          f"median {statistics.median(runs) * 1000:.0f} ms ({size / min(runs) / 1e6:.1f} MB/s)")
+
+    datas = [d for _, d in items]
+    scs = [scrub(d) for d in datas]
+    outs = [bytes(neutralize(sc)) for sc in scs]
+    stages = {
+        "scrub": min(timed(scrub, datas) for _ in range(3)),
+        "neutralize": min(timed(neutralize, scs) for _ in range(3)),
+        "tree-sitter parse": min(timed(_PARSER.parse, outs) for _ in range(3)),
+    }
+    stages["rest (macros, extraction, sites)"] = max(0.0, min(runs) - sum(stages.values()))
+    for name, secs in stages.items():
+        print(f"  {name:34s} {secs * 1000:6.0f} ms")
+    hfs = [read_host_file(d, p) for p, d in items]
+    print(f"functions {sum(len(h.functions) for h in hfs)}, registrations {sum(len(h.registrations) for h in hfs)}, "
+          f"kernel calls {sum(len(h.kernel_calls) for h in hfs)}, sites {sum(len(h.sites) for h in hfs)}, "
+          f"errors {sum(len(h.errors) for h in hfs)}")
+
+
+if __name__ == "__main__":
+    main()

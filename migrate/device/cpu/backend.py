@@ -1,0 +1,58 @@
+"""CpuBackend.compile_shader: torch.mps.compile_shader, run on the CPU."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import BackendUnavailable, KernelArgumentError
+from .build import Built, build
+from .library import CpuLibrary
+
+
+def torch_include_dir() -> Path | None:
+    import importlib.util  # locate torch without importing it (import costs ~1 s)
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return None
+    inc = Path(spec.origin).resolve().parent / "include"
+    return inc if (inc / "c10" / "metal").is_dir() else None
+
+
+def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:
+    """Include path: user dirs, then the migrated tree's c10/metal (if it has
+    one), then the installed torch's headers."""
+    dirs = [Path(p).resolve() for p in include_dirs]
+    if root is not None:
+        root = Path(root).resolve()
+        if (root / "c10" / "metal").is_dir():
+            dirs.append(root)
+    if not any((d / "c10" / "metal").is_dir() for d in dirs):
+        inc = torch_include_dir()
+        if inc is not None:
+            dirs.append(inc)
+    return dirs
+
+
+class CpuBackend:
+    name = "cpu"
+
+    def __init__(self, root: str | Path | None = None, opt: int = 1, checked: bool = False):
+        self.root = Path(root) if root is not None else None
+        self.opt = opt
+        self.checked = checked
+        self.last_build: Built | None = None
+
+    def compile_shader(self, source: str, include_dirs: list[str | Path] | None = None, *,
+                       filename: str = "shader.metal", opt: int | None = None,
+                       checked: bool | None = None) -> CpuLibrary:
+        if not isinstance(source, str):
+            raise KernelArgumentError(f"compile_shader needs MSL source text, got {type(source).__name__}")
+        level = self.opt if opt is None else opt
+        if level not in (0, 1, 2, 3):
+            raise KernelArgumentError(f"opt must be 0-3, got {level!r}")
+        try:
+            built = build(source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level)
+        except OSError as e:
+            raise BackendUnavailable(f"CPU backend cannot build: {e}") from e
+        self.last_build = built
+        return CpuLibrary(built.so_path, built.meta, self.checked if checked is None else checked)
