@@ -159,8 +159,16 @@ class Index:
             seen.add(n)
             for f in self.functions.get(n, ()):
                 found |= f.markers
-                stack.extend(c for c in f.calls if c in self.functions and c not in seen)
+                # a call to a marker (Placeholder, runMPSGraph, ...) counts as that marker; its body
+                # (Placeholder gathers strided views with Metal) is not followed, nor are neutral
+                # data-movement helpers
+                stack.extend(c for c in f.calls if c in self.functions and c not in seen and c not in self._stop_at)
         return frozenset(found)
+
+    @cached_property
+    def _stop_at(self) -> frozenset[str]:
+        """Calls whose bodies classification does not follow: markers and neutral helpers."""
+        return frozenset().union(*self.markers.values())
 
     def _classify(self, name: str) -> str:
         m = self.marker_closure(name)

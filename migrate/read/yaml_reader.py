@@ -378,7 +378,7 @@ class _Scanner:
                 assert brk is not None
                 self.error(brk.start(), "a line break other than LF / CRLF (YAML splits the line here)")
             else:
-                self.error(tab, "tab character (YAML forbids tabs in indentation; use spaces)")
+                self.error(tab, "tab character (not supported: YAML forbids tabs in indentation; use spaces)")
             return
         try:
             if indent == 0:
@@ -464,23 +464,33 @@ class _Scanner:
 
     def fast_dispatch_line(self, m: re.Match[bytes], ln: int, ls: int, base: int) -> DispatchLine:
         """A _FAST_DISPATCH_LINE match (ASCII, single spaces) starting at c[ls] on line ``ln``."""
-        path, names = self.path, self.names
-        keys: list[str] = []
-        key_spans: list[Span] = []
-        first = a = m.start(1)
-        for k in m.group(1).split(b", "):
-            keys.append(names.get(k) or self.name(k))
-            b = a + len(k)
-            key_spans.append(_span(path, ln, a - ls + 1, b - ls + 1, base + a, base + b))
-            a = b + 2
+        path, names, span = self.path, self.names, _make_span
+        first, keys_end = m.span(1)
         ks, ke = m.span(2)
+        col0, off0 = 1 - ls, base  # byte index in c -> column / data offset
+        keys_b = m.group(1)
+        if b"," not in keys_b:  # the common single-key line
+            keys: tuple[str, ...] = (names.get(keys_b) or self.name(keys_b),)
+            key_spans: tuple[Span, ...] = (
+                span(path=path, line=ln, column=first + col0, end_line=ln, end_column=keys_end + col0, start=first + off0, end=keys_end + off0),
+            )
+        else:
+            key_list: list[str] = []
+            span_list: list[Span] = []
+            a = first
+            for k in keys_b.split(b", "):
+                key_list.append(names.get(k) or self.name(k))
+                b = a + len(k)
+                span_list.append(span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0))
+                a = b + 2
+            keys, key_spans = tuple(key_list), tuple(span_list)
         comment = m.group(3)
         return _make_dispatch(  # type: ignore[no-any-return]
-            keys=tuple(keys),
+            keys=keys,
             kernel=m.group(2).decode(),
-            span=_span(path, ln, first - ls + 1, ke - ls + 1, base + first, base + ke),
-            key_spans=tuple(key_spans),
-            kernel_span=_span(path, ln, ks - ls + 1, ke - ls + 1, base + ks, base + ke),
+            span=span(path=path, line=ln, column=first + col0, end_line=ln, end_column=ke + col0, start=first + off0, end=ke + off0),
+            key_spans=key_spans,
+            kernel_span=span(path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0),
             suppressions=_NO_CODES if comment is None else parse_suppressions(comment.decode()),
         )
 
