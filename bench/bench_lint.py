@@ -33,7 +33,11 @@ def main() -> None:
         if out.returncode:
             sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
         root = Path(out.stdout.strip().splitlines()[-1])
+    if (root / "torchgen" / "gen.py").is_file():
+        sys.path.insert(0, str(root))  # the tree's own torchgen parses its own yaml
     import torchgen.gen as tg
+
+    print(f"torchgen from {Path(tg.__file__).parent}")
 
     from migrate.cache import disable_cache
     from migrate.lint import lint_tree

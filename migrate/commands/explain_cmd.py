@@ -3,10 +3,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 from migrate.errors import UsageError
 from migrate.index import Index
 from migrate.tree import find_root, load_tree
+
+HELP = "print the MPS route of every overload of an operator family"
+
+
+def add_arguments(ex) -> None:
+    ex.add_argument("op", nargs="?", help="family (atan2) or overload (atan2.out)")
+    ex.add_argument("--all", action="store_true", help="every overload of the yaml")
+    ex.add_argument("--root", type=Path, default=Path("."), help="any path inside the PyTorch tree")
+    ex.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def select_routes(ix: Index, op: str | None, all_: bool):
@@ -23,7 +33,7 @@ def select_routes(ix: Index, op: str | None, all_: bool):
     return [ix.routes[e.overload_name] for e in entries]
 
 
-def run_explain(args) -> int:
+def run(args) -> int:
     root = find_root(args.root)
     ix = Index(load_tree(root))
     routes = select_routes(ix, args.op, args.all)

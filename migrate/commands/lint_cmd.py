@@ -12,6 +12,26 @@ from migrate.output.render import render, statistics
 from migrate.tree import find_root, load_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+HELP = "report MPSGraph routes and broken links between yaml, host stubs and Metal kernels"
+FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "lintrunner")
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def add_arguments(lint) -> None:
+    lint.add_argument("paths", nargs="*", default=["."], help="files or folders inside one PyTorch tree (default: .)")
+    lint.add_argument("--format", "--output-format", dest="format", default="full", choices=FORMATS)
+    lint.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
+    lint.add_argument("--extend-select", type=_codes, default=[])
+    lint.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
+    lint.add_argument("--statistics", action="store_true", help="count findings per rule")
+    lint.add_argument("--fix", action="store_true", help="apply safe fixes")
+    lint.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    lint.add_argument("--diff", action="store_true", help="print fixes as a unified diff, write nothing")
+    lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    lint.add_argument("-o", "--output", type=Path, help="write the report to this file")
 
 
 def resolve_paths(paths: list[str]) -> tuple[Path, list[str] | None]:
@@ -28,7 +48,7 @@ def resolve_paths(paths: list[str]) -> tuple[Path, list[str] | None]:
     return root, rels
 
 
-def run_lint(args) -> int:
+def run(args) -> int:
     root, only = resolve_paths(args.paths)
     config = load_config(root)
     if args.select is not None:

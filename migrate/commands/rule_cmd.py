@@ -1,0 +1,38 @@
+"""mps-migrate rule: documentation of one rule, or the list of all."""
+from __future__ import annotations
+
+import json
+
+from migrate.errors import UsageError
+from migrate.rulebook import all_rules
+
+HELP = "print the documentation of a rule (or --all to list them)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("code", nargs="?", help="MPS001 ...")
+    p.add_argument("--all", action="store_true", help="list every rule")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args) -> int:
+    rules = all_rules()
+    if args.all or not args.code:
+        if args.format == "json":
+            print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "fix": r.fix_safety}
+                              for r in rules.values()], indent=2))
+        else:
+            for r in rules.values():
+                print(f"{r.code}  {r.name:<28} {r.severity:<8} {r.summary.split(chr(10))[0]}")
+        return 0
+    code = args.code.upper()
+    if code not in rules:
+        raise UsageError(f"unknown rule {args.code!r} (known: {', '.join(rules)})")
+    r = rules[code]
+    if args.format == "json":
+        print(json.dumps({"code": r.code, "name": r.name, "severity": r.severity, "message": r.message,
+                          "summary": r.summary, "why": r.why, "example": r.example, "fix": r.fix,
+                          "fix_safety": r.fix_safety}, indent=2))
+    else:
+        print(r.doc(), end="")
+    return 0
