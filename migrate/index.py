@@ -149,21 +149,28 @@ class Index:
         return {}
 
     def marker_closure(self, name: str) -> frozenset[str]:
-        seen: set[str] = set()
+        """Markers used by ``name`` and, transitively, the same-tree helpers it calls.
+
+        A call to a marker (Placeholder, runMPSGraph, ...) counts as that marker; its body
+        (Placeholder gathers strided views with Metal) is not followed, nor are neutral
+        data-movement helpers.  Memoised; inside a call cycle a member may see a partial set.
+        """
+        memo = self._closure_memo
+        if name in memo:
+            return memo[name]
+        memo[name] = frozenset()  # in progress: cycles stop here
         found: set[str] = set()
-        stack = [name]
-        while stack:
-            n = stack.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            for f in self.functions.get(n, ()):
-                found |= f.markers
-                # a call to a marker (Placeholder, runMPSGraph, ...) counts as that marker; its body
-                # (Placeholder gathers strided views with Metal) is not followed, nor are neutral
-                # data-movement helpers
-                stack.extend(c for c in f.calls if c in self.functions and c not in seen and c not in self._stop_at)
-        return frozenset(found)
+        for f in self.functions.get(name, ()):
+            found |= f.markers
+            for c in f.calls:
+                if c != name and c in self.functions and c not in self._stop_at:
+                    found |= self.marker_closure(c)
+        memo[name] = result = frozenset(found)
+        return result
+
+    @cached_property
+    def _closure_memo(self) -> dict[str, frozenset[str]]:
+        return {}
 
     @cached_property
     def _stop_at(self) -> frozenset[str]:

@@ -109,7 +109,7 @@ def load_tree(root: Path) -> Tree:
         ydata = yaml_file.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", str(yaml_file)) from None
-    tree = Tree(root=root, yaml=cached("yaml", rel, ydata, lambda: read_native_yaml(ydata, rel)))
+    tree = Tree(root=root, yaml=read_native_yaml(ydata, rel))  # parsing is as fast as unpickling
     tree.sources[rel] = ydata
     tree.errors.extend(tree.yaml.errors)
 
