@@ -84,14 +84,43 @@ class FixBuilder:
             return None
         return self.join_shared_line(entry, line, target)
 
+    def route_to_shared(self, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
+        """``CPU, CUDA: k`` + ``MPS: k_mps`` -> ``CPU, CUDA, MPS: k`` when provably legal.
+
+        Legal when the entry is not a structured_delegate (those carry no keys at all), a line
+        of the same entry gives CPU and CUDA the shared kernel ``k``, ``k``'s stub has an MPS
+        registration, and every Metal kernel that registration's host function names is
+        registered (safe); if the host function names no kernel we can check, the fix is unsafe.
+        """
+        ix = self.ix
+        if entry.structured_delegate or entry.manual_kernel_registration:
+            return None
+        target = next((d for d in entry.dispatch if d is not mps_line and "MPS" not in d.keys
+                       and {"CPU", "CUDA"} <= set(d.keys)), None)
+        if target is None:
+            return None
+        regs = [r for s in ix.stubs_of_shared_kernel(target.kernel_name) for r in ix.registrations.get(s, ())]
+        if not regs:
+            return None
+        calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls
+                 if c.function in {r.function for r in regs}]
+        if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
+            return None  # the native kernel itself is broken (MPS007): do not route to it
+        proven = bool(calls) and all(c.name for c in calls)
+        fix = self.join_shared_line(entry, mps_line, target)
+        return Fix(fix.description, fix.edits, safe=proven)
+
     def join_shared_line(self, entry: NativeEntry, mps_line: DispatchLine, shared: DispatchLine) -> Fix:
+        """Add MPS to ``shared`` (after CUDA when present, else last) and delete ``mps_line``."""
         data = self._src(shared.span.path)
-        last = shared.key_spans[-1]
+        keys = list(shared.keys)
+        at = keys.index("CUDA") if "CUDA" in keys else len(keys) - 1
+        anchor = shared.key_spans[at]
         sep = b", "
         if len(shared.key_spans) > 1:
-            prev = shared.key_spans[-2]
-            sep = data[prev.end:last.start] or b", "
-        ins = Edit(shared.span.path, last.end, last.end, (sep + b"MPS").decode())
+            a, b = shared.key_spans[0], shared.key_spans[1]
+            sep = data[a.end:b.start] or b", "
+        ins = Edit(shared.span.path, anchor.end, anchor.end, (sep + b"MPS").decode())
         s = self.line_start(data, mps_line.span.start)
         e = self.line_end(data, mps_line.span.end)
         return Fix(f"route {entry.overload_name} to the shared kernel {shared.kernel}",

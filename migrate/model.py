@@ -270,3 +270,4 @@ class Finding:
     kernel: str | None = None
     fix: Fix | None = None
     extra: tuple[tuple[str, str], ...] = field(default=())
+    family: str | None = None  # operator family the finding is about, when known

@@ -27,9 +27,9 @@ class Rule:
     check: str | None  # module under migrate.checks
 
     def finding(self, span: Span, *, overload: str | None = None, kernel: str | None = None,
-                fix: Fix | None = None, **fmt) -> Finding:
-        return Finding(
-            code=self.code, message=self.message.format(overload=overload, kernel=kernel, **fmt),
+                fix: Fix | None = None, family: str | None = None, **fmt) -> Finding:
+        return Finding(family=family,
+            code=self.code, message=self.message.format(overload=overload, kernel=kernel, family=family, **fmt),
             path=span.path, line=span.line, column=span.column, end_line=span.end_line,
             end_column=span.end_column, severity=self.severity, overload=overload, kernel=kernel, fix=fix,
         )

@@ -50,9 +50,9 @@ class Tree:
         return self.root if (self.root / C10_METAL_REL / "indexing.h").is_file() else None
 
 
-def _read_bytes(tree: Tree, file: Path, rel: str) -> bytes | None:
+def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> bytes | None:
     try:
-        data = file.read_bytes()
+        data = overlay[rel] if rel in overlay else file.read_bytes()
     except OSError as exc:
         tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}"))
         return None
@@ -97,16 +97,18 @@ def headers_digest(include_dirs: list[Path]) -> str:
     return h.hexdigest()
 
 
-def load_tree(root: Path) -> Tree:
+def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
+    """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's."""
     from migrate.read.host_reader import read_host_file
     from migrate.read.metal_reader import read_metal_source
     from migrate.read.xfail_reader import read_common_mps
     from migrate.read.yaml_reader import read_native_yaml
 
+    overlay = overlay or {}
     yaml_file = root / YAML_REL
     rel = YAML_REL
     try:
-        ydata = yaml_file.read_bytes()
+        ydata = overlay[rel] if rel in overlay else yaml_file.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", str(yaml_file)) from None
     tree = Tree(root=root, yaml=read_native_yaml(ydata, rel))  # parsing is as fast as unpickling
@@ -120,7 +122,7 @@ def load_tree(root: Path) -> Tree:
         for f in _walk(mps, HOST_SUFFIXES + (".metal",)):
             r = f.relative_to(root).as_posix()
             in_kernels = "/kernels/" in r
-            data = _read_bytes(tree, f, r)
+            data = _read_bytes(tree, f, r, overlay)
             if data is None:
                 continue
             if r.endswith(".metal") or (in_kernels and r.endswith(".h")):
@@ -141,7 +143,7 @@ def load_tree(root: Path) -> Tree:
                     tree.metals[key] = mf
     cm = root / COMMON_MPS_REL
     if cm.is_file():
-        data = _read_bytes(tree, cm, COMMON_MPS_REL)
+        data = _read_bytes(tree, cm, COMMON_MPS_REL, overlay)
         if data is not None:
             tree.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
             tree.errors.extend(tree.common_mps.errors)

@@ -15,4 +15,5 @@ def check(ix, rule):
             if r.via != "explicit" or r.impl not in GRAPH or line is None or is_shared(line):
                 continue
             yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel,
-                               migrated=", ".join(migrated), family=family)
+                               migrated=", ".join(migrated), family=family,
+                               fix=ix.fixes.route_to_shared(e, line))

@@ -10,4 +10,4 @@ def check(ix, rule):
             declared = ix.root_kernels.get(inc.op)
             if not declared or declared & used:
                 continue
-            yield rule.finding(inc.span, op=inc.op, fix=ix.fixes.remove_line(inc.span, f"remove stale include of {inc.header}"))
+            yield rule.finding(inc.span, op=inc.op, family=inc.op, fix=ix.fixes.remove_line(inc.span, f"remove stale include of {inc.header}"))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from migrate.apply import atomic_write, plan_fixes, unified_diff
+from migrate.apply import unified_diff
+from migrate.fixloop import fix_to_fixed_point, write_outcome
 from migrate.config import load_config
 from migrate.errors import UsageError
 from migrate.lint import lint_tree
@@ -56,40 +57,48 @@ def run(args) -> int:
     config.select += args.extend_select
     if args.ignore is not None:
         config.ignore = list(args.ignore)
+    if args.diff or args.fix:
+        return apply_fixes(args, root, config, only)
     tree = load_tree(root)
-    result = lint_tree(tree, config, only)
-    findings = result.findings
-    out = []
-
-    if args.diff or args.fix or args.format == "lintrunner":
-        plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
-        for f, why in plan.dropped:
-            print(f"mps-migrate: fix for {f.code} at {f.path}:{f.line} skipped: {why}", file=sys.stderr)
-        if args.diff:
-            diff = "".join(unified_diff(p, tree.sources[p], new) for p, new in sorted(plan.new_texts.items()))
-            _emit(args, diff)
-            return EXIT_FINDINGS if diff else EXIT_OK
-        if args.fix:
-            for p, new in sorted(plan.new_texts.items()):
-                atomic_write(root / p, new, tree.sources[p])
-            if plan.new_texts:
-                tree = load_tree(root)
-                findings = lint_tree(tree, config, only).findings
-                n = len(plan.applied)
-                print(f"mps-migrate: applied {n} fix{'es' if n != 1 else ''} in {len(plan.new_texts)} file(s)", file=sys.stderr)
-        fixed_texts = {p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
-                       for p, new in plan.new_texts.items()} if args.format == "lintrunner" and not args.fix else {}
-    else:
-        fixed_texts = {}
-
-    if args.statistics:
-        out.append(statistics(findings))
-    else:
-        out.append(render(findings, args.format, root, tree.sources, fixed_texts))
-    _emit(args, "".join(out))
+    findings = lint_tree(tree, config, only).findings
+    fixed_texts: dict[str, tuple[str, str]] = {}
+    if args.format == "lintrunner":
+        outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes)
+        fixed_texts = {p: (outcome.original[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
+                       for p, new in outcome.new.items()}
+    report(args, root, tree.sources, findings, fixed_texts)
     if args.format == "lintrunner" or args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if findings else EXIT_OK
+
+
+def apply_fixes(args, root: Path, config, only, keep=None) -> int:
+    """--diff: print what the fixes change, write nothing. --fix: write, then report what remains."""
+    outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=keep)
+    for f, why in outcome.dropped:
+        print(f"mps-migrate: fix for {f.code} at {f.path}:{f.line} skipped: {why}", file=sys.stderr)
+    if args.diff:
+        diff = "".join(unified_diff(p, outcome.original[p], outcome.new[p]) for p in sorted(outcome.new))
+        _emit(args, diff)
+        return EXIT_FINDINGS if diff else EXIT_OK
+    write_outcome(root, outcome)
+    n = len(outcome.applied)
+    if n:
+        print(f"mps-migrate: applied {n} fix{'es' if n != 1 else ''} in {len(outcome.new)} file(s)", file=sys.stderr)
+    remaining = outcome.result.findings
+    if keep is not None:
+        remaining = [f for f in remaining if keep(f, outcome.result.index)]
+    report(args, root, outcome.result.tree.sources, remaining, {})
+    if args.exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if remaining else EXIT_OK
+
+
+def report(args, root: Path, sources, findings, fixed_texts) -> None:
+    if args.statistics:
+        _emit(args, statistics(findings))
+    else:
+        _emit(args, render(findings, args.format, root, sources, fixed_texts))
 
 
 def _emit(args, text: str) -> None:

@@ -1,0 +1,204 @@
+"""Fixes: golden trees, safety (atomic, no overlap, idempotent, byte-exact), torchgen and ruamel round trips."""
+from __future__ import annotations
+
+import difflib
+import filecmp
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from migrate.apply import plan_fixes
+from migrate.errors import UsageError
+from migrate.fixloop import fix_to_fixed_point, write_outcome
+from migrate.model import Edit, Finding, Fix
+from tests.helpers import COMMON_MPS, FIXTURES, MINI, OPS, YAML, lint_json, run_cli
+
+GOLDEN = FIXTURES / "golden"
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    dst = tmp_path / "tree"
+    shutil.copytree(MINI, dst)
+    return dst
+
+
+def same_tree(a: Path, b: Path) -> list[str]:
+    diffs = []
+    for dirpath, _, files in os.walk(a):
+        for name in files:
+            rel = Path(dirpath, name).relative_to(a)
+            if not (b / rel).exists() or (a / rel).read_bytes() != (b / rel).read_bytes():
+                diffs.append(str(rel))
+    return diffs
+
+
+@pytest.mark.parametrize("golden,flags", [("mini-fixed", []), ("mini-fixed-unsafe", ["--unsafe-fixes"])])
+def test_golden_after_fix(tree, golden, flags):
+    p = run_cli("lint", str(tree), "--fix", "--format", "json", *flags)
+    assert p.returncode == 1  # unfixable findings remain
+    assert same_tree(GOLDEN / golden, tree) == []
+    assert same_tree(tree, GOLDEN / golden) == []
+
+
+def test_every_fix_kind_in_golden():
+    before = (MINI / YAML).read_text()
+    after = (GOLDEN / "mini-fixed" / YAML).read_text()
+    # dispatch rewrite of a half-migrated family: .out already shared, Scalar_out still MPSGraph
+    assert "    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n" in before
+    assert "    CPU, CUDA, MPS: copysign_scalar_out\n" in after
+    # MPS-only line with the shared kernel's own name merges too
+    assert "    CPU, CUDA, MPS: softplus_out\n" in after
+    mm = (GOLDEN / "mini-fixed" / OPS / "BinaryOps.mm").read_text()
+    assert "atan2_out_mps" not in mm and "copysign_scalar_out_mps" not in mm  # dead implementations
+    assert "Left behind by the atan2 migration" not in mm  # with their leading comment
+    assert "binaryOpTensor" in mm and "binaryOpScalar" in mm  # helpers still used stay
+    assert "atan2_native.h" not in mm and "hypot_native.h" in mm  # stale include only
+    unary = (GOLDEN / "mini-fixed" / OPS / "UnaryOps.mm").read_text()
+    assert "(exp_out_mps, exponent)" not in unary and "(exp2_out_mps, exponentBase2)" in unary
+    xf = (GOLDEN / "mini-fixed-unsafe" / COMMON_MPS).read_text()
+    assert '"atan2": None' not in xf and '"hypot": [torch.float16]' in xf
+    assert "# not implemented natively yet" in xf  # comments around removed entries stay
+
+
+def test_fix_is_idempotent_and_fixed_codes_are_gone(tree):
+    run_cli("lint", str(tree), "--fix", "--unsafe-fixes")
+    snapshot = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    again = run_cli("lint", str(tree), "--fix", "--unsafe-fixes", "--format", "json")
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == snapshot
+    assert "applied" not in again.stderr
+    codes = {f["code"] for f in lint_json(tree)}
+    assert not codes & {"MPS001", "MPS004", "MPS005", "MPS009"}
+    assert run_cli("lint", str(tree), "--diff").stdout == ""
+
+
+def test_diff_writes_nothing_and_exit_codes(tree):
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    p = run_cli("lint", str(tree), "--diff")
+    assert p.returncode == 1 and p.stdout.startswith("--- a/")
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    clean = run_cli("lint", str(tree), "--diff", "--select", "MPS003")
+    assert clean.returncode == 0 and clean.stdout == ""
+
+
+def test_only_intended_bytes_change(tree):
+    outcome = fix_to_fixed_point(tree)
+    for path, new in outcome.new.items():
+        old = outcome.original[path].decode().splitlines(keepends=True)
+        cur = new.decode().splitlines(keepends=True)
+        sm = difflib.SequenceMatcher(a=old, b=cur, autojunk=False)
+        changed_old = [line for tag, i1, i2, _, _ in sm.get_opcodes() if tag != "equal" for line in old[i1:i2]]
+        if path == YAML:
+            # only the MPS lines and the shared lines they joined
+            assert all("MPS:" in line or "CPU, CUDA:" in line for line in changed_old), changed_old
+        # every unchanged line is byte-identical and in order
+        kept = [line for tag, i1, i2, _, _ in sm.get_opcodes() if tag == "equal" for line in old[i1:i2]]
+        assert len(kept) + len(changed_old) == len(old)
+
+
+def backend_index(yaml_path: Path) -> dict[tuple[str, str], str]:
+    import torchgen.gen as tg
+
+    tags = Path(tg.__file__).parent / "packaged" / "ATen" / "native" / "tags.yaml"
+    tg._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    parsed = tg.parse_native_yaml(str(yaml_path), str(tags))
+    out = {}
+    for key, idx in parsed.backend_indices.items():
+        for op, meta in idx.index.items():
+            out[(str(op), str(key))] = meta.kernel
+    return out
+
+
+def test_torchgen_sees_only_the_intended_mps_changes(tree):
+    before = backend_index(tree / YAML)
+    run_cli("lint", str(tree), "--fix")
+    after = backend_index(tree / YAML)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert changed == {("copysign.Scalar_out", "MPS")}
+    assert after[("copysign.Scalar_out", "MPS")] == "copysign_scalar_out"
+    assert after[("softplus.out", "MPS")] == before[("softplus.out", "MPS")] == "softplus_out"
+
+
+def ruamel_roundtrip(text: str) -> str:
+    from ruamel.yaml import YAML
+
+    y = YAML()
+    y.preserve_quotes = True
+    y.width = 1000
+    y.boolean_representation = ["False", "True"]
+    buf = io.StringIO()
+    y.dump(y.load(text), buf)
+    return buf.getvalue()
+
+
+def test_nativefunctions_formatter_stays_a_no_op(tree):
+    text = (tree / YAML).read_text()
+    assert ruamel_roundtrip(text) == text
+    run_cli("lint", str(tree), "--fix")
+    fixed = (tree / YAML).read_text()
+    assert fixed != text and ruamel_roundtrip(fixed) == fixed
+
+
+def test_overlapping_fixes_later_one_dropped():
+    src = {"f": b"0123456789"}
+
+    def finding(code, start, end, rep):
+        return Finding(code, "m", "f", 1, 1, 1, 2, fix=Fix(code, (Edit("f", start, end, rep),)))
+
+    plan = plan_fixes([finding("A", 2, 5, "x"), finding("B", 4, 7, "y"), finding("C", 8, 9, "z")], src)
+    assert plan.new_texts["f"] == b"01x567z9"
+    assert [f.code for f, _ in plan.dropped] == ["B"] and "overlaps" in plan.dropped[0][1]
+
+
+def test_unsafe_fixes_need_opt_in():
+    src = {"f": b"abc"}
+    f = Finding("X", "m", "f", 1, 1, 1, 2, fix=Fix("d", (Edit("f", 0, 1, ""),), safe=False))
+    assert plan_fixes([f], src).new_texts == {}
+    assert plan_fixes([f], src, unsafe=True).new_texts == {"f": b"bc"}
+
+
+def test_changed_on_disk_is_refused_and_nothing_written(tree):
+    outcome = fix_to_fixed_point(tree)
+    assert len(outcome.new) >= 2
+    victim = sorted(outcome.new)[-1]
+    (tree / victim).write_bytes((tree / victim).read_bytes() + b"\n// edited meanwhile\n")
+    snapshot = {p: (tree / p).read_bytes() for p in outcome.new}
+    with pytest.raises(UsageError, match="changed on disk"):
+        write_outcome(tree, outcome)
+    assert {p: (tree / p).read_bytes() for p in outcome.new} == snapshot
+
+
+def test_write_is_atomic_and_keeps_mode(tree):
+    f = tree / OPS / "BinaryOps.mm"
+    f.chmod(0o640)
+    ino = f.stat().st_ino
+    run_cli("lint", str(tree), "--fix")
+    assert f.stat().st_mode & 0o777 == 0o640
+    assert f.stat().st_ino != ino  # replaced by rename, not rewritten in place
+    assert not [p for p in f.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_fix_command_one_family(tree):
+    p = run_cli("fix", "atan2", "--root", str(tree), "--unsafe-fixes", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    mm = (tree / OPS / "BinaryOps.mm").read_text()
+    assert "atan2_out_mps" not in mm and "atan2_native.h" not in mm
+    assert "copysign_scalar_out_mps" in mm  # another family: untouched
+    assert '"atan2": None' not in (tree / COMMON_MPS).read_text()
+    assert '"exp": [torch.bfloat16]' in (tree / COMMON_MPS).read_text()
+    assert (tree / YAML).read_bytes() == (MINI / YAML).read_bytes()
+
+
+def test_fix_command_unknown_family(tree):
+    p = run_cli("fix", "nosuchop", "--root", str(tree))
+    assert p.returncode == 2 and "nosuchop" in p.stderr
+
+
+def test_fix_command_diff(tree):
+    p = run_cli("fix", "copysign", "--root", str(tree), "--diff")
+    assert p.returncode == 1
+    assert "+    CPU, CUDA, MPS: copysign_scalar_out" in p.stdout
+    assert filecmp.cmp(tree / YAML, MINI / YAML, shallow=False)
