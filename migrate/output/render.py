@@ -140,19 +140,51 @@ def sarif(findings: list[Finding], root: Path, sources) -> dict:
     }
 
 
-def lintrunner(findings: list[Finding], root: Path, fixed_texts: dict[str, tuple[str, str]]) -> str:
-    """JSON lines for lintrunner; fixes go as whole-file original/replacement, once per file."""
+def lintrunner(findings: list[Finding], root: Path, fixed_texts: dict[str, tuple[str, str]],
+               applied: list[Finding] | None = None) -> str:
+    """JSON lines in lintrunner's LintMessage schema (path, line, char, code, severity, name,
+    original, replacement, description).
+
+    ``path`` is absolute: lintrunner runs the adapter in its config folder but resolves relative
+    paths against its own working directory.  ``char`` is the 1-based column, as lintrunner's
+    clang-tidy and flake8 adapters pass it.  ``lintrunner -a`` writes a message's ``replacement``
+    over its file and refuses a second replacement for the same file, so each file with fixes gets
+    ONE message carrying its whole fixed text and naming every finding that text fixes; those
+    findings are not repeated alone (``-a`` drops messages with a replacement from its report).
+    ``applied``: the findings whose fixes made ``fixed_texts`` (default: every safe fix whose files
+    are all in ``fixed_texts``).
+    """
     rules = all_rules()
+    if applied is None:
+        applied = [f for f in findings if f.fix and f.fix.safe and all(e.path in fixed_texts for e in f.fix.edits)]
+    applied_fixes = {f.fix for f in applied}
+    done = [f for f in findings if f.fix is not None and f.fix in applied_fixes]  # same fix: both done
+    fixed_by: dict[str, list[Finding]] = {}
+    for f in done:
+        for p in dict.fromkeys(e.path for e in f.fix.edits):
+            fixed_by.setdefault(p, []).append(f)
+    rank = {"advice": 0, "warning": 1, "error": 2}
+
+    def message(path, line, char, severity, name, description, original=None, replacement=None):
+        return json.dumps({"path": str((root / path).resolve()), "line": line, "char": char, "code": "MPSMIGRATE",
+                           "severity": severity, "name": name, "original": original,
+                           "replacement": replacement, "description": description})
+
     lines = []
-    given_fix: set[str] = set()
+    for path, (original, replacement) in sorted(fixed_texts.items()):
+        group = sorted(fixed_by.get(path, []), key=lambda f: (f.path != path, f.path, f.line, f.column))
+        if not group:
+            continue
+        here = sorted((f for f in group if f.path == path), key=lambda f: (f.line, f.column)) or group
+        codes = sorted({f.code for f in group})
+        name = (f"{codes[0]} {rules[codes[0]].name}" if len(codes) == 1 else "fixes " + ", ".join(codes))
+        desc = "\n".join(f"{f.code} ({f.path}:{f.line}): {f.message} -- fix: {f.fix.description}" for f in group)
+        lines.append(message(path, here[0].line if here[0].path == path else None,
+                             here[0].column if here[0].path == path else None,
+                             max((f.severity for f in group), key=rank.__getitem__), name, desc, original, replacement))
     for f in findings:
-        original = replacement = None
-        if f.fix and f.path in fixed_texts and f.path not in given_fix:
-            original, replacement = fixed_texts[f.path]
-            given_fix.add(f.path)
-        lines.append(json.dumps({
-            "path": display_path(root, f.path), "line": f.line, "char": f.column, "code": "MPSMIGRATE",
-            "severity": f.severity, "name": f"{f.code} {rules[f.code].name}", "original": original,
-            "replacement": replacement, "description": f"{f.code}: {f.message}",
-        }))
+        if f.fix is not None and f.fix in applied_fixes:
+            continue
+        lines.append(message(f.path, f.line, f.column, f.severity, f"{f.code} {rules[f.code].name}",
+                             f"{f.code}: {f.message}"))
     return "".join(line + "\n" for line in lines)

@@ -1,0 +1,87 @@
+"""mps-migrate lintrunner: the adapter lintrunner runs (`command = [..., 'lintrunner', '@{{PATHSFILE}}']`).
+
+Prints lintrunner JSON lines and always exits 0, as lintrunner requires: its own failures
+(bad paths, unreadable trees, crashes) become one message with ``path`` null.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from migrate.errors import UsageError
+
+HELP = "lintrunner adapter: lint the files listed in @PATHSFILE, print lintrunner JSON lines, exit 0"
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def add_arguments(p) -> None:
+    p.add_argument("paths", nargs="*", help="files, or @FILE holding one path per line (lintrunner's {{PATHSFILE}})")
+    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
+    p.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also offer fixes marked unsafe")
+
+
+def failure(description: str, name: str = "mps-migrate failed") -> str:
+    return json.dumps({"path": None, "line": None, "char": None, "code": "MPSMIGRATE", "severity": "error",
+                       "name": name, "original": None, "replacement": None, "description": description}) + "\n"
+
+
+def expand(paths: list[str]) -> list[str]:
+    out = []
+    for p in paths:
+        if p.startswith("@"):
+            try:
+                text = Path(p[1:]).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot read the paths file: {exc.strerror or exc}", p[1:]) from None
+            out += [line.strip() for line in text.splitlines() if line.strip()]
+        else:
+            out.append(p)
+    return out
+
+
+def lint_files(args, files: list[str]) -> str:
+    from migrate.apply import plan_fixes
+    from migrate.config import load_config
+    from migrate.lint import lint_tree
+    from migrate.output.render import lintrunner
+    from migrate.tree import find_root, load_tree
+
+    out = []
+    by_root: dict[Path, list[str]] = {}
+    for f in files:
+        try:
+            root = find_root(Path(f))
+        except UsageError as exc:
+            out.append(failure(str(exc), "path outside any PyTorch tree"))
+            continue
+        by_root.setdefault(root, []).append(Path(f).resolve().relative_to(root).as_posix())
+    for root, rels in sorted(by_root.items()):
+        config = load_config(root)
+        if args.select is not None:
+            config.select = list(args.select)
+        if args.ignore is not None:
+            config.ignore = list(args.ignore)
+        tree = load_tree(root)
+        findings = lint_tree(tree, config, rels).findings
+        plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
+        texts = {p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
+                 for p, new in plan.new_texts.items()}
+        out.append(lintrunner(findings, root, texts, plan.applied))
+    return "".join(out)
+
+
+def run(args) -> int:
+    try:
+        text = lint_files(args, expand(args.paths))
+    except UsageError as exc:
+        text = failure(str(exc))
+    except Exception:  # lintrunner shows this as a general linter failure instead of a crash
+        text = failure("internal error, please report it:\n" + traceback.format_exc())
+    sys.stdout.write(text)
+    return 0

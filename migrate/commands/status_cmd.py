@@ -1,0 +1,69 @@
+"""mps-migrate status."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from migrate.errors import UsageError
+from migrate.index import Index
+from migrate.status import compare, compute_status
+from migrate.tree import find_root, load_tree
+
+HELP = "summarise the migration: overload routes by kind, category and host file; MPSGraph families left"
+FORMATS = ("text", "markdown", "html", "json")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--root", default=".", help="the PyTorch tree (default: the one holding the current folder)")
+    p.add_argument("--format", default="text", choices=FORMATS)
+    p.add_argument("--compare", metavar="OTHER_ROOT",
+                   help="baseline tree (e.g. an older release): report progress from it to --root")
+    p.add_argument("-o", "--output", type=Path, help="write the report to this file")
+
+
+def status_of(root: str):
+    return compute_status(Index(load_tree(find_root(Path(root)))))
+
+
+def run(args) -> int:
+    after = status_of(args.root)
+    if args.compare:
+        progress = compare(status_of(args.compare), after)
+        text = _render_progress(progress, args.format)
+    else:
+        text = _render(after, args.format)
+    if args.output:
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write: {exc.strerror or exc}", str(args.output)) from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _render(s, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(s.to_json(), indent=2) + "\n"
+    if fmt == "markdown":
+        from migrate.status.markdown import render_markdown
+        return render_markdown(s)
+    if fmt == "html":
+        from migrate.status.html import render_html
+        return render_html(s)
+    from migrate.status.text import render_text
+    return render_text(s)
+
+
+def _render_progress(p, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(p.to_json(), indent=2) + "\n"
+    if fmt == "markdown":
+        from migrate.status.markdown import render_progress_markdown
+        return render_progress_markdown(p)
+    if fmt == "html":
+        from migrate.status.html import render_progress_html
+        return render_progress_html(p)
+    from migrate.status.text import render_progress_text
+    return render_progress_text(p)

@@ -1,0 +1,180 @@
+"""Typed expression DAGs read from MPSGraph code, and their torch reference.
+
+A ``Node`` is an input, a scalar constant, a cast, or an op of rules/mpsgraph.yaml.
+``evaluate_with_torch`` computes what the MPSGraph code computed, op by op in each
+node's dtype (as MPSGraph does), with the table's torch functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from migrate.port.rules import table
+
+# dtype names a graph cast or constant can carry ("like" = the dtype of another node)
+DTYPE_WORDS = {
+    "Bool": "bool", "Float": "float", "Float32": "float", "Half": "half", "Float16": "half", "BFloat16": "bfloat",
+    "Int": "int", "Int32": "int", "Long": "long", "Int64": "long", "Short": "short", "Int16": "short",
+    "Char": "char", "Int8": "char", "Byte": "uchar", "UInt8": "uchar", "kFloat": "float", "kHalf": "half",
+    "kBFloat16": "bfloat", "kInt": "int", "kLong": "long", "kBool": "bool", "kShort": "short", "kChar": "char",
+    "kByte": "uchar",
+}
+FLOATING = ("float", "half", "bfloat")
+
+
+@dataclass(eq=False)
+class Node:
+    op: str  # "input" | "const" | "cast" | an op of rules/mpsgraph.yaml
+    args: tuple["Node", ...] = ()
+    name: str | None = None  # input
+    value: float | int | bool | None = None  # const
+    dtype: str | None = None  # cast target / explicit const dtype (Metal name)
+    like: "Node | None" = None  # const: takes this node's dtype
+
+    def __repr__(self) -> str:
+        if self.op == "input":
+            return self.name or "?"
+        if self.op == "const":
+            return repr(self.value)
+        if self.op == "cast":
+            return f"cast<{self.dtype}>({self.args[0]!r})"
+        return f"{self.op}({', '.join(map(repr, self.args))})"
+
+
+@dataclass
+class Dag:
+    inputs: list[Node]
+    output: Node
+    source: str = ""  # "path:line" of the graph code
+
+    def nodes(self) -> list[Node]:
+        """Every node once, operands before users."""
+        seen: set[int] = set()
+        order: list[Node] = []
+
+        def visit(n: Node) -> None:
+            if id(n) in seen:
+                return
+            seen.add(id(n))
+            for a in n.args:
+                visit(a)
+            if n.like is not None:
+                visit(n.like)
+            order.append(n)
+
+        visit(self.output)
+        return order
+
+    def ops(self) -> list[str]:
+        return [n.op for n in self.nodes() if n.op not in ("input", "const", "cast")]
+
+    def classes(self) -> set[str]:
+        t = table()
+        return {t.ops[o].cls for o in self.ops()}
+
+    @property
+    def needs_float(self) -> bool:
+        """Integer inputs are computed in float (a math op, or a cast to a floating type)."""
+        return "math" in self.classes() or any(n.op == "cast" and n.dtype in FLOATING for n in self.nodes())
+
+    @property
+    def returns_bool(self) -> bool:
+        o = self.output
+        while o.op == "select":
+            o = o.args[1]
+        if o.op == "cast":
+            return o.dtype == "bool"
+        if o.op in ("input", "const"):
+            return False
+        return table().ops[o.op].returns_bool
+
+    def structure(self) -> str:
+        return repr(self.output)
+
+    def accepts(self) -> set[str]:
+        """Operand families ("float", "int", "bool") every op of the DAG accepts."""
+        ok = {"float", "int", "bool"}
+        t = table()
+        for o in self.ops():
+            rule = t.ops[o]
+            fams = set(rule.dtypes)
+            if rule.cls == "math" or (rule.cls in ("round", "predicate") and rule.metal_int is None):
+                fams |= {"int", "bool"} if "float" in fams else set()
+            ok &= fams
+        return ok
+
+
+@dataclass
+class _TorchEval:
+    float_dtype: object
+    values: dict[int, object] = field(default_factory=dict)
+
+
+def _torch_fn(spec: str):
+    import torch
+
+    if spec.startswith("lambda"):
+        return eval(spec, {"torch": torch})  # our own table (rules/mpsgraph.yaml), not user input
+    obj = torch
+    for part in spec.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+_TORCH_DTYPES = {"bool": "bool", "float": "float32", "half": "float16", "bfloat": "bfloat16", "int": "int32",
+                 "long": "int64", "short": "int16", "char": "int8", "uchar": "uint8"}
+
+
+def torch_dtype(metal: str):
+    import torch
+
+    return getattr(torch, _TORCH_DTYPES[metal])
+
+
+def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None):
+    """What the MPSGraph code computes for ``inputs`` (name -> CPU tensor), with torch.
+
+    Integer inputs of a DAG that needs float math are cast to ``out_dtype`` (default
+    float32) first, as the legacy unary/binary helpers did.  Every op runs in its
+    operands' dtype; constants take the dtype of the node they were made ``like``.
+    """
+    import torch
+
+    t = table()
+    env: dict[int, torch.Tensor] = {}
+    cast_to = out_dtype if out_dtype is not None and out_dtype.is_floating_point else torch.float32
+    for n in dag.nodes():
+        if n.op == "input":
+            x = inputs[n.name]
+            if dag.needs_float and not x.is_floating_point():
+                x = x.to(cast_to)
+            env[id(n)] = x
+        elif n.op == "const":
+            if n.dtype is not None:
+                dt = torch_dtype(n.dtype)
+            elif n.like is not None:
+                dt = env[id(n.like)].dtype
+            else:
+                dt = env[id(dag.inputs[0])].dtype
+            env[id(n)] = torch.tensor(n.value, dtype=dt)
+        elif n.op == "cast":
+            env[id(n)] = env[id(n.args[0])].to(torch_dtype(n.dtype))
+        else:
+            rule = t.ops[n.op]
+            args = [env[id(a)] for a in n.args]
+            if rule.cls == "logical":
+                args = [a if a.dtype == torch.bool else a != 0 for a in args]
+            elif rule.cls == "select":
+                cond = args[0] if args[0].dtype == torch.bool else args[0] != 0
+                dt = torch.promote_types(args[1].dtype, args[2].dtype)
+                args = [cond, args[1].to(dt), args[2].to(dt)]
+            else:
+                dts = [a.dtype for a in args]
+                dt = next((d for d in dts if d.is_floating_point), None) or next((d for d in dts if d != torch.bool), dts[0])
+                args = [a if a.dtype == dt else a.to(dt) for a in args]
+            integral = not args[-1].is_floating_point() and args[-1].dtype != torch.bool
+            spec = rule.torch_int if integral and rule.torch_int else rule.torch
+            env[id(n)] = _torch_fn(spec)(*args)
+    out = env[id(dag.output)]
+    if out_dtype is not None and out.dtype != out_dtype:
+        out = out.to(out_dtype)
+    return out

@@ -1,0 +1,167 @@
+"""From a family to its MPSGraph implementations and the DAG their graph code builds."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from migrate.index import Index
+from migrate.model import DispatchLine, HostFunction, NativeEntry
+from migrate.port import objc as o
+from migrate.port.dag import Dag
+from migrate.port.translate import PortBlocked, Translator
+from migrate.read.cpp_lex import scrub
+from migrate.read.cpp_macros import expand, expand_nested, find_invocations, find_macros
+
+GRAPH_IMPLS = ("mpsgraph", "mixed")
+
+
+@dataclass
+class Impl:
+    """One overload still routed to an MPSGraph implementation."""
+
+    entry: NativeEntry
+    line: DispatchLine  # the MPS dispatch line
+    function: HostFunction
+
+
+def mpsgraph_families(ix: Index) -> list[str]:
+    return sorted(f for f, entries in ix.families.items() if any(_graph_route(ix, e) for e in entries))
+
+
+def _graph_route(ix: Index, e: NativeEntry) -> bool:
+    r = ix.routes[e.overload_name]
+    return r.via == "explicit" and r.impl in GRAPH_IMPLS and ix.mps_line(e) is not None
+
+
+def family_impls(ix: Index, family: str) -> list[Impl]:
+    out = []
+    for e in ix.families.get(family, ()):
+        if not _graph_route(ix, e):
+            continue
+        line = ix.mps_line(e)
+        defs = ix.functions.get(line.kernel_name, [])
+        if len(defs) != 1:
+            raise PortBlocked(f"{line.kernel_name} has {len(defs)} definitions", "several definitions",
+                              line.span.where)
+        out.append(Impl(e, line, defs[0]))
+    return out
+
+
+# ------------------------------------------------------------- source text
+@lru_cache(maxsize=64)
+def _file_macros(data: bytes):
+    return find_macros(scrub(data))
+
+
+def function_text(ix: Index, f: HostFunction) -> tuple[str, int]:
+    """The definition's text (macro-generated ones expanded) and its first line."""
+    data = ix.tree.sources[f.path]
+    macros = _file_macros(data)
+    if f.kind == "macro" and f.via_macro in macros and f.invocation is not None:
+        invs = [i for i in find_invocations(scrub(data), {f.via_macro}) if i.start == f.invocation.start]
+        if invs:
+            text = expand(macros[f.via_macro], invs[0].args, macros)
+            return text.decode("utf-8", "replace"), f.invocation.line
+    text = data[f.span.start:f.span.end]
+    used = {n: m for n, m in macros.items() if n.encode() in text}
+    if used:
+        text = expand_nested(text, used)
+    return text.decode("utf-8", "replace"), f.span.line
+
+
+# ----------------------------------------------------------- graph blocks
+def _is_graph_block(b: o.BlockLit) -> bool:
+    if any("MPSGraphTensor" in p.type for p in b.params):
+        return True
+    return b.lambda_ and len(b.params) == 2 and all(p.type == "auto" for p in b.params)
+
+
+def find_blocks(text: str, first_line: int) -> list[o.BlockLit]:
+    """Every outermost graph-building block or lambda literal in ``text``."""
+    toks = o.tokenize(text, first_line)
+    p = o.Parser(toks)
+    found: list[o.BlockLit] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        start = t.kind == "op" and (t.text == "^" or (t.text == "[" and _lambda_at(toks, i)))
+        if not start:
+            i += 1
+            continue
+        p.i = i
+        try:
+            b = p.block_literal() if t.text == "^" else p.lambda_literal()
+        except o.ObjcSyntaxError as exc:
+            if t.text == "^" and i + 1 < len(toks) and toks[i + 1].text in ("=", "^"):
+                i += 1  # a C++ xor, not a block
+                continue
+            raise PortBlocked(f"cannot read graph code ({exc})", "unreadable code", None) from None
+        if _is_graph_block(b):
+            found.append(b)
+            i = p.i
+        else:
+            i += 1  # look inside non-graph lambdas too (e.g. dispatch_sync(^{...}))
+    return found
+
+
+def _lambda_at(toks: list[o.Tok], i: int) -> bool:
+    nxt = toks[i + 1] if i + 1 < len(toks) else None
+    if nxt is None or nxt.text not in ("&", "=", "]", "this"):
+        return False
+    j = i
+    while j < len(toks) and toks[j].text != "]":
+        j += 1
+    return j + 1 < len(toks) and toks[j + 1].text in ("(", "{")
+
+
+def _helper_parser(ix: Index):
+    """name -> (params, body) of a same-tree function taking graph tensors."""
+
+    def helper(name: str):
+        defs = ix.functions.get(name)
+        if not defs or len(defs) != 1:
+            return None
+        f = defs[0]
+        text, line = function_text(ix, f)
+        if "MPSGraphTensor" not in text.split("{", 1)[0]:
+            return None
+        toks = o.tokenize(text, line)
+        for k, t in enumerate(toks):
+            if t.kind == "id" and t.text == name and k + 1 < len(toks) and toks[k + 1].text == "(":
+                p = o.Parser(toks, k + 1)
+                try:
+                    params = p.params()
+                    while not p.at("{") and p.tok.kind != "eof":
+                        p.take()
+                    return params, p._body()
+                except o.ObjcSyntaxError:
+                    return None
+        return None
+
+    return helper
+
+
+def graph_dag(ix: Index, f: HostFunction, _depth: int = 0) -> Dag:
+    """The DAG ``f``'s graph code builds (following one level of same-tree helpers)."""
+    text, line = function_text(ix, f)
+    where = f"{f.path}:{line}"
+    try:
+        blocks = find_blocks(text, line)
+    except PortBlocked as exc:
+        raise PortBlocked(exc.reason, exc.construct, where) from None
+    if not blocks:
+        callees = [c for c in sorted(f.calls) if c in ix.functions and c != f.name
+                   and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1]
+        if _depth == 0 and len(callees) == 1:
+            try:
+                return graph_dag(ix, ix.functions[callees[0]][0], _depth + 1)
+            except PortBlocked as exc:
+                raise PortBlocked(f"{exc.reason} (in helper {callees[0]})", exc.construct, exc.where) from None
+        if callees:
+            raise PortBlocked(f"graph built by helpers {', '.join(callees)}", "graph in shared helper", where)
+        raise PortBlocked("no graph-building block found", "no graph block", where)
+    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix)).block(b) for b in blocks]
+    shapes = {d.structure() for d in dags}
+    if len(shapes) > 1:
+        raise PortBlocked(f"{len(blocks)} different graph blocks (chosen at run time)", "several graph blocks", where)
+    return dags[0]

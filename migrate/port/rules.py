@@ -1,0 +1,65 @@
+"""The selector table rules/mpsgraph.yaml, loaded once."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from migrate.tables import load_table
+
+CLASSES = ("math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp")
+_DEFAULT_DTYPES = {
+    "math": ("float", "int", "bool"), "arith": ("float", "int", "bool"), "round": ("float", "int", "bool"),
+    "predicate": ("float", "int", "bool"), "logical": ("float", "int", "bool"), "bitwise": ("int", "bool"),
+    "select": ("float", "int", "bool"), "clamp": ("float", "int"),
+}
+
+
+@dataclass(frozen=True)
+class OpRule:
+    op: str
+    selector: str
+    cls: str
+    metal: str | None
+    metal_int: str | None
+    torch: str
+    torch_int: str | None
+    dtypes: tuple[str, ...]
+
+    @property
+    def arity(self) -> int:
+        return self.selector.count(":") - (1 if self.selector.endswith("name:") else 0)
+
+    @property
+    def returns_bool(self) -> bool:
+        return self.cls in ("predicate", "logical")
+
+
+@dataclass(frozen=True)
+class Table:
+    ops: dict[str, OpRule]
+    by_selector: dict[str, OpRule]
+    constants: frozenset[str]
+    casts: frozenset[str]
+    cast_helpers: frozenset[str]
+    placeholders: frozenset[str]
+    not_elementwise: tuple[tuple[str, str], ...]
+
+    def why_not_elementwise(self, selector: str) -> str | None:
+        for prefix, why in self.not_elementwise:
+            if selector.startswith(prefix):
+                return why
+        return None
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    raw = load_table("mpsgraph.yaml")
+    ops = {}
+    for name, d in raw["ops"].items():
+        if d["class"] not in CLASSES:
+            raise ValueError(f"rules/mpsgraph.yaml: {name}: unknown class {d['class']!r}")
+        ops[name] = OpRule(name, d["selector"], d["class"], d.get("metal"), d.get("metal_int"), str(d["torch"]),
+                           d.get("torch_int"), tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]))
+    return Table(ops, {r.selector: r for r in ops.values()}, frozenset(raw["constants"]), frozenset(raw["casts"]),
+                 frozenset(raw["cast_helpers"]), frozenset(raw["placeholders"]),
+                 tuple((k, v) for k, v in raw["not_elementwise"].items()))

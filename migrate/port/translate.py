@@ -1,0 +1,302 @@
+"""Graph-building code (parsed by migrate.port.objc) -> expression DAG.
+
+Executes the statements of one block or cached-graph lambda symbolically: message
+sends to the graph become DAG nodes through rules/mpsgraph.yaml, locals and
+member stores are tracked, same-file helpers ``f(mpsGraph, tensor)`` are inlined.
+Whatever cannot be translated raises ``PortBlocked`` naming the construct.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from migrate.port import objc as o
+from migrate.port.dag import DTYPE_WORDS, Dag, Node
+from migrate.port.rules import table
+
+
+class PortBlocked(Exception):
+    """The translation stops here. ``construct`` is what blocks it (for --list statistics)."""
+
+    def __init__(self, reason: str, construct: str, where: str | None = None):
+        self.reason, self.construct, self.where = reason, construct, where
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+@dataclass(frozen=True)
+class GraphRef:
+    pass
+
+
+@dataclass(frozen=True)
+class CachedRef:
+    pass
+
+
+@dataclass(frozen=True)
+class DtypeRef:
+    dtype: str | None = None  # explicit Metal dtype
+    like: Node | None = None  # the dtype of this node
+    host: str | None = None  # getMPSDataType(self): the dtype of host tensor ``self``
+
+
+@dataclass(frozen=True)
+class Host:
+    text: str
+
+
+_OUTPUT_WORDS = ("output", "result", "gradinput", "out")
+
+
+def _text(e) -> str:
+    if isinstance(e, o.Name):
+        return e.id
+    if isinstance(e, o.Num):
+        return e.text
+    if isinstance(e, o.Member):
+        return f"{_text(e.obj)}{'->' if e.arrow else '.'}{e.name}"
+    if isinstance(e, o.Call):
+        return f"{_text(e.func)}({', '.join(_text(a) for a in e.args)})"
+    if isinstance(e, o.Send):
+        return f"[{_text(e.receiver)} {e.selector}]"
+    if isinstance(e, o.Unary):
+        return e.op + _text(e.expr)
+    if isinstance(e, o.Binary):
+        return f"{_text(e.left)} {e.op} {_text(e.right)}"
+    return type(e).__name__
+
+
+def _dtype_word(name: str) -> str | None:
+    last = name.rsplit("::", 1)[-1]
+    if last.startswith("MPSDataType"):
+        last = last[len("MPSDataType"):]
+    return DTYPE_WORDS.get(last)
+
+
+class Translator:
+    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None):
+        self.where = where  # "path:line" for messages
+        self.helpers = helpers  # name -> (params, body) of a same-tree graph helper, or None
+        self.t = table()
+        self.inputs: list[Node] = []
+        self.outputs: dict[str, object] = {}
+        self.depth = 0
+
+    def blocked(self, reason: str, construct: str, line: int | None = None) -> PortBlocked:
+        where = self.where if line is None else f"{self.where.rsplit(':', 1)[0]}:{line}"
+        return PortBlocked(reason, construct, where)
+
+    # --------------------------------------------------------------- entry
+    def block(self, b: o.BlockLit) -> Dag:
+        env: dict[str, object] = {}
+        cached = b.lambda_ and all(p.type in ("auto", "") for p in b.params) and len(b.params) == 2
+        for p in b.params:
+            if cached:
+                env[p.name] = GraphRef() if p is b.params[0] else CachedRef()
+            elif "MPSGraphTensor" in p.type:
+                n = Node("input", name=p.name)
+                self.inputs.append(n)
+                env[p.name] = n
+            elif "CachedGraph" in p.type:
+                env[p.name] = CachedRef()
+            elif "MPSGraph" in p.type:
+                env[p.name] = GraphRef()
+            else:
+                env[p.name] = Host(p.name)
+        result = self.run(b.body, env, top=True)
+        if result is None and cached:
+            outs = {k: v for k, v in self.outputs.items() if isinstance(v, Node)}
+            named = {k: v for k, v in outs.items() if any(w in k.lower() for w in _OUTPUT_WORDS)}
+            if len(named) > 1:
+                raise self.blocked(f"several graph outputs ({', '.join(sorted(named))})", "several outputs", b.line)
+            result = next(iter(named.values()), None)
+        if not isinstance(result, Node):
+            what = _text(result) if isinstance(result, o.Call) else (result.text if isinstance(result, Host) else "nothing")
+            raise self.blocked(f"the graph output is not built from graph ops ({what})", "opaque output", b.line)
+        if not self.inputs:
+            raise self.blocked("the graph has no input tensor", "no input", b.line)
+        used = {id(n) for n in Dag(self.inputs, result).nodes()}
+        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where)
+
+    # ----------------------------------------------------------- statements
+    def run(self, body: tuple, env: dict, top: bool = False):
+        """Execute statements; the value of a ``return``, or None."""
+        for s in body:
+            if isinstance(s, o.Decl):
+                env[s.name] = self.eval(s.init, env) if s.init is not None else None
+            elif isinstance(s, o.Assign):
+                value = self.eval(s.value, env)
+                tgt = s.target
+                if isinstance(tgt, o.Name):
+                    env[tgt.id] = value
+                elif isinstance(tgt, o.Member) and isinstance(self.eval(tgt.obj, env), CachedRef):
+                    self.outputs[tgt.name] = value
+                elif isinstance(value, Node):
+                    raise self.blocked(f"graph tensor stored into {_text(tgt)}", "store to host object", s.line)
+            elif isinstance(s, o.Return):
+                return self.eval(s.value, env) if s.value is not None else None
+            elif isinstance(s, o.If):
+                if isinstance(s.cond, o.Name) and s.cond.id == "true":
+                    r = self.run(s.then, env)
+                    if r is not None:
+                        return r
+                    continue
+                raise self.blocked(f"data-dependent control flow: if ({_text(s.cond)})", "control flow (if)", s.line)
+            elif isinstance(s, o.Other):
+                if s.kind.startswith("preprocessor"):
+                    raise self.blocked(f"{s.kind} inside graph code (OS-version dependent graph)",
+                                       "preprocessor conditional", s.line)
+                if s.kind in ("for", "while", "do", "switch", "goto", "try"):
+                    raise self.blocked(f"control flow ({s.kind}) in graph code", f"control flow ({s.kind})", s.line)
+            elif isinstance(s, o.ExprStmt):
+                e = s.expr
+                if isinstance(e, o.Send) and isinstance(self.eval(e.receiver, env), GraphRef):
+                    raise self.blocked(f"graph op result discarded ({e.selector})", "discarded op", s.line)
+        return None
+
+    # ---------------------------------------------------------- expressions
+    def eval(self, e, env: dict):
+        if isinstance(e, o.Name):
+            if e.id in env:
+                return env[e.id]
+            if e.id == "nil" or e.id == "nullptr":
+                return None
+            dt = _dtype_word(e.id)
+            if dt is not None and ("MPSDataType" in e.id or "ScalarType" in e.id or e.id.startswith("k")):
+                return DtypeRef(dtype=dt)
+            return Host(e.id)
+        if isinstance(e, o.Num):
+            return e.value
+        if isinstance(e, o.Str):
+            return Host(e.text)
+        if isinstance(e, o.ArrayLit):
+            return Host("@[...]")
+        if isinstance(e, o.Unary):
+            v = self.eval(e.expr, env)
+            if isinstance(v, (int, float)) and e.op in "-+":
+                return -v if e.op == "-" else v
+            if isinstance(v, Node):
+                raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
+            return Host(_text(e))
+        if isinstance(e, o.Binary):
+            l, r = self.eval(e.left, env), self.eval(e.right, env)
+            if isinstance(l, Node) or isinstance(r, Node):
+                raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
+            if isinstance(l, (int, float)) and isinstance(r, (int, float)) and e.op in "+-*/":
+                return {"+": l + r, "-": l - r, "*": l * r, "/": l / r if r else float("nan")}[e.op]
+            return Host(_text(e))
+        if isinstance(e, o.Cond):
+            parts = [self.eval(x, env) for x in (e.then, e.other)]
+            if any(isinstance(p, Node) for p in parts):
+                raise self.blocked(f"data-dependent choice ({_text(e.cond)} ? ... : ...)", "control flow (?:)", e.line)
+            return Host(_text(e))
+        if isinstance(e, o.Member):
+            obj = self.eval(e.obj, env)
+            if isinstance(obj, Node) and e.name == "dataType":
+                return DtypeRef(like=obj)
+            if isinstance(obj, CachedRef):
+                return self.outputs.get(e.name, Host(_text(e)))
+            return Host(_text(e))
+        if isinstance(e, o.Send):
+            return self.send(e, env)
+        if isinstance(e, o.Call):
+            return self.call(e, env)
+        if isinstance(e, o.BlockLit):
+            return Host("block")
+        return Host(type(e).__name__)
+
+    def send(self, e: o.Send, env: dict):
+        recv = self.eval(e.receiver, env)
+        if isinstance(recv, Node) and e.selector == "dataType":
+            return DtypeRef(like=recv)
+        if not isinstance(recv, GraphRef):
+            for a in e.args:
+                if isinstance(self.eval(a, env), Node):
+                    raise self.blocked(f"graph tensor passed to [{_text(e.receiver)} {e.selector}]",
+                                       "tensor passed to host code", e.line)
+            return Host(_text(e))
+        sel = e.selector
+        args = [self.eval(a, env) for a in e.args]
+        if sel in self.t.constants:
+            value, dtype = args[0], args[-1]
+            if not isinstance(value, (int, float)):
+                raise self.blocked(f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line)
+            return self.constant(value, dtype, e.line)
+        if sel in self.t.casts:
+            return self.cast(args[0], args[1], e.line)
+        rule = self.t.by_selector.get(sel)
+        if rule is None:
+            why = self.t.why_not_elementwise(sel)
+            if why:
+                raise self.blocked(f"selector {sel} is not elementwise ({why})", f"{sel} ({why})", e.line)
+            raise self.blocked(f"unknown selector {sel}", sel, e.line)
+        operands = args[: rule.arity]
+        for a, src in zip(operands, e.args):
+            if not isinstance(a, Node):
+                raise self.blocked(f"operand {_text(src)} of {sel} is not a graph tensor", "non-tensor operand", e.line)
+        return Node(rule.op, tuple(operands))
+
+    def constant(self, value, dtype, line: int) -> Node:
+        if isinstance(dtype, DtypeRef):
+            if dtype.dtype:
+                return Node("const", value=value, dtype=dtype.dtype)
+            if dtype.like is not None:
+                return Node("const", value=value, like=dtype.like)
+            return Node("const", value=value, like=self._input_named(dtype.host))
+        raise self.blocked(f"constant of a run-time dtype ({getattr(dtype, 'text', dtype)})", "run-time dtype", line)
+
+    def cast(self, x, dtype, line: int):
+        if not isinstance(x, Node):
+            raise self.blocked("cast of a non-tensor", "non-tensor operand", line)
+        if isinstance(dtype, DtypeRef):
+            if dtype.dtype:
+                return Node("cast", (x,), dtype=dtype.dtype)
+            return x  # cast to an operand's own dtype: the functor computes in one type
+        raise self.blocked(f"cast to a run-time dtype ({getattr(dtype, 'text', dtype)})", "run-time dtype", line)
+
+    def _input_named(self, host: str | None) -> Node | None:
+        for n in self.inputs:
+            if n.name == host:
+                return n
+        return self.inputs[0] if self.inputs else None
+
+    def call(self, e: o.Call, env: dict):
+        f = e.func
+        if isinstance(f, o.Member) and f.name == "graph" and isinstance(self.eval(f.obj, env), CachedRef):
+            return GraphRef()
+        name = f.id if isinstance(f, o.Name) else None
+        short = name.rsplit("::", 1)[-1] if name else None
+        args = [self.eval(a, env) for a in e.args]
+        if short in self.t.cast_helpers and len(args) == 3:
+            return self.cast(args[1], args[2], e.line)
+        if short in self.t.placeholders:
+            if len(args) != 2:
+                raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
+            host = args[1].text if isinstance(args[1], Host) else _text(e.args[1])
+            n = Node("input", name=host)
+            self.inputs.append(n)
+            return n
+        if short in ("getMPSDataType", "getMPSScalarType") and len(args) == 1:
+            if isinstance(args[0], Node):
+                return DtypeRef(like=args[0])
+            return DtypeRef(host=args[0].text if isinstance(args[0], Host) else None)
+        if name and any(isinstance(a, Node) for a in args):
+            helper = self.helpers(short)
+            if helper is None:
+                raise self.blocked(f"graph tensor passed to {name}(...), which is not graph code in the tree",
+                                   f"call {short}", e.line)
+            if self.depth >= 4:
+                raise self.blocked(f"helpers nested too deep at {name}", "deep helpers", e.line)
+            params, body = helper
+            inner = {p.name: a for p, a in zip(params, args)}
+            for p in params[len(args):]:
+                inner[p.name] = Host(p.name)
+            self.depth += 1
+            try:
+                r = self.run(body, inner)
+            finally:
+                self.depth -= 1
+            return r
+        if isinstance(f, o.Name) and isinstance(env.get(f.id), Host) and any(isinstance(a, Node) for a in args):
+            raise self.blocked(f"graph built by a block passed in ({f.id})", "block parameter", e.line)
+        return Host(_text(e))

@@ -1,0 +1,108 @@
+"""Find the Metal source of a family's kernel in a tree (optionally patched).
+
+family -> host stub (REGISTER_DISPATCH of the family's stub) -> the
+``lib.exec_*_kernel(iter, "name")`` call in it (``KernelCall.name``, arity
+from the helper) -> ``Index.functor_registrations[name]`` -> the .metal file.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.errors import UsageError
+from migrate.index import Index
+from migrate.model import KernelCall, KernelRegistration
+from migrate.tables import load_table
+from migrate.tree import C10_METAL_REL, load_tree
+
+
+@dataclass
+class KernelSource:
+    family: str
+    name: str  # host-side kernel name prefix (KernelCall.name)
+    helper: str  # exec_binary_kernel, ...
+    arity: int
+    path: str  # the .metal file (tree-relative)
+    text: str  # the source compiled: the file, other ops' registrations blanked out
+    registrations: list[KernelRegistration]
+    include_dirs: list[Path] = field(default_factory=list)
+    call_site: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _stub_names(ix: Index, family: str) -> list[str]:
+    names = [f"{family}_stub"]
+    for e in ix.families.get(family, ()):
+        for d in e.dispatch:
+            names += ix.stubs_of_shared_kernel(d.kernel_name)
+    return list(dict.fromkeys(names))
+
+
+def find_kernel_call(ix: Index, family: str) -> KernelCall:
+    arity = load_table("verify.yaml")["arity"]
+    calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls if c.helper in arity and c.name]
+    for stub in _stub_names(ix, family):
+        for reg in ix.registrations.get(stub, ()):
+            found = [c for c in calls if c.function == reg.function]
+            if found:
+                return found[0]
+    found = [c for c in calls if c.name == family]
+    if found:
+        return found[0]
+    raise UsageError(f"no native Metal kernel call (exec_unary/binary/ternary_kernel) found for {family!r}")
+
+
+def _blank_other_registrations(text: bytes, keep: str, regs) -> bytes:
+    out = bytearray(text)
+    for r in regs:
+        if r.op != keep:
+            out[r.span.start:r.span.end] = b" " * (r.span.end - r.span.start)
+    return bytes(out)
+
+
+def headers_root(tree_root: Path, overlay: dict[str, bytes], tmp: Path) -> Path | None:
+    """A folder holding c10/metal with the patch's header changes, or None (unchanged)."""
+    changed = {p: d for p, d in overlay.items() if p.startswith(C10_METAL_REL + "/")}
+    if not changed:
+        return None
+    from migrate.device.cpu.backend import torch_include_dir
+
+    src = tree_root if (tree_root / C10_METAL_REL).is_dir() else torch_include_dir()
+    dst = tmp / "headers"
+    if src is not None:
+        shutil.copytree(src / C10_METAL_REL, dst / C10_METAL_REL)
+    for p, d in changed.items():
+        f = dst / p
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(d)
+    return dst
+
+
+def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
+           workdir: Path | None = None) -> KernelSource:
+    overlay = overlay or {}
+    tree = load_tree(root, overlay=overlay)
+    ix = Index(tree)
+    call = find_kernel_call(ix, family)
+    arity = load_table("verify.yaml")["arity"][call.helper]
+    regs = ix.functor_registrations.get(call.name)
+    if not regs:
+        raise UsageError(f"{call.helper}(iter, \"{call.name}\") has no REGISTER_* registration in any .metal file",
+                         call.path, call.span.line)
+    path = regs[0].path
+    data = overlay.get(path, tree.sources.get(path))
+    if data is None:
+        data = (root / path).read_bytes()
+    all_regs = tree.metals[path].registrations if path in tree.metals else regs
+    text = _blank_other_registrations(data, call.name, all_regs).decode("utf-8", errors="replace")
+    dirs: list[Path] = []
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="mps-migrate-verify-"))
+    hdr = headers_root(root, overlay, workdir)
+    if hdr is not None:
+        dirs.append(hdr)
+    if (root / "aten" / "src").is_dir():
+        dirs.append(root / "aten" / "src")
+    return KernelSource(family, call.name, call.helper, arity, path, text, [r for r in regs if r.path == path],
+                        dirs, f"{call.path}:{call.span.line}")

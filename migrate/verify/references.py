@@ -1,0 +1,147 @@
+"""What the kernel's outputs are compared with (pluggable).
+
+A ``Reference`` computes the expected output of one ``Case`` on the CPU:
+
+- ``TorchCpuReference``: the same aten op on CPU (what PyTorch's
+  test_output_match compares MPS with).
+- ``PortReference``: the old MPSGraph implementation, as the expression DAG
+  ``migrate.port`` extracts from the tree, evaluated with torch.  Used when
+  ``migrate.port`` is importable and provides the functions; otherwise
+  ``old_reference`` returns a note saying why not.
+- ``mps_old_outputs``: on an Apple GPU, the real op on ``mps`` before the
+  change.  Written for completeness; UNTESTED here (no Apple GPU).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+import torch
+
+from migrate.verify.cases import Case
+from migrate.verify.dtypes import table
+
+
+class ReferenceUnavailable(Exception):
+    """This reference cannot compute this case (dtype not supported, ...)."""
+
+
+@runtime_checkable
+class Reference(Protocol):
+    name: str
+
+    def compute(self, case: Case) -> torch.Tensor:
+        """Expected output (CPU tensor); raises ReferenceUnavailable."""
+        ...
+
+
+def torch_callable(family: str):
+    dotted = table()["torch_reference"].get(family)
+    if dotted:
+        obj = torch
+        for part in dotted.split(".")[1:]:
+            obj = getattr(obj, part)
+        return obj
+    fn = getattr(torch, family, None)
+    if callable(fn):
+        return fn
+    op = getattr(torch.ops.aten, family, None)
+    if op is None:
+        raise LookupError(f"no torch reference for {family!r}: add it to rules/verify.yaml torch_reference")
+    return op
+
+
+class TorchCpuReference:
+    name = "torch-cpu"
+
+    def __init__(self, family: str):
+        self.fn = torch_callable(family)
+
+    def compute(self, case: Case) -> torch.Tensor:
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+        try:
+            if case.out is not None:
+                out = torch.empty_like(case.out)
+                self.fn(*args, out=out)
+                return out
+            return self.fn(*args)
+        except (RuntimeError, TypeError, NotImplementedError) as exc:
+            raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
+
+
+class PortReference:
+    """Evaluates the old MPSGraph implementation's DAG (from migrate.port) with torch."""
+
+    name = "old-mpsgraph"
+
+    def __init__(self, dag, evaluate):
+        self.dag, self.evaluate = dag, evaluate
+
+    def compute(self, case: Case) -> torch.Tensor:
+        inputs = [a if isinstance(a, torch.Tensor) else torch.tensor(a) for a in case.reference_args()]
+        try:
+            res = self.evaluate(self.dag, inputs)
+        except Exception as exc:  # noqa: BLE001 - a foreign evaluator: any failure means "no reference here"
+            raise ReferenceUnavailable(f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(res, torch.Tensor):
+            raise ReferenceUnavailable(f"evaluate_with_torch returned {type(res).__name__}, not a Tensor")
+        if case.out is not None:
+            res = res.to(case.out.dtype)
+        return res
+
+
+_DAG_BUILDERS = ("dag_for_family", "dag_for", "build_dag")
+
+
+def old_reference(index, family: str) -> tuple[Reference | None, str]:
+    """(PortReference, "") or (None, "old MPSGraph reference unavailable: <why>")."""
+    why = "old MPSGraph reference unavailable: "
+    try:
+        dag_mod = importlib.import_module("migrate.port.dag")
+    except ImportError as exc:
+        return None, why + f"migrate.port is not importable ({exc})"
+    evaluate = getattr(dag_mod, "evaluate_with_torch", None)
+    if evaluate is None:
+        return None, why + "migrate.port.dag has no evaluate_with_torch(dag, inputs)"
+    port = importlib.import_module("migrate.port")
+    builder = next((getattr(m, n) for n in _DAG_BUILDERS for m in (dag_mod, port) if hasattr(m, n)), None)
+    if builder is None:
+        return None, why + f"migrate.port provides no DAG builder (one of {', '.join(_DAG_BUILDERS)}(index, family))"
+    try:
+        dag = builder(index, family)
+    except Exception as exc:  # noqa: BLE001 - foreign code; report why
+        return None, why + f"{builder.__name__}: {type(exc).__name__}: {exc}"
+    if dag is None:
+        return None, why + f"no MPSGraph implementation of {family!r} found in the tree"
+    return PortReference(dag, evaluate), ""
+
+
+def mps_old_outputs(case: Case, family: str) -> torch.Tensor:
+    """UNTESTED (needs an Apple GPU): run the op on ``mps`` with the installed
+    (pre-change) torch and bring the result back to the CPU."""
+    fn = torch_callable(family)
+
+    def to_mps(a):
+        return a.to("mps") if isinstance(a, torch.Tensor) and a.dim() > 0 else a
+
+    args = [to_mps(a) for a in case.reference_args()]
+    if case.out is not None:
+        out = torch.empty_like(case.out, device="mps")
+        fn(*args, out=out)
+        return out.cpu()
+    return fn(*args).cpu()
+
+
+class MpsReference:
+    """UNTESTED: the old outputs from a real Apple GPU (see mps_old_outputs)."""
+
+    name = "old-mps"
+
+    def __init__(self, family: str):
+        self.family = family
+
+    def compute(self, case: Case) -> torch.Tensor:
+        try:
+            return mps_old_outputs(case, self.family)
+        except RuntimeError as exc:
+            raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
