@@ -12,13 +12,15 @@ HELP = "print the documentation of a rule (or --all to list them)"
 def add_arguments(p) -> None:
     p.add_argument("code", nargs="?", help="MPS001 ...")
     p.add_argument("--all", action="store_true", help="list every rule")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
 
 def run(args) -> int:
     rules = all_rules()
     if args.all or not args.code:
-        if args.format == "json":
+        if args.format == "markdown":
+            print(rule_table(), end="")
+        elif args.format == "json":
             print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "fix": r.fix_safety}
                               for r in rules.values()], indent=2))
         else:
@@ -36,3 +38,11 @@ def run(args) -> int:
     else:
         print(r.doc(), end="")
     return 0
+
+
+def rule_table() -> str:
+    """The README's rule table (kept in sync by a test)."""
+    rows = ["| code | name | severity | finds | fix |", "|---|---|---|---|---|"]
+    for r in all_rules().values():
+        rows.append(f"| {r.code} | {r.name} | {r.severity} | {' '.join(r.summary.split())} | {r.fix_safety} |")
+    return "\n".join(rows) + "\n"

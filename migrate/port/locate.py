@@ -1,7 +1,7 @@
 """From a family to its MPSGraph implementations and the DAG their graph code builds."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from migrate.index import Index
@@ -50,7 +50,9 @@ def family_impls(ix: Index, family: str) -> list[Impl]:
 # ------------------------------------------------------------- source text
 @lru_cache(maxsize=64)
 def _file_macros(data: bytes):
-    return find_macros(scrub(data))
+    # a #define body is one logical line: its newlines are spliced continuations (so that
+    # "sel##\\ <newline> WithTensor" pastes into one selector)
+    return {n: replace(m, body=m.body.replace(b"\n", b" ")) for n, m in find_macros(scrub(data)).items()}
 
 
 def function_text(ix: Index, f: HostFunction) -> tuple[str, int]:

@@ -242,7 +242,9 @@ class Parser:
         out = []
         while not (self.tok.kind == "eof" or (until and self.at(until))):
             s = self.statement()
-            if s is not None:
+            if isinstance(s, tuple):
+                out.extend(s)
+            elif s is not None:
                 out.append(s)
         return tuple(out)
 
@@ -253,7 +255,7 @@ class Parser:
             self.expect("}")
             return body
         s = self.statement()
-        return (s,) if s is not None else ()
+        return s if isinstance(s, tuple) else (s,) if s is not None else ()
 
     def statement(self):
         t = self.tok
@@ -314,6 +316,8 @@ class Parser:
             if op != "=":
                 value = Binary(op[0], expr, value, t.line)
             return Assign(expr, value, t.line)
+        if isinstance(expr, Call) and isinstance(expr.func, Name) and expr.func.id.isupper() and not self.at(";"):
+            return ExprStmt(expr, t.line)  # a statement-like macro: C10_DIAGNOSTIC_PUSH_...(...)
         self.expect(";")
         return ExprStmt(expr, t.line)
 
@@ -350,21 +354,25 @@ class Parser:
             else:
                 break
         t = self.tok
-        typed = [w for w in words if w not in _TYPE_WORDS]
-        if t.kind == "id" and typed and self.peek().text in ("=", ";", "("[:0]):
-            name = self.take().text
-            init = None
-            if self.at("="):
+        typed = [w for w in words if w not in _TYPE_WORDS or w == "auto"]
+        if t.kind == "id" and typed and self.peek().text in ("=", ";", ","):
+            base = " ".join(w for w in words if w not in ("*", "&"))
+            decls = []
+            while True:
+                t = self.tok
+                name = self.take().text
+                init = None
+                if self.at("="):
+                    self.take()
+                    init = self.expression()
+                decls.append(Decl(" ".join(words) if not decls else base + "*", name, init, t.line))
+                if not self.at(","):
+                    break
                 self.take()
-                init = self.expression()
+                while self.at("*", "&"):
+                    self.take()
             self.expect(";")
-            return Decl(" ".join(words), name, init, t.line)
-        if t.kind == "id" and typed and self.peek().text == ",":
-            # several declarators: "MPSGraphTensor *a = nil, *b = nil;" -- modelled as opaque
-            while not self.at(";") and self.tok.kind != "eof":
-                self.take()
-            self.take()
-            return Other("declaration", t.line)
+            return decls[0] if len(decls) == 1 else tuple(decls)
         self.i = start
         return None
 
@@ -458,6 +466,12 @@ class Parser:
                 n = self.take()
                 return Num(_number(n.text), n.text, n.line)
             raise ObjcSyntaxError("unsupported @-literal", t.line)
+        if self.at("(") and self._cast_ahead():
+            self.take()
+            while not self.at(")"):
+                self.take()
+            self.take()
+            return self.unary()
         if self.at("("):
             self.take()
             e = self.expression()
@@ -479,6 +493,21 @@ class Parser:
             self.take()
             return self.primary()
         raise ObjcSyntaxError(f"unexpected {t.text or 'end of input'!r}", t.line)
+
+    def _cast_ahead(self) -> bool:
+        """``(NSInteger)x``, ``(float*)p``: a parenthesised type followed by an operand."""
+        k = 1
+        if self.peek(k).kind != "id":
+            return False
+        while self.peek(k).kind == "id" or self.peek(k).text in ("::", "*", "&"):
+            k += 1
+        if self.peek(k).text != ")":
+            return False
+        first = self.peek(1).text
+        nxt = self.peek(k + 1)
+        typey = first[:1].isupper() or first in ("float", "double", "int", "long", "bool", "char", "short",
+                                                  "unsigned", "int64_t", "int32_t", "uint32_t", "size_t", "id")
+        return typey and (nxt.kind in ("id", "num") or nxt.text in ("(", "[", "@"))
 
     def _lambda_ahead(self) -> bool:
         if not self.at("["):

@@ -105,7 +105,7 @@ class Translator:
                 env[p.name] = Host(p.name)
         result = self.run(b.body, env, top=True)
         if result is None and cached:
-            outs = {k: v for k, v in self.outputs.items() if isinstance(v, Node)}
+            outs = {k: v for k, v in self.outputs.items() if isinstance(v, Node) and v.op != "input"}
             named = {k: v for k, v in outs.items() if any(w in k.lower() for w in _OUTPUT_WORDS)}
             if len(named) > 1:
                 raise self.blocked(f"several graph outputs ({', '.join(sorted(named))})", "several outputs", b.line)
@@ -269,6 +269,8 @@ class Translator:
         args = [self.eval(a, env) for a in e.args]
         if short in self.t.cast_helpers and len(args) == 3:
             return self.cast(args[1], args[2], e.line)
+        if short and "PlaceHolder" in short and short not in self.t.placeholders:
+            raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
         if short in self.t.placeholders:
             if len(args) != 2:
                 raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)

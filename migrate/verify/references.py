@@ -74,46 +74,60 @@ class PortReference:
 
     name = "old-mpsgraph"
 
-    def __init__(self, dag, evaluate):
-        self.dag, self.evaluate = dag, evaluate
+    def __init__(self, dag, evaluate, where: str = ""):
+        self.dag, self.evaluate, self.where = dag, evaluate, where
+
+    def _inputs(self, case: Case):
+        args = case.reference_args()
+        like = next((a.dtype for a in args if isinstance(a, torch.Tensor)), torch.float32)
+        # a Python number was a graph constant of the tensor's dtype in the MPSGraph helpers
+        tensors = [a if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=like) for a in args]
+        names = [getattr(n, "name", None) for n in getattr(self.dag, "inputs", ())]
+        if names and all(names) and len(names) == len(tensors):
+            return dict(zip(names, tensors))
+        return tensors
 
     def compute(self, case: Case) -> torch.Tensor:
-        inputs = [a if isinstance(a, torch.Tensor) else torch.tensor(a) for a in case.reference_args()]
+        out_dtype = case.out.dtype if case.out is not None else None
         try:
-            res = self.evaluate(self.dag, inputs)
+            res = self.evaluate(self.dag, self._inputs(case), out_dtype)
         except Exception as exc:  # noqa: BLE001 - a foreign evaluator: any failure means "no reference here"
             raise ReferenceUnavailable(f"{type(exc).__name__}: {exc}") from None
         if not isinstance(res, torch.Tensor):
             raise ReferenceUnavailable(f"evaluate_with_torch returned {type(res).__name__}, not a Tensor")
-        if case.out is not None:
-            res = res.to(case.out.dtype)
         return res
 
 
-_DAG_BUILDERS = ("dag_for_family", "dag_for", "build_dag")
+def _port_dag(index, family: str):
+    """(dag, where) of the family's MPSGraph implementation, via migrate.port.locate."""
+    locate = importlib.import_module("migrate.port.locate")
+    impls = locate.family_impls(index, family)
+    if not impls:
+        return None, ""
+    return locate.graph_dag(index, impls[0].function), impls[0].function.span.where
 
 
 def old_reference(index, family: str) -> tuple[Reference | None, str]:
-    """(PortReference, "") or (None, "old MPSGraph reference unavailable: <why>")."""
+    """(PortReference, "") or (None, "old MPSGraph reference unavailable: <why>").
+
+    ``index`` is the tree *before* the change (the patch is not applied).
+    """
     why = "old MPSGraph reference unavailable: "
     try:
         dag_mod = importlib.import_module("migrate.port.dag")
+        evaluate = dag_mod.evaluate_with_torch
+        importlib.import_module("migrate.port.locate").graph_dag  # noqa: B018 - presence check
     except ImportError as exc:
         return None, why + f"migrate.port is not importable ({exc})"
-    evaluate = getattr(dag_mod, "evaluate_with_torch", None)
-    if evaluate is None:
-        return None, why + "migrate.port.dag has no evaluate_with_torch(dag, inputs)"
-    port = importlib.import_module("migrate.port")
-    builder = next((getattr(m, n) for n in _DAG_BUILDERS for m in (dag_mod, port) if hasattr(m, n)), None)
-    if builder is None:
-        return None, why + f"migrate.port provides no DAG builder (one of {', '.join(_DAG_BUILDERS)}(index, family))"
+    except AttributeError as exc:
+        return None, why + f"migrate.port lacks an expected function ({exc})"
     try:
-        dag = builder(index, family)
-    except Exception as exc:  # noqa: BLE001 - foreign code; report why
-        return None, why + f"{builder.__name__}: {type(exc).__name__}: {exc}"
+        dag, where = _port_dag(index, family)
+    except Exception as exc:  # noqa: BLE001 - foreign code (PortBlocked, ...): report why
+        return None, why + f"{type(exc).__name__}: {exc}"
     if dag is None:
-        return None, why + f"no MPSGraph implementation of {family!r} found in the tree"
-    return PortReference(dag, evaluate), ""
+        return None, why + f"no overload of {family!r} is routed to an MPSGraph implementation in the tree"
+    return PortReference(dag, evaluate, where), ""
 
 
 def mps_old_outputs(case: Case, family: str) -> torch.Tensor:
