@@ -28,9 +28,11 @@ def cache_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _code_digest() -> bytes:
+    from migrate.resources import rules_dir
+
     pkg = Path(__file__).resolve().parent
     h = hashlib.blake2b(digest_size=16)
-    for f in sorted([pkg / "model.py", *(pkg / "read").glob("*.py"), *(pkg.parent / "rules").glob("*.yaml")]):
+    for f in sorted([pkg / "model.py", *(pkg / "read").glob("*.py"), *rules_dir().glob("*.yaml")]):
         with contextlib.suppress(OSError):
             h.update(f.name.encode() + f.read_bytes())
     return h.digest()

@@ -188,7 +188,7 @@ class Other:
 
 
 # ---------------------------------------------------------------------- parser
-_TYPE_WORDS = {"const", "auto", "static", "unsigned", "signed", "volatile", "struct", "__block"}
+_MODIFIERS = {"const", "static", "unsigned", "signed", "volatile", "struct", "__block", "constexpr"}
 _BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="), ("<<", ">>"),
            ("+", "-"), ("*", "/", "%")]
 _LOOPS = {"for", "while", "do", "switch", "goto", "try"}
@@ -325,13 +325,18 @@ class Parser:
         """``Type [*&] name [= init];`` -- a type is words, ``::``, ``<...>`` and pointer marks."""
         start = self.i
         words = []
+        have_type = False
         while True:
             t = self.tok
-            if t.kind == "id" and (t.text in _TYPE_WORDS or not words or words[-1] in ("::",) or words[-1] in _TYPE_WORDS):
+            if t.kind == "id" and t.text in _MODIFIERS:
                 words.append(self.take().text)
-            elif self.at("::") and words:
+            elif t.kind == "id" and not have_type:
                 words.append(self.take().text)
-            elif self.at("<") and words and words[-1] not in _TYPE_WORDS:
+                have_type = True
+            elif self.at("::") and have_type:
+                words.append(self.take().text)
+                have_type = False
+            elif self.at("<") and have_type:
                 depth = 0
                 while True:
                     tt = self.take()
@@ -349,13 +354,12 @@ class Parser:
                     if self.tok.kind == "eof" or tt.text in (";", "{", "}"):
                         self.i = start
                         return None
-            elif self.at("*", "&", "^") and words:
+            elif self.at("*", "&", "^") and have_type:
                 words.append(self.take().text)
             else:
                 break
         t = self.tok
-        typed = [w for w in words if w not in _TYPE_WORDS or w == "auto"]
-        if t.kind == "id" and typed and self.peek().text in ("=", ";", ","):
+        if t.kind == "id" and have_type and self.peek().text in ("=", ";", ","):
             base = " ".join(w for w in words if w not in ("*", "&"))
             decls = []
             while True:

@@ -1,0 +1,285 @@
+"""verify: run a family's Metal kernel as the host would and compare it with references."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from migrate.device import DeviceError, get_backend
+from migrate.errors import UsageError
+from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases
+from migrate.verify.compare import Mismatch, Stats, compare
+from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
+from migrate.verify.host import Host
+from migrate.verify.iterator import Operand, build_iter
+from migrate.verify.kernel_source import KernelSource, locate
+from migrate.verify.references import Reference, ReferenceUnavailable, TorchCpuReference
+
+
+class CannotRun(Exception):
+    """Verification could not run (compile error, unsupported op): exit 2."""
+
+
+@dataclass
+class Options:
+    backend: str = "cpu"
+    dtypes: list[torch.dtype] | None = None
+    layouts: list[str] | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    seed: int | None = None
+    opt: int = 0
+    progress: object = None  # callable(done, total) or None
+    scalar_read: object = None  # fault injection for the host's CPU-scalar read (tests)
+
+
+@dataclass
+class Cell:
+    dtype: str
+    layout: str
+    cases: int = 0
+    kernels: set[str] = field(default_factory=set)
+    stats: Stats = field(default_factory=Stats)  # kernel vs the primary reference
+    old_vs_cpu: Stats | None = None  # the two references against each other
+    skipped: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # launch errors, missing kernels, modified inputs
+
+    @property
+    def status(self) -> str:
+        if self.failures or not self.stats.ok:
+            return "FAIL"
+        return "skip" if self.cases == 0 else "pass"
+
+
+@dataclass
+class Report:
+    family: str
+    source: KernelSource | None
+    seed: int
+    references: list[str]
+    cells: list[Cell] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "FAIL" for c in self.cells)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+
+# ------------------------------------------------------------------ operands
+def _operands(case: Case) -> list[Operand]:
+    ops = []
+    for a in case.args:
+        if isinstance(a, PyScalar):
+            ops.append(Operand(torch.tensor(a.value), cpu_scalar=True))
+        elif isinstance(a, CpuScalar):
+            ops.append(Operand(a.tensor, cpu_scalar=True))
+        else:
+            ops.append(Operand(a))
+    return ops
+
+
+def _common_dtype(case: Case, out_dtype: torch.dtype) -> torch.dtype:
+    args = case.reference_args()
+    dt = torch.result_type(args[0], args[1]) if len(args) >= 2 else args[0].dtype
+    for a in args[2:]:
+        dt = torch.promote_types(dt, a.dtype if isinstance(a, torch.Tensor) else torch.tensor(a).dtype)
+    if (out_dtype.is_floating_point or out_dtype.is_complex) and not (dt.is_floating_point or dt.is_complex):
+        dt = out_dtype  # integer inputs promoted to float by the op
+    return dt
+
+
+def _inputs_at(case: Case, shape):
+    def at(idx):
+        vals = []
+        for a in case.reference_args():
+            if isinstance(a, torch.Tensor):
+                v = a.expand(shape)[idx] if shape else a
+                vals.append(v.item())
+            else:
+                vals.append(a)
+        return tuple(vals)
+    return at
+
+
+def _fill_sentinel(t: torch.Tensor) -> None:
+    raw = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
+    raw.fill_(table()["sentinel_byte"])
+
+
+def _snapshot(case: Case) -> list[bytes]:
+    return [bytes(a.untyped_storage()) for a in case.args if isinstance(a, torch.Tensor)]
+
+
+# ------------------------------------------------------------------- runner
+class Runner:
+    def __init__(self, source: KernelSource, lib, refs: list[Reference], opts: Options):
+        self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
+        self.names = set(lib.kernel_names)
+
+    def run_case(self, case: Case, cell: Cell) -> None:
+        expected: dict[str, torch.Tensor] = {}
+        for r in self.refs:
+            try:
+                expected[r.name] = r.compute(case)
+            except ReferenceUnavailable as exc:
+                note = f"{r.name}: {exc}"
+                if note not in cell.skipped:
+                    cell.skipped.append(note)
+        primary = next((n for n in (r.name for r in self.refs) if n in expected), None)
+        if primary is None:
+            return
+        exp = expected[primary]
+        cell.cases += 1
+        out_dtype = case.out.dtype if case.out is not None else exp.dtype
+        common = _common_dtype(case, out_dtype)
+        at = _inputs_at(case, tuple(exp.shape))
+        before = _snapshot(case)
+        seen: set[str] = set()
+        for flavor in table()["flavors"]:
+            host = Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
+            out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
+                else None
+            it = build_iter(_operands(case), out, out_dtype, common)
+            launch = host.plan(self.source.arity, it, self.source.name)
+            key = launch.kernel if launch else "(nothing to launch)"
+            if key in seen:
+                continue
+            seen.add(key)
+            cell.kernels.add(key)
+            if launch is not None:
+                _fill_sentinel(it.output())
+                if launch.kernel not in self.names:
+                    cell.failures.append(f"host picks {launch.kernel}, which the library does not register")
+                    continue
+                try:
+                    self.lib.kernel(launch.kernel)(*launch.args, threads=launch.threads)
+                except DeviceError as exc:
+                    cell.failures.append(f"{launch.kernel}: {str(exc).splitlines()[0]}")
+                    continue
+            got = it.output()
+            st = compare(got, exp, at, self.opts.atol, self.opts.rtol)
+            if st.first is not None:
+                st.first.reason += f" via {key}"
+            cell.stats.merge(st)
+        if _snapshot(case) != before:
+            cell.failures.append(f"an input buffer was modified by {', '.join(sorted(seen))}")
+        names = [r.name for r in self.refs if r.name in expected]
+        if len(names) == 2:
+            ab = compare(expected[names[1]], expected[names[0]], at, self.opts.atol, self.opts.rtol)
+            if cell.old_vs_cpu is None:
+                cell.old_vs_cpu = Stats()
+            cell.old_vs_cpu.merge(ab)
+
+
+def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
+    return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
+
+
+def coverage_notes(family_fn, registered: list[torch.dtype]) -> list[str]:
+    """dtypes the torch CPU op accepts that no kernel registers."""
+    notes = []
+    for name in table()["dtype_order"]:
+        dt = getattr(torch, name)
+        if dt in registered:
+            continue
+        try:
+            family_fn.compute(Case(dt, "probe", tuple(torch.ones(2, dtype=dt) for _ in range(family_fn.arity))))
+        except ReferenceUnavailable:
+            continue
+        notes.append(f"coverage: torch CPU supports {name} but no {name} kernel is registered")
+    return notes
+
+
+def compile_source(source: KernelSource, root: Path, opts: Options):
+    try:
+        be = get_backend(opts.backend, root=root)
+        kwargs = {"opt": opts.opt} if opts.backend == "cpu" else {}
+        return be.compile_shader(source.text, source.include_dirs, filename=Path(source.path).name, **kwargs)
+    except DeviceError as exc:
+        raise CannotRun(f"cannot compile {source.path}: {exc}") from None
+    except ValueError as exc:
+        raise CannotRun(str(exc)) from None
+
+
+def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
+    from migrate.verify.patch import apply_patch
+
+    def read(path: str) -> str | None:
+        f = root / path
+        return f.read_text(encoding="utf-8") if f.is_file() else None
+
+    changed = apply_patch(patch_text, read, source)
+    deleted = [p for p, t in changed.items() if t is None]
+    if deleted:
+        raise UsageError(f"patch deletes {', '.join(deleted)}: verify needs the kernel files", source)
+    return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}
+
+
+def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: Options | None = None,
+           references: list[Reference] | None = None) -> Report:
+    """Verify ``family``'s kernel in the tree at ``root`` (``patch``: (diff text, name) applied in memory)."""
+    opts = opts or Options()
+    seed = opts.seed if opts.seed is not None else table()["seed"]
+    overlay = read_patch(root, *patch) if patch else {}
+    with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
+        source = locate(root, family, overlay, Path(tmp))
+        lib = compile_source(source, root, opts)
+    notes: list[str] = []
+    if references is None:
+        try:
+            cpu = TorchCpuReference(family)
+        except LookupError as exc:
+            raise CannotRun(str(exc)) from None
+        references = [cpu]
+        from migrate.index import Index
+        from migrate.tree import load_tree
+        from migrate.verify.references import old_reference
+
+        old, why = old_reference(Index(load_tree(root)), family)  # the tree before the patch
+        if old is not None:
+            references.append(old)
+            notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}")
+        else:
+            notes.append(why)
+    report = Report(family, source, seed, [r.name for r in references], notes=notes)
+    registered = registered_dtypes(source)
+    wanted = opts.dtypes or registered
+    for d in wanted:
+        if d not in registered:
+            report.notes.append(f"{dtype_name(d)}: no kernel registered for this input dtype; skipped")
+    dtypes = [d for d in ordered(wanted) if d in registered]
+    if isinstance(references[0], TorchCpuReference):
+        probe = references[0]
+        probe.arity = source.arity
+        report.notes += coverage_notes(probe, registered)
+    layouts = opts.layouts or table()["layouts"]
+    unknown = [x for x in layouts if x not in table()["layouts"]]
+    if unknown:
+        raise UsageError(f"unknown layout(s) {', '.join(unknown)} (known: {', '.join(table()['layouts'])})")
+    runner = Runner(source, lib, references, opts)
+    work = [(d, build_cases(d, source.arity, layouts, seed)) for d in dtypes]
+    total, done = sum(len(c) for _, c in work), 0
+    for d, cases in work:
+        cells: dict[str, Cell] = {}
+        for case in cases:
+            cell = cells.setdefault(case.layout, Cell(dtype_name(d), case.layout))
+            runner.run_case(case, cell)
+            done += 1
+            if opts.progress:
+                opts.progress(done, total)
+        report.cells += cells.values()
+    return report
+
+
+def first_failure(cell: Cell) -> str:
+    if cell.failures:
+        return cell.failures[0]
+    m: Mismatch | None = cell.stats.first
+    return m.describe() if m else ""
+
