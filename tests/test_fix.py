@@ -4,7 +4,6 @@ from __future__ import annotations
 import difflib
 import filecmp
 import io
-import os
 import shutil
 from pathlib import Path
 
@@ -26,42 +25,47 @@ def tree(tmp_path):
     return dst
 
 
-def same_tree(a: Path, b: Path) -> list[str]:
-    diffs = []
-    for dirpath, _, files in os.walk(a):
-        for name in files:
-            rel = Path(dirpath, name).relative_to(a)
-            if not (b / rel).exists() or (a / rel).read_bytes() != (b / rel).read_bytes():
-                diffs.append(str(rel))
-    return diffs
+def tree_diff(before: Path, after: Path) -> str:
+    """Unified diff of every file that differs, in the format of ``lint --diff``."""
+    from migrate.apply import unified_diff
+
+    out = []
+    for f in sorted(p for p in before.rglob("*") if p.is_file()):
+        rel = f.relative_to(before).as_posix()
+        old, new = f.read_bytes(), (after / rel).read_bytes()
+        if old != new:
+            out.append(unified_diff(rel, old, new))
+    return "".join(out)
 
 
-@pytest.mark.parametrize("golden,flags", [("mini-fixed", []), ("mini-fixed-unsafe", ["--unsafe-fixes"])])
+@pytest.mark.parametrize("golden,flags", [("mini-safe.diff", []), ("mini-unsafe.diff", ["--unsafe-fixes"])])
 def test_golden_after_fix(tree, golden, flags):
+    expected = (GOLDEN / golden).read_text()
+    assert run_cli("lint", str(tree), "--diff", *flags).stdout == expected  # --diff shows it
     p = run_cli("lint", str(tree), "--fix", "--format", "json", *flags)
     assert p.returncode == 1  # unfixable findings remain
-    assert same_tree(GOLDEN / golden, tree) == []
-    assert same_tree(tree, GOLDEN / golden) == []
+    assert tree_diff(MINI, tree) == expected  # --fix writes exactly that
 
 
 def test_every_fix_kind_in_golden():
-    before = (MINI / YAML).read_text()
-    after = (GOLDEN / "mini-fixed" / YAML).read_text()
+    safe = (GOLDEN / "mini-safe.diff").read_text()
+    unsafe = (GOLDEN / "mini-unsafe.diff").read_text()
     # dispatch rewrite of a half-migrated family: .out already shared, Scalar_out still MPSGraph
-    assert "    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n" in before
-    assert "    CPU, CUDA, MPS: copysign_scalar_out\n" in after
-    # MPS-only line with the shared kernel's own name merges too
-    assert "    CPU, CUDA, MPS: softplus_out\n" in after
-    mm = (GOLDEN / "mini-fixed" / OPS / "BinaryOps.mm").read_text()
-    assert "atan2_out_mps" not in mm and "copysign_scalar_out_mps" not in mm  # dead implementations
-    assert "Left behind by the atan2 migration" not in mm  # with their leading comment
-    assert "binaryOpTensor" in mm and "binaryOpScalar" in mm  # helpers still used stay
-    assert "atan2_native.h" not in mm and "hypot_native.h" in mm  # stale include only
-    unary = (GOLDEN / "mini-fixed" / OPS / "UnaryOps.mm").read_text()
-    assert "(exp_out_mps, exponent)" not in unary and "(exp2_out_mps, exponentBase2)" in unary
-    xf = (GOLDEN / "mini-fixed-unsafe" / COMMON_MPS).read_text()
-    assert '"atan2": None' not in xf and '"hypot": [torch.float16]' in xf
-    assert "# not implemented natively yet" in xf  # comments around removed entries stay
+    assert "-    CPU, CUDA: copysign_scalar_out\n-    MPS: copysign_scalar_out_mps\n+    CPU, CUDA, MPS: copysign_scalar_out\n" in safe
+    # an MPS-only line with the shared kernel's own name merges too
+    assert "+    CPU, CUDA, MPS: softplus_out\n" in safe
+    # dead implementations with their leading comment; helpers still used stay
+    assert "-TORCH_IMPL_FUNC(atan2_out_mps)" in safe and "-Tensor& copysign_scalar_out_mps(" in safe
+    assert "-// Left behind by the atan2 migration" in safe
+    assert "binaryOpTensor(const" not in safe and "-static void binaryOpScalar" not in safe
+    assert "-CREATE_MPS_STRUCTURED_UNARY_TORCH_IMPL_FUNC(exp_out_mps, exponent)" in safe
+    assert "-CREATE_MPS_STRUCTURED_UNARY_TORCH_IMPL_FUNC(exp2_out_mps" not in safe
+    # stale includes only
+    assert "-#include <ATen/ops/atan2_native.h>" in safe and "-#include <ATen/ops/hypot_native.h>" not in safe
+    # stale xfails need --unsafe-fixes; comments around them stay
+    assert "common_mps.py" not in safe
+    assert '-            "atan2": None,' in unsafe and '-            "hypot"' not in unsafe
+    assert "-            # not implemented natively yet" not in unsafe
 
 
 def test_fix_is_idempotent_and_fixed_codes_are_gone(tree):

@@ -17,15 +17,17 @@ def stacked_bars(chart_id: str, rows: dict[str, Counter], kinds: list[str], widt
     rows = {name: c for name, c in rows.items() if sum(c.get(k, 0) for k in kinds)}
     top = max((sum(c.get(k, 0) for k in kinds) for c in rows.values()), default=1)
     scale = (width - label_w - right) / top
-    legend_h = 24
+    shown = [k for k in kinds if any(c.get(k, 0) for c in rows.values())]
+    per_row = 3
+    col_w = (width - label_w) // per_row
+    legend_h = 20 * ((len(shown) + per_row - 1) // per_row)
     height = legend_h + len(rows) * (row_h + gap) + gap
     parts = [f'<svg id="{chart_id}" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="12">']
-    x = label_w
-    for k in kinds:  # legend
-        parts.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[k]}" stroke="#999" stroke-width="0.5"/>'
-                     f'<text x="{x + 16}" y="14">{escape(KINDS[k])}</text>')
-        x += 24 + 7 * len(KINDS[k])
+    for i, k in enumerate(shown):  # legend, ``per_row`` kinds a line
+        x, ly = label_w + col_w * (i % per_row), 4 + 20 * (i // per_row)
+        parts.append(f'<rect x="{x}" y="{ly}" width="12" height="12" fill="{COLORS[k]}" stroke="#999" stroke-width="0.5"/>'
+                     f'<text x="{x + 16}" y="{ly + 10}">{escape(KINDS[k])}</text>')
     y = legend_h + gap
     for name, c in rows.items():
         parts.append(f'<text x="{label_w - 6}" y="{y + row_h - 5}" text-anchor="end">{escape(name)}</text>')

@@ -1,0 +1,158 @@
+"""DAG -> Metal functor text and the dtype registrations it needs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from migrate.port.dag import FLOATING, Dag, Node
+from migrate.port.rules import table
+from migrate.tables import dtype_family
+
+ARG_NAMES = {1: ("x",), 2: ("a", "b"), 3: ("a", "b", "c")}
+_INTEGRAL_TYPES = ("long", "int", "short", "char", "uchar", "bool")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to register: (input dtype, output dtype) pairs, and the functor's overloads."""
+
+    float_out: str  # "same" | "bool"
+    int_mode: str | None  # None (floats only) | "float" (int -> float) | "same" (int -> int) | "bool"
+    int_dtypes: tuple[str, ...]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        out = [(t, t if self.float_out == "same" else "bool") for t in dtype_family("float")]
+        for t in self.int_dtypes:
+            out.append((t, {"float": "float", "same": t, "bool": "bool"}[self.int_mode]))
+        return out
+
+
+def plan_dtypes(dag: Dag, ints: bool) -> Plan:
+    """Registrations: floats always; integers (and bool) when ``ints`` and the DAG accepts them."""
+    float_out = "bool" if dag.returns_bool else "same"
+    accepted = dag.accepts()
+    if not ints or "int" not in accepted:
+        return Plan(float_out, None, ())
+    mode = "bool" if dag.returns_bool else "float" if dag.needs_float else "same"
+    int_dtypes = tuple(t for t in dtype_family("integral") if t != "bool" or "bool" in accepted or mode == "float")
+    return Plan(float_out, mode, int_dtypes)
+
+
+class _Emitter:
+    def __init__(self, dag: Dag, mode: str):
+        self.dag, self.mode = dag, mode  # mode: "float" (compute in float) | "int" (compute in T)
+        self.t = table()
+        self.args = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
+        uses: dict[int, int] = {}
+        for n in dag.nodes():
+            for a in n.args:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+        self.shared = {k for k, v in uses.items() if v > 1}
+        self.lines: list[str] = []
+        self.done: dict[int, tuple[str, str]] = {}  # node -> (expression, "num" | "bool")
+
+    def num(self, n: Node) -> str:
+        e, kind = self.expr(n)
+        if kind == "bool":
+            return f"float({e})" if self.mode == "float" else f"T({e})"
+        return e
+
+    def boolean(self, n: Node) -> str:
+        e, kind = self.expr(n)
+        return e if kind == "bool" else f"({e} != 0)"
+
+    def literal(self, v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if self.mode == "float":
+            f = float(v)
+            return f"{f!r}f" if "e" not in repr(f) else f"{f!r}f".replace("e", "e")
+        return f"T({int(v) if float(v).is_integer() else v})"
+
+    def expr(self, n: Node) -> tuple[str, str]:
+        if id(n) in self.done:
+            return self.done[id(n)]
+        if n.op == "input":
+            name = self.args[id(n)]
+            r = (f"float({name})" if self.mode == "float" else name, "num")
+        elif n.op == "const":
+            r = (self.literal(n.value), "num")
+        elif n.op == "cast":
+            if n.dtype == "bool":
+                r = (self.boolean(n.args[0]), "bool")
+            elif n.dtype in FLOATING:
+                r = (self.num(n.args[0]), "num")
+            else:
+                inner = self.num(n.args[0])
+                r = (f"float({n.dtype}({inner}))" if self.mode == "float" else f"T({n.dtype}({inner}))", "num")
+        else:
+            rule = self.t.ops[n.op]
+            if rule.cls == "logical":
+                ops = [self.boolean(a) for a in n.args]
+            elif rule.cls == "select":
+                ops = [self.boolean(n.args[0])]
+                kinds = [self.expr(a)[1] for a in n.args[1:]]
+                ops += [self.expr(a)[0] if kinds == ["bool", "bool"] else self.num(a) for a in n.args[1:]]
+            else:
+                ops = [self.num(a) for a in n.args]
+            tmpl = rule.metal if self.mode == "float" or rule.cls == "logical" else rule.metal_int
+            if tmpl is None:
+                raise ValueError(f"{n.op} has no {'integer' if self.mode == 'int' else 'floating'} Metal form")
+            kind = "bool" if rule.returns_bool or (rule.cls == "select" and all(
+                self.expr(a)[1] == "bool" for a in n.args[1:])) else "num"
+            r = (tmpl.format(*ops), kind)
+        if id(n) in self.shared and n.op not in ("input", "const"):
+            var = f"t{len(self.lines)}"
+            ctype = "bool" if r[1] == "bool" else "float" if self.mode == "float" else "auto"
+            self.lines.append(f"const {ctype} {var} = {_strip(r[0])};")
+            r = (var, r[1])
+        self.done[id(n)] = r
+        return r
+
+
+def _strip(e: str) -> str:
+    """Drop one pair of outer parentheses when they enclose the whole expression."""
+    if not (e.startswith("(") and e.endswith(")")):
+        return e
+    depth = 0
+    for i, c in enumerate(e):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0 and i != len(e) - 1:
+            return e
+    return e[1:-1]
+
+
+def _body(dag: Dag, mode: str, ret: str) -> list[str]:
+    em = _Emitter(dag, mode)
+    e, kind = em.expr(dag.output)
+    if ret == "bool":
+        value = e if kind == "bool" else f"({e} != 0)"
+    elif ret == "T":
+        value = f"static_cast<T>({_strip(e)})"
+    else:  # float
+        value = e if kind == "num" else f"float({e})"
+    return em.lines + [f"return {_strip(value)};"]
+
+
+def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
+    """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs."""
+    params = ", ".join(f"const T {a}" for a in ARG_NAMES[len(dag.inputs)])
+    fret = "bool" if plan.float_out == "bool" else "T"
+    overloads = []
+    if plan.int_mode is None:
+        overloads.append(("template <typename T>", fret, _body(dag, "float", fret)))
+    else:
+        sf = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_floating_point_v<T>, bool> = true>"
+        si = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_integral_v<T>, bool> = true>"
+        overloads.append((sf, fret, _body(dag, "float", fret)))
+        iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
+        overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))
+    out = [f"// Ported by mps-migrate from the MPSGraph code at {origin}: {dag.structure()}",
+           f"struct {name}_functor {{"]
+    for head, ret, body in overloads:
+        out.append(f"  {head}")
+        out.append(f"  inline {ret} operator()({params}) {{")
+        out += [f"    {line}" for line in body]
+        out.append("  }")
+    out.append("};")
+    return "\n".join(out) + "\n"
