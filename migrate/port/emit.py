@@ -99,6 +99,8 @@ class _Emitter:
                 raise ValueError(f"{n.op} has no {'integer' if self.mode == 'int' else 'floating'} Metal form")
             kind = "bool" if rule.returns_bool or (rule.cls == "select" and all(
                 self.expr(a)[1] == "bool" for a in n.args[1:])) else "num"
+            ops = [_strip(x) if any(f.format(i=i) in tmpl for f in ("({{{i}}})", "({{{i}}},", ", {{{i}}})"))
+                   else x for i, x in enumerate(ops)]
             r = (tmpl.format(*ops), kind)
         if id(n) in self.shared and n.op not in ("input", "const"):
             var = f"t{len(self.lines)}"

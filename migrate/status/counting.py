@@ -14,6 +14,7 @@ from migrate.index import Index, is_shared
 from migrate.model import NativeEntry
 from migrate.rulebook import all_rules
 from migrate.tables import load_table
+from migrate.tree import MPS_REL
 
 # Route kinds, in report order, with their labels.
 KINDS: dict[str, str] = {
@@ -43,6 +44,11 @@ def category_of(host_path: str) -> str:
         if any(fnmatch.fnmatchcase(stem, p) for p in patterns):
             return cat
     return re.sub(r"(Ops|KernelImpl|Kernel)$", "", stem).lower() or stem.lower()
+
+
+def short_host(path: str) -> str:
+    """``aten/src/ATen/native/mps/operations/X.mm`` -> ``operations/X.mm`` (display only)."""
+    return path[len(MPS_REL) + 1:] if path.startswith(MPS_REL + "/") else path
 
 
 def _final_entry(ix: Index, e: NativeEntry) -> NativeEntry:

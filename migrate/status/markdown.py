@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from migrate.status.compare import Progress
-from migrate.status.counting import KINDS, Status
+from migrate.status.counting import KINDS, Status, short_host
 from migrate.status.text import port_cell
 
 
@@ -29,7 +29,7 @@ def render_markdown(s: Status) -> str:
         n = kinds.get(k, 0)
         out.append(f"| {label} | {n} | {100 * n / total if total else 0:.1f}% |")
     out += ["", "### By category", "", *_table("category", s.by("category")), "",
-            "<details><summary>By host file</summary>", "", *_table("host file", s.by("host")), "", "</details>", ""]
+            "<details><summary>By host file</summary>", "", *_table("host file (under mps/)", {short_host(h): c for h, c in s.by("host").items()}), "", "</details>", ""]
     half = sum(f.half_migrated for f in s.families)
     out += [f"### MPSGraph-backed families ({len(s.families)}, {half} half-migrated first)", ""]
     if s.port_note:

@@ -26,6 +26,10 @@ class ReferenceUnavailable(Exception):
     """This reference cannot compute this case (dtype not supported, ...)."""
 
 
+class NotApplicable(ReferenceUnavailable):
+    """The op does not accept these arguments at all (e.g. no Scalar overload): no case."""
+
+
 @runtime_checkable
 class Reference(Protocol):
     name: str
@@ -65,7 +69,9 @@ class TorchCpuReference:
                 self.fn(*args, out=out)
                 return out
             return self.fn(*args)
-        except (RuntimeError, TypeError, NotImplementedError) as exc:
+        except TypeError as exc:
+            raise NotApplicable(str(exc).splitlines()[0]) from None
+        except (RuntimeError, NotImplementedError) as exc:
             raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
 
 

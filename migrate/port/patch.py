@@ -1,0 +1,292 @@
+"""A family's port as text edits: functor, registrations, host stub, dispatch, cleanup."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from migrate.fixes import FixBuilder
+from migrate.index import Index, stub_candidates
+from migrate.model import Edit, HostFile, MetalFile
+from migrate.port.dag import Dag
+from migrate.port.emit import Plan, functor, plan_dtypes
+from migrate.port.locate import Impl, family_impls, graph_dag
+from migrate.port.translate import PortBlocked
+from migrate.read.cpp_lex import scrub
+from migrate.read.cpp_macros import expand, find_macros
+from migrate.tree import MPS_REL
+
+KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
+HOST_FILE = {1: f"{MPS_REL}/operations/UnaryKernel.mm", 2: f"{MPS_REL}/operations/BinaryKernel.mm"}
+KIND = {1: "unary", 2: "binary"}
+XFAIL_SUFFIX = "XFAILLIST"
+
+
+class NothingToPort(Exception):
+    pass
+
+
+@dataclass
+class Port:
+    family: str
+    name: str  # functor / kernel name
+    arity: int
+    dag: Dag
+    plan: Plan
+    impls: list[Impl]
+    stub: str
+    edits: list[Edit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return KIND[self.arity]
+
+
+# ------------------------------------------------------------- translation
+def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
+    if family not in ix.families:
+        raise KeyError(family)
+    impls = family_impls(ix, family)
+    if not impls:
+        raise NothingToPort(f"{family}: nothing to port (no overload is routed to MPSGraph code)")
+    dags = [graph_dag(ix, i.function) for i in impls]
+    if len({d.structure() for d in dags}) > 1:
+        names = ", ".join(i.entry.overload_name for i in impls)
+        raise PortBlocked(f"overloads {names} build different graphs", "overloads differ", impls[0].line.span.where)
+    dag = dags[0]
+    if len(dag.inputs) not in KERNEL_FILE:
+        raise PortBlocked(f"{len(dag.inputs)} graph inputs (ports make unary and binary kernels)",
+                          f"{len(dag.inputs)} inputs", dag.source)
+    return impls, dag
+
+
+def cpu_takes_ints(family: str, arity: int) -> bool | None:
+    """Does the CPU operator accept integer tensors? (None: no such aten operator)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    op = getattr(torch.ops.aten, family, None)
+    if op is None:
+        return None
+    x = torch.tensor([1, 2, 3], dtype=torch.int32)
+    try:
+        op(*([x] * arity))
+        return True
+    except Exception:
+        return False
+
+
+def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
+    stubs = set()
+    for im in impls:
+        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        if shared is None:
+            raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
+                              "no shared kernel", im.line.span.where)
+        known = ix.stubs_of_shared_kernel(shared.kernel_name)
+        if not known and f"{family}_stub" in stub_candidates(shared.kernel_name) + [f"{family}_stub"]:
+            known = [f"{family}_stub"]
+        if len(known) != 1:
+            raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
+                              "unknown stub", shared.span.where)
+        stubs.add(known[0])
+    if len(stubs) > 1:
+        raise PortBlocked(f"overloads call different stubs ({', '.join(sorted(stubs))})", "several stubs",
+                          impls[0].line.span.where)
+    return stubs.pop()
+
+
+# ------------------------------------------------------------ target files
+def _target_files(ix: Index, arity: int) -> tuple[str, MetalFile, str, HostFile]:
+    kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
+    mf = ix.tree.metals.get(kpath)
+    if mf is None:
+        raise PortBlocked(f"{kpath} does not exist", "no kernel file", None)
+    if b"c10/metal/indexing.h" not in ix.tree.sources[kpath]:
+        raise PortBlocked(f"{kpath} predates c10/metal (no indexing.h registration macros)", "pre-c10/metal kernel file",
+                          None)
+    hf = ix.tree.hosts.get(hpath)
+    if hf is None:
+        raise PortBlocked(f"{hpath} does not exist", "no host file", None)
+    if not any(k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel" for k in hf.kernel_calls):
+        raise PortBlocked(f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
+                          "pre-c10/metal host file", None)
+    return kpath, mf, hpath, hf
+
+
+def _line_end(data: bytes, pos: int) -> int:
+    nl = data.find(b"\n", pos)
+    return len(data) if nl < 0 else nl + 1
+
+
+def _struct_end(data: bytes, start: int) -> int:
+    code = scrub(data).code
+    i = code.find(b"{", start)
+    depth = 0
+    for j in range(i, len(code)):
+        c = code[j:j + 1]
+        if c == b"{":
+            depth += 1
+        elif c == b"}":
+            depth -= 1
+            if depth == 0:
+                return _line_end(data, j)
+    return len(data)
+
+
+@lru_cache(maxsize=32)
+def _convenience_macros(data: bytes, macro_kind: str) -> list[tuple[str, frozenset]]:
+    """One-parameter #defines of the file and the (in, out) pairs they register for a NAME."""
+    macros = find_macros(scrub(data))
+    base = re.compile(rf"\bREGISTER_{macro_kind}_OP\(\s*__PORT__\s*,\s*(\w+)\s*,\s*(\w+)\s*\)")
+    other = re.compile(r"\bREGISTER_(\w+)\(\s*__PORT__\b")
+    out = []
+    for name, m in macros.items():
+        if len(m.params) != 1 or not name.startswith("REGISTER_"):
+            continue
+        text = expand(m, (b"__PORT__",), macros).decode("latin-1")
+        pairs = frozenset(base.findall(text))
+        extra = {k for k in other.findall(text) if k != f"{macro_kind}_OP" and "CASTOUT" not in k}
+        if pairs and not extra:
+            out.append((name, pairs))
+    return sorted(out, key=lambda x: (-len(x[1]), x[0]))
+
+
+def registration_lines(data: bytes, arity: int, name: str, plan: Plan) -> list[str]:
+    """The file's own convenience macros where they fit exactly, then single registrations."""
+    kind = KIND[arity].upper()
+    wanted = plan.pairs()
+    left = set(wanted)
+    lines = []
+    for macro, pairs in _convenience_macros(data, kind):
+        if pairs <= left:
+            lines.append(f"{macro}({name});")
+            left -= pairs
+    lines += [f"REGISTER_{kind}_OP({name}, {i}, {o});" for i, o in wanted if (i, o) in left]
+    return lines
+
+
+def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str, stub: str) -> list[Edit]:
+    data = ix.tree.sources[hpath]
+    helper = f"exec_{KIND[arity]}_kernel"
+    macros = find_macros(scrub(data))
+    ti = [r for r in hf.registrations if r.via_macro and r.via_macro in macros
+          and helper.encode() in macros[r.via_macro].body and len(macros[r.via_macro].params) == 1]
+    if ti:
+        last = max(ti, key=lambda r: r.span.end)
+        pos = _line_end(data, last.span.end)
+        return [Edit(hpath, pos, pos, f"{last.via_macro}({name});\n")]
+    calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper and k.function]
+    last_call = max(calls, key=lambda k: k.span.end)
+    text = data[last_call.span.start:last_call.span.end].decode()
+    receiver = text[: text.index("." + helper)] if "." + helper in text else "lib"
+    fn = next(f for f in hf.functions if f.name == last_call.function)
+    pos = _line_end(data, fn.span.end - 1)
+    stub_fn = f"{name}_mps_kernel"
+    edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}(TensorIteratorBase& iter) {{\n"
+                                   f"  {receiver}.{helper}(iter, \"{name}\");\n}}\n")]
+    regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
+    if regs:
+        rpos = _line_end(data, max(r.span.end for r in regs) - 1)
+        edits.append(Edit(hpath, rpos, rpos, f"REGISTER_DISPATCH({stub}, &{stub_fn})\n"))
+    else:
+        edits[0] = Edit(hpath, pos, pos, edits[0].replacement + f"REGISTER_DISPATCH({stub}, &{stub_fn})\n")
+    return edits
+
+
+# ------------------------------------------------------------------ the port
+def plan_port(ix: Index, family: str) -> Port:
+    impls, dag = translate_family(ix, family)
+    arity = len(dag.inputs)
+    stub = _stub_for(ix, family, impls)
+    name = family
+    ints = cpu_takes_ints(family, arity)
+    plan = plan_dtypes(dag, ints if ints is not None else True)
+    port = Port(family, name, arity, dag, plan, impls, stub)
+    has_functor = name in ix.functor_registrations
+    has_stub = stub in ix.registrations
+    if has_functor != has_stub:
+        what = f"functor {name} is registered" if has_functor else f"{stub} is registered for MPS"
+        raise PortBlocked(f"{what} but not the other half; finish that migration by hand", "half-ported", None)
+    fb = FixBuilder(ix)
+    if not has_functor:
+        kpath, mf, hpath, hf = _target_files(ix, arity)
+        kdata = ix.tree.sources[kpath]
+        fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else 0
+        if not mf.functors:
+            fpos = kdata.find(b"\n", kdata.rfind(b"#include")) + 1
+        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source)))
+        regs = [r for r in mf.registrations if r.path == kpath]
+        rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
+        lines = registration_lines(kdata, arity, name, plan)
+        port.edits.append(Edit(kpath, rpos, rpos, "".join(line + "\n" for line in lines)))
+        port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub)
+    else:
+        port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
+    # dispatch: MPS joins the shared CPU line of every overload still routed to MPSGraph
+    for im in impls:
+        shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
+        port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
+    port.edits += _cleanup_edits(ix, family, impls, fb, port.notes)
+    return port
+
+
+def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, notes: list[str]) -> list[Edit]:
+    edits: list[Edit] = []
+    rerouted = {(im.entry.overload_name, im.line.kernel_name) for im in impls}
+    removed = []
+    for f in {id(im.function): im.function for im in impls}.values():
+        other_yaml = [e for e, d in ix.yaml_kernels.get(f.name, ()) if (e.overload_name, f.name) not in rerouted]
+        if other_yaml or f.name in ix.host_identifiers:
+            notes.append(f"kept {f.name}: still referenced")
+            continue
+        fix = fb.remove_function(f)
+        if fix is None:
+            notes.append(f"kept {f.name}: its definition shares lines with other code")
+            continue
+        edits += fix.edits
+        removed.append(f)
+    # the family's per-operator include, when nothing left in the file needs it
+    for path in {f.path for f in removed}:
+        hf = ix.tree.hosts[path]
+        gone = [f for f in removed if f.path == path]
+        kept = [f for f in hf.functions if all(f is not g for g in gone)]
+        names = set(hf.identifiers)
+        for f in gone:
+            names -= f.identifiers
+        for f in kept:
+            names |= f.identifiers | {f.name}
+        stale_kernels = {k for f in gone for k in (f.name, "structured_" + f.name)}
+        declared = ix.root_kernels.get(family, set()) - stale_kernels
+        for inc in hf.includes:
+            if inc.op == family and not (declared & names):
+                edits += fb.remove_line(inc.span, "stale include").edits
+    # expected failures of the family in common_mps.py
+    cm = ix.tree.common_mps
+    if cm is not None:
+        for entry in cm.entries:
+            if entry.table.endswith(XFAIL_SUFFIX) and ix.family_of_opinfo(entry.key) == family:
+                fix = fb.remove_xfail(entry)
+                if fix is not None:
+                    edits += fix.edits
+    return edits
+
+
+def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:
+    """New file contents; insertions at one offset keep their order; overlaps are an error."""
+    by_path: dict[str, list[tuple[int, Edit]]] = {}
+    for seq, e in enumerate(edits):
+        by_path.setdefault(e.path, []).append((seq, e))
+    out = {}
+    for path, items in by_path.items():
+        items.sort(key=lambda x: (x[1].start, x[1].end, x[0]))
+        for (_, a), (_, b) in zip(items, items[1:]):
+            if b.start < a.end:
+                raise ValueError(f"overlapping edits in {path} at bytes {a.start}-{a.end} and {b.start}-{b.end}")
+        data = sources[path]
+        for _, e in reversed(items):
+            data = data[: e.start] + e.replacement.encode() + data[e.end:]
+        out[path] = data
+    return out

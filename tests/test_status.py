@@ -1,0 +1,272 @@
+"""mps-migrate status: route kinds, categories, MPSGraph families, formats, --compare, the HTML page in Chromium."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import types
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from migrate.index import Index
+from migrate.status import category_of, compare, compute_status
+from migrate.status.counting import KINDS, NO_HOST
+from migrate.tables import load_table
+from migrate.tree import load_tree
+from tests.corpus import pytorch_260_root
+from tests.helpers import MINI, OPS, YAML, run_cli
+
+CHROMIUM = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
+
+
+@pytest.fixture(scope="module")
+def mini_status():
+    return compute_status(Index(load_tree(MINI)))
+
+
+def status_json(*args: str) -> dict:
+    p = run_cli("status", *args, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_route_kinds_of_known_overloads(mini_status):
+    k = mini_status.overload_kind
+    assert k["atan2.out"] == k["atan2"] == k["atan2_"] == "metal-shared"  # delegates count as their target
+    assert k["histc"] == "metal-mps"  # MPS: histogram_histc_mps, a Metal kernel of its own
+    assert k["copysign.Scalar_out"] == k["hypot.out"] == k["hypot"] == "mpsgraph"
+    assert k["hardtanh.out"] == "mpsgraph"  # *_mps on a shared line: still MPSGraph code
+    assert k["softplus.out"] == "delegating"
+    assert k["logit"] == "composite"
+    assert k["erfinv.out"] == k["erfinv"] == k["fmax.out"] == "undefined"
+    assert k["hardtanh"] == "none"
+    assert set(k.values()) <= set(KINDS)
+
+
+def test_counts_add_up(mini_status):
+    d = mini_status.to_json()
+    n = d["overloads"]
+    assert n == len(load_tree(MINI).yaml.entries) == sum(d["kinds"].values())
+    assert sum(sum(c.values()) for c in d["by_category"].values()) == n
+    assert sum(sum(c.values()) for c in d["by_host"].values()) == n
+    assert d["by_host"]["aten/src/ATen/native/mps/operations/BinaryKernel.mm"] == {"metal-shared": 9}
+    assert d["by_category"]["unary"] == {"metal-shared": 2, "mpsgraph": 2}
+    assert set(d["by_category"][NO_HOST]) <= {"composite", "none", "delegating", "undefined"}
+
+
+def test_categories_from_file_names():
+    assert category_of(f"{OPS}/UnaryOps.mm") == category_of(f"{OPS}/UnaryKernel.mm") == "unary"
+    assert category_of(f"{OPS}/BitwiseOps.mm") == "binary"
+    assert category_of(f"{OPS}/FusedAdamWKernelImpl.mm") == "optimizer"
+    assert category_of(f"{OPS}/NewThingOps.mm") == "newthing"  # fallback: stem without Ops/Kernel
+    assert category_of(f"{OPS}/Foo.mm") == "foo"
+    table = load_table("categories.yaml")
+    assert all(isinstance(v, list) and v for v in table.values())
+
+
+def test_families_half_migrated_first(mini_status):
+    fams = mini_status.families
+    assert [f.name for f in fams] == ["copysign", "exp2", "hardtanh", "hypot"]
+    cs = fams[0]
+    assert cs.half_migrated and cs.graph_overloads == ["copysign.Scalar_out"]
+    assert cs.metal_overloads == ["copysign.out", "copysign.Tensor"] and cs.kernels == ["copysign_scalar_out_mps"]
+    assert not any(f.half_migrated for f in fams[1:])
+
+
+def test_portability_unknown_without_port_function(monkeypatch):
+    monkeypatch.setitem(sys.modules, "migrate.port", types.ModuleType("migrate.port"))
+    s = compute_status(Index(load_tree(MINI)))
+    assert s.port_note and all(f.portable is None for f in s.families)
+    text = run_cli("status", "--root", str(MINI)).stdout
+    assert "HALF copysign" in text
+
+
+def test_portability_used_when_port_provides_it(monkeypatch):
+    seen = []
+
+    def portability(index, family):
+        seen.append(family)
+        assert isinstance(index, Index)
+        if family == "hypot":
+            raise RuntimeError("boom")
+        return (family == "exp2", [] if family == "exp2" else [f"{family}: selector fooWithTensor: unsupported"])
+
+    port = types.ModuleType("migrate.port")
+    port.portability = portability
+    monkeypatch.setitem(sys.modules, "migrate.port", port)
+    s = compute_status(Index(load_tree(MINI)))
+    assert sorted(seen) == ["copysign", "exp2", "hardtanh", "hypot"]
+    by = {f.name: f for f in s.families}
+    assert by["exp2"].portable is True and by["copysign"].portable is False
+    assert by["copysign"].reasons == ["copysign: selector fooWithTensor: unsupported"]
+    assert by["hypot"].portable is None and "boom" in by["hypot"].reasons[0]
+    from migrate.status.markdown import render_markdown
+
+    md = render_markdown(s)
+    assert "- [ ] **exp2**: `exp2.out`, `exp2` in `UnaryOps.mm`; port: yes" in md
+    assert "port: no: copysign: selector fooWithTensor: unsupported" in md
+
+
+def test_markdown_and_text_formats():
+    md = run_cli("status", "--root", str(MINI), "--format", "markdown").stdout
+    tasks = [line for line in md.splitlines() if line.startswith("- [ ] ")]
+    assert len(tasks) == 4 and tasks[0].startswith("- [ ] **copysign** — **half-migrated** (MPS001)")
+    assert "| MPSGraph | 6 | 22.2% |" in md
+    text = run_cli("status", "--root", str(MINI)).stdout
+    assert re.search(r"MPSGraph\s+6\s+#+", text) and "MPSGraph-backed families: 4 (1 half-migrated" in text
+
+
+def test_bad_root_is_one_line_error(tmp_path):
+    p = run_cli("status", "--root", str(tmp_path))
+    assert p.returncode == 2 and "not inside a PyTorch tree" in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- compare
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture()
+def changed_mini(tmp_path):
+    """mini with hypot migrated, exp sent back to MPSGraph and a new xlogy family."""
+    root = tmp_path / "mini2"
+    shutil.copytree(MINI, root)
+    _edit(root / YAML, "    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n", "    CPU, CUDA, MPS: hypot_out\n")
+    _edit(root / YAML, "    CPU, CUDA, MPS: exp_out\n", "    CPU, CUDA: exp_out\n    MPS: exp_out_mps\n")
+    with open(root / YAML, "a") as fh:
+        fh.write("\n- func: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+                 "  structured: True\n  structured_inherits: TensorIteratorBase\n"
+                 "  dispatch:\n    CPU, CUDA, MPS: xlogy_out\n")
+    _edit(root / OPS / "BinaryKernel.mm", "REGISTER_DISPATCH(atan2_stub",
+          "static void hypot_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_binary_kernel(iter, \"hypot\");\n}\n\n"
+          "REGISTER_DISPATCH(hypot_stub, &hypot_mps_kernel)\nREGISTER_DISPATCH(atan2_stub")
+    return root
+
+
+def test_compare_in_process(changed_mini, mini_status):
+    after = compute_status(Index(load_tree(changed_mini)))
+    p = compare(mini_status, after)
+    assert p.migrated == ["hypot"]
+    assert p.regressed == [("exp", ["exp", "exp.out"])]
+    assert p.new == [("xlogy", "metal")]
+    assert p.advanced == [] and p.removed == []
+    delta = p.kind_delta()
+    assert delta["mpsgraph"] == (6, 6)  # hypot's two overloads left MPSGraph, exp's two arrived
+    assert delta["metal-shared"] == (11, 12)  # +2 hypot +1 xlogy -2 exp
+
+
+def test_compare_cli_formats(changed_mini):
+    d = status_json("--root", str(changed_mini), "--compare", str(MINI))
+    assert d["migrated"] == ["hypot"] and d["regressed"] == [{"family": "exp", "overloads": ["exp", "exp.out"]}]
+    md = run_cli("status", "--root", str(changed_mini), "--compare", str(MINI), "--format", "markdown").stdout
+    assert "- **Migrated** (1): `hypot`" in md and "- **Regressed** (1): `exp` (`exp`, `exp.out`)" in md
+    text = run_cli("status", "--root", str(changed_mini), "--compare", str(MINI)).stdout
+    assert "Migrated families (1): hypot" in text and "New families (1, 1 with an MPS kernel): xlogy (metal)" in text
+
+
+# --------------------------------------------------------------- real tree
+def test_real_tree_counts_add_up():
+    root = pytorch_260_root()
+    d = status_json("--root", str(root))
+    assert sum(d["kinds"].values()) == d["overloads"] > 2000
+    assert d["kinds"]["mpsgraph"] > d["kinds"]["metal-shared"] > 0  # 2.6.0 is early in the migration
+    assert d["by_category"]["unary"]["mpsgraph"] > 50  # UnaryOps.mm
+    assert {h for f in d["mpsgraph_families"] for h in f["hosts"]} >= {f"{OPS}/UnaryOps.mm", f"{OPS}/BinaryOps.mm"}
+
+
+# ------------------------------------------------------- HTML in Chromium
+class _Dom(HTMLParser):
+    """Rows of the tables and segments of the chart, from Chromium's serialised DOM."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[tuple[str, dict]] = []
+        self.rows: dict[str, list[dict]] = {}
+        self.segs: list[dict] = []
+        self.text: dict[str, str] = {}
+        self.refs: list[str] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.refs += [v for k, v in attrs if k in ("src", "href") and v]
+        if tag == "link" or tag == "script":
+            self.refs.append(tag)
+        if tag == "tr":
+            table = next((x for t, x in reversed(self.stack) if t == "table"), {})
+            self.rows.setdefault(table.get("id", ""), []).append({"attrs": a, "cells": []})
+        if tag in ("td", "th"):
+            self._cell = []
+        if tag == "rect" and a.get("class") == "seg":
+            self.segs.append(a)
+        self.stack.append((tag, a))
+        if "id" in a:
+            self.text[a["id"]] = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            table = next((x for t, x in reversed(self.stack) if t == "table"), {})
+            self.rows[table.get("id", "")][-1]["cells"].append("".join(self._cell).strip())
+            self._cell = None
+        while self.stack:
+            t, _ = self.stack.pop()
+            if t == tag:
+                break
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        for _, a in self.stack:
+            if "id" in a and a["id"] in ("total", "nfamilies"):
+                self.text[a["id"]] += data
+
+
+def dump_dom(html: Path) -> _Dom:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the HTML page is not checked")
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", html.resolve().as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "<html" in p.stdout, p.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(p.stdout)
+    return dom
+
+
+def test_html_page_in_chromium(tmp_path):
+    out = tmp_path / "status.html"
+    assert run_cli("status", "--root", str(MINI), "--format", "html", "-o", str(out)).returncode == 0
+    dom = dump_dom(out)
+    d = status_json("--root", str(MINI))
+    assert dom.refs == []  # no scripts, stylesheets, images or links: one self-contained file
+    assert dom.text["total"] == str(d["overloads"])
+    kinds = {r["attrs"]["data-kind"]: int(r["cells"][1]) for r in dom.rows["kinds"] if "data-kind" in r["attrs"]}
+    assert kinds == d["kinds"]
+    fams = [(r["attrs"]["data-family"], r["attrs"]["data-half"]) for r in dom.rows["families"] if "data-family" in r["attrs"]]
+    assert fams == [("copysign", "1"), ("exp2", "0"), ("hardtanh", "0"), ("hypot", "0")]
+    assert dom.text["nfamilies"] == "4"
+    cats = {r["attrs"]["data-row"]: r["cells"] for r in dom.rows["categories"] if "data-row" in r["attrs"]}
+    assert cats["binary"][-1] == "12" and cats["unary"][3] == "2"  # total; MPSGraph column
+    # the chart draws the MPS-routed kinds of each category, segment sizes are the table's numbers
+    chart: dict[str, dict[str, int]] = {}
+    for seg in dom.segs:
+        chart.setdefault(seg["data-row"], {})[seg["data-kind"]] = int(seg["data-n"])
+    assert chart["binary"] == {"metal-shared": 9, "mpsgraph": 3}
+    assert chart[NO_HOST] == {"delegating": 2, "undefined": 4}
+    widths = {(s["data-row"], s["data-kind"]): float(s["width"]) for s in dom.segs}
+    assert widths[("binary", "metal-shared")] == pytest.approx(3 * widths[("binary", "mpsgraph")], rel=0.01)
+
+
+def test_compare_html_in_chromium(changed_mini, tmp_path):
+    out = tmp_path / "progress.html"
+    assert run_cli("status", "--root", str(changed_mini), "--compare", str(MINI), "--format", "html",
+                   "-o", str(out)).returncode == 0
+    dom = dump_dom(out)
+    delta = {r["attrs"]["data-kind"]: r["cells"][1:] for r in dom.rows["delta"] if "data-kind" in r["attrs"]}
+    assert delta["metal-shared"] == ["11", "12", "+1"]
+    assert {s["data-row"] for s in dom.segs} == {"before", "after"}
