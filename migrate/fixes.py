@@ -62,18 +62,28 @@ class FixBuilder:
         return Fix(f"delete dead {what}", (Edit(span.path, s, e, ""),))
 
     def remove_xfail(self, entry: XfailEntry) -> Fix | None:
+        """Delete one table element: its own line(s) with a trailing comment, or inline with one comma."""
         data = self._src(entry.path)
         s, e = entry.span.start, entry.span.end
-        # swallow the element's trailing comma and spaces
         j = e
         while j < len(data) and data[j:j + 1] in (b" ", b"\t"):
             j += 1
-        if data[j:j + 1] == b",":
-            e = j + 1
-        ls, le = self.line_start(data, s), self.line_end(data, e)
-        rest = data[e:le].strip()
+        has_comma = data[j:j + 1] == b","
+        after_comma = j + 1 if has_comma else e
+        ls, le = self.line_start(data, s), self.line_end(data, after_comma)
+        rest = data[after_comma:le].strip()
         if not data[ls:s].strip() and (not rest or rest.startswith(b"#")):
-            s, e = ls, le  # the element owns its line(s), trailing comment included
+            s, e = ls, le  # the element owns its line, trailing comment included
+        elif has_comma:
+            e = after_comma
+            while e < len(data) and data[e:e + 1] in (b" ", b"\t"):
+                e += 1
+        else:  # last element inline: take the comma before it instead
+            k = s
+            while k > 0 and data[k - 1:k] in (b" ", b"\t"):
+                k -= 1
+            if data[k - 1:k] == b",":
+                s = k - 1
         return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
                    (Edit(entry.path, s, e, ""),), safe=False)
 

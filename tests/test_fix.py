@@ -206,3 +206,46 @@ def test_fix_command_diff(tree):
     assert p.returncode == 1
     assert "+    CPU, CUDA, MPS: copysign_scalar_out" in p.stdout
     assert filecmp.cmp(tree / YAML, MINI / YAML, shallow=False)
+
+
+XFAIL_CASES = [
+    # (source, key to remove, expected)
+    ('T_XFAILLIST = {\n    "a": None,\n    "atan2": None,\n    "b": None,\n}\n', "atan2",
+     'T_XFAILLIST = {\n    "a": None,\n    "b": None,\n}\n'),
+    ('T_XFAILLIST = {\n    "a": None,\n    "atan2": [torch.float16]  # why\n}\n', "atan2",
+     'T_XFAILLIST = {\n    "a": None,\n}\n'),
+    ('T_XFAILLIST = {"a": None, "atan2": None, "b": None}\n', "atan2",
+     'T_XFAILLIST = {"a": None, "b": None}\n'),
+    ('T_XFAILLIST = {"atan2": None}\n', "atan2", 'T_XFAILLIST = {}\n'),
+    ('T_XFAILLIST = {"a": None, "atan2": None}\n', "atan2", 'T_XFAILLIST = {"a": None}\n'),
+    ('T_XFAILLIST = {\n    # keep me\n    "atan2": None,\n    # and me\n}\n', "atan2",
+     'T_XFAILLIST = {\n    # keep me\n    # and me\n}\n'),
+    ('T_SKIPLIST = {\n    "x",\n    "atan2",\n}\n', "atan2", 'T_SKIPLIST = {\n    "x",\n}\n'),
+]
+
+
+@pytest.mark.parametrize("src,key,expected", XFAIL_CASES)
+def test_xfail_removal_stays_valid(src, key, expected):
+    import ast
+
+    import libcst
+
+    from migrate.fixes import FixBuilder
+    from migrate.read.xfail_reader import read_common_mps
+
+    data = src.encode()
+    cm = read_common_mps(data, "c.py")
+    entry = next(e for e in cm.entries if e.key == key)
+
+    class _Tree:
+        sources = {"c.py": data}
+
+    class _Ix:
+        tree = _Tree()
+
+    fix = FixBuilder(_Ix()).remove_xfail(entry)
+    (edit,) = fix.edits
+    out = (data[: edit.start] + edit.replacement.encode() + data[edit.end:]).decode()
+    assert out == expected
+    libcst.parse_module(out)
+    ast.parse(out)

@@ -35,6 +35,7 @@ class Case:
     args: tuple
     out: torch.Tensor | None = None
     seed: int = 0
+    expected_dtype: torch.dtype | None = None  # set from the first reference that ran
 
     def reference_args(self) -> list:
         return [a.value if isinstance(a, PyScalar) else a.tensor if isinstance(a, CpuScalar) else a for a in self.args]

@@ -94,7 +94,7 @@ class PortReference:
         return tensors
 
     def compute(self, case: Case) -> torch.Tensor:
-        out_dtype = case.out.dtype if case.out is not None else None
+        out_dtype = case.out.dtype if case.out is not None else case.expected_dtype
         try:
             res = self.evaluate(self.dag, self._inputs(case), out_dtype)
         except Exception as exc:  # noqa: BLE001 - a foreign evaluator: any failure means "no reference here"

@@ -127,6 +127,8 @@ class Runner:
         for r in self.refs:
             try:
                 expected[r.name] = r.compute(case)
+                if case.expected_dtype is None:
+                    case.expected_dtype = expected[r.name].dtype
             except NotApplicable:
                 return
             except ReferenceUnavailable as exc:

@@ -1,0 +1,71 @@
+"""mps-migrate port: generate the native Metal replacement of an MPSGraph operator family."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from migrate.apply import atomic_write, unified_diff
+from migrate.errors import UsageError
+from migrate.index import Index
+from migrate.tree import find_root, load_tree
+
+HELP = "port an MPSGraph operator family to a native Metal kernel (prints the patch; --write applies it)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("family", nargs="?", help="operator family, e.g. logaddexp")
+    p.add_argument("--root", default=".", help="the PyTorch tree (default: .)")
+    p.add_argument("--write", action="store_true", help="apply the patch (atomic writes)")
+    p.add_argument("--list", action="store_true", help="every MPSGraph-routed family: portable or not, and why")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output of --list")
+
+
+def run(args) -> int:
+    from migrate.port.listing import list_families, summary
+    from migrate.port.patch import NothingToPort, apply_edits, plan_port
+    from migrate.port.translate import PortBlocked
+
+    root = find_root(Path(args.root))
+    tree = load_tree(root)
+    ix = Index(tree)
+    if args.list:
+        if args.family:
+            raise UsageError("give a family or --list, not both")
+        verdicts = list_families(ix)
+        if args.format == "json":
+            print(json.dumps([v.__dict__ for v in verdicts], indent=1))
+            return 0
+        width = max((len(v.family) for v in verdicts), default=6)
+        for v in verdicts:
+            where = f"  [{v.where}]" if v.where and v.status != "portable" else ""
+            print(f"{v.family:<{width}}  {v.status:<12}  {v.detail}{where}")
+        print(summary(verdicts))
+        return 0
+    if not args.family:
+        raise UsageError("name a family to port (or --list)")
+    try:
+        port = plan_port(ix, args.family)
+    except KeyError:
+        raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)") from None
+    except NothingToPort as exc:
+        print(f"mps-migrate: {exc}", file=sys.stderr)
+        return 0
+    except PortBlocked as exc:
+        where = f" ({exc.where})" if exc.where else ""
+        raise UsageError(f"cannot port {args.family}: {exc.reason}{where}") from None
+    try:
+        new = apply_edits(tree.sources, port.edits)
+    except ValueError as exc:
+        raise UsageError(f"cannot port {args.family}: {exc}") from None
+    for note in port.notes:
+        print(f"mps-migrate: note: {note}", file=sys.stderr)
+    if not args.write:
+        for path in sorted(new):
+            sys.stdout.write(unified_diff(path, tree.sources[path], new[path]))
+        return 0
+    for path in sorted(new):
+        atomic_write(root / path, new[path], tree.sources[path])
+    print(f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
+          f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written", file=sys.stderr)
+    return 0

@@ -1,0 +1,66 @@
+"""mps-migrate verify: run a family's Metal kernel as the host would and compare it with references."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from migrate.errors import UsageError
+from migrate.tree import find_root
+
+HELP = "run an op family's Metal kernel (CPU backend) on many dtypes/layouts and compare with torch CPU"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("family", help="operator family, e.g. atan2")
+    p.add_argument("--root", type=Path, default=Path("."), help="any path inside the PyTorch tree")
+    p.add_argument("--patch", metavar="FILE|-", help="unified diff applied in memory first (- reads stdin)")
+    p.add_argument("--backend", choices=("cpu", "mps", "auto"), default="cpu")
+    p.add_argument("--dtypes", help="comma-separated torch dtype names (default: every registered input dtype)")
+    p.add_argument("--layouts", help="comma-separated layouts (default: all; see rules/verify.yaml)")
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: torch.testing's per dtype)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: torch.testing's per dtype)")
+    p.add_argument("--seed", type=int, help="input seed (default: rules/verify.yaml)")
+    p.add_argument("--opt", type=int, choices=(0, 1, 2, 3), default=0, help="CPU backend optimisation level")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rverify: {done}/{total} cases", end=end, file=sys.stderr, flush=True)
+    return show
+
+
+def _read_patch(arg: str) -> tuple[str, str]:
+    if arg == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(arg).read_text(encoding="utf-8"), arg
+    except OSError as exc:
+        raise UsageError(f"cannot read patch: {exc.strerror or exc}", arg) from None
+
+
+def run(args) -> int:
+    from migrate.verify.dtypes import from_name
+    from migrate.verify.report import to_json, to_text
+    from migrate.verify.run import CannotRun, Options, verify
+
+    root = find_root(args.root)
+    try:
+        dtypes = [from_name(n) for n in args.dtypes.split(",") if n.strip()] if args.dtypes else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    layouts = [x.strip() for x in args.layouts.split(",") if x.strip()] if args.layouts else None
+    opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
+                   seed=args.seed, opt=args.opt, progress=_progress())
+    patch = _read_patch(args.patch) if args.patch else None
+    try:
+        report = verify(root, args.family, patch, opts)
+    except CannotRun as exc:
+        print(f"mps-migrate: verify could not run: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(to_json(report) + "\n" if args.format == "json" else to_text(report))
+    return report.exit_code

@@ -1,0 +1,55 @@
+"""`port --list`: every MPSGraph-routed family, portable or not, and why."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from migrate.index import Index
+from migrate.port.locate import mpsgraph_families
+from migrate.port.patch import NothingToPort, plan_port, translate_family
+from migrate.port.translate import PortBlocked
+
+
+@dataclass(frozen=True)
+class Verdict:
+    family: str
+    status: str  # portable | translatable (the graph translates; the tree's target files block the patch) | blocked
+    overloads: tuple[str, ...]
+    detail: str  # the DAG, or the reason
+    construct: str = ""  # what blocks it
+    where: str = ""
+
+
+def verdict(ix: Index, family: str) -> Verdict:
+    overloads = tuple(e.overload_name for e in ix.families[family]
+                      if ix.routes[e.overload_name].impl in ("mpsgraph", "mixed")
+                      and ix.routes[e.overload_name].via == "explicit")
+    try:
+        impls, dag = translate_family(ix, family)
+    except PortBlocked as exc:
+        return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
+    try:
+        port = plan_port(ix, family)
+    except PortBlocked as exc:
+        return Verdict(family, "translatable", overloads, f"{dag.structure()} -- {exc.reason}", exc.construct,
+                       exc.where or "")
+    except NothingToPort as exc:  # pragma: no cover - translate_family already found overloads
+        return Verdict(family, "blocked", overloads, str(exc), "nothing to port")
+    return Verdict(family, "portable", overloads, f"{port.kind}: {dag.structure()}")
+
+
+def list_families(ix: Index) -> list[Verdict]:
+    return [verdict(ix, f) for f in mpsgraph_families(ix)]
+
+
+def summary(verdicts: list[Verdict], top: int = 10) -> str:
+    n = Counter(v.status for v in verdicts)
+    blockers = Counter(v.construct for v in verdicts if v.status == "blocked")
+    targets = Counter(v.construct for v in verdicts if v.status == "translatable")
+    lines = [f"{len(verdicts)} MPSGraph-routed families: {n['portable']} portable, "
+             f"{n['translatable']} translatable but blocked by the tree's target files, {n['blocked']} blocked"]
+    if blockers:
+        lines.append("top blockers: " + ", ".join(f"{k} ({c})" for k, c in blockers.most_common(top)))
+    if targets:
+        lines.append("target-file blockers: " + ", ".join(f"{k} ({c})" for k, c in targets.most_common(top)))
+    return "\n".join(lines)

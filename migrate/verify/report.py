@@ -1,0 +1,77 @@
+"""Render a verify Report: a plain-text table (default) or JSON."""
+from __future__ import annotations
+
+import json
+
+from migrate.verify.compare import Stats
+from migrate.verify.run import Cell, Report, first_failure
+
+
+def _num(x: float) -> str:
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def _stats_json(st: Stats | None):
+    if st is None:
+        return None
+    return {"elements": st.elements, "mismatches": st.mismatches, "max_abs": st.max_abs, "max_rel": st.max_rel,
+            "max_ulp": st.max_ulp, "signed_zeros": st.signed_zeros,
+            "first_failure": None if st.first is None else {
+                "index": list(st.first.index), "actual": _jsonable(st.first.actual),
+                "expected": _jsonable(st.first.expected), "inputs": [_jsonable(v) for v in st.first.inputs],
+                "reason": st.first.reason}}
+
+
+def _jsonable(v):
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return repr(v)
+    if isinstance(v, complex):
+        return [_jsonable(v.real), _jsonable(v.imag)]
+    return v
+
+
+def to_json(r: Report) -> str:
+    src = r.source
+    doc = {
+        "family": r.family, "seed": r.seed, "references": r.references, "ok": r.ok,
+        "kernel": None if src is None else {"name": src.name, "helper": src.helper, "file": src.path,
+                                            "call_site": src.call_site},
+        "notes": r.notes,
+        "cells": [{"dtype": c.dtype, "layout": c.layout, "status": c.status, "cases": c.cases,
+                   "kernels": sorted(c.kernels), "stats": _stats_json(c.stats), "failures": c.failures,
+                   "skipped": c.skipped, "references_disagree": _stats_json(c.old_vs_cpu)} for c in r.cells],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _row(c: Cell) -> list[str]:
+    st = c.stats
+    worst = f"abs {_num(st.max_abs)} rel {_num(st.max_rel)} ulp {st.max_ulp}" if c.cases else ""
+    return [c.dtype, c.layout, c.status, str(c.cases), worst, ", ".join(sorted(c.kernels))]
+
+
+def to_text(r: Report) -> str:
+    src = r.source
+    lines = []
+    if src is not None:
+        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}")
+    lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
+    head = ["dtype", "layout", "result", "cases", "worst error", "kernels"]
+    rows = [_row(c) for c in r.cells]
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
+    fmt = lambda cols: "  ".join(x.ljust(w) for x, w in zip(cols, widths)).rstrip()  # noqa: E731
+    lines += [fmt(head), fmt(["-" * w for w in widths])] + [fmt(x) for x in rows]
+    fails = [c for c in r.cells if c.status == "FAIL"]
+    for c in fails:
+        lines.append(f"FAIL {c.dtype} {c.layout}: {first_failure(c)}")
+    for c in r.cells:
+        if c.stats.signed_zeros:
+            lines.append(f"note {c.dtype} {c.layout}: {c.stats.signed_zeros} signed zero(s) differ (0.0 vs -0.0)")
+        if c.old_vs_cpu is not None and not c.old_vs_cpu.ok and c.old_vs_cpu.first is not None:
+            lines.append(f"note {c.dtype} {c.layout}: the old MPSGraph path differed from CPU here: "
+                         f"{c.old_vs_cpu.first.describe()}")
+    lines += [f"note: {n}" for n in r.notes]
+    passed = sum(c.status == "pass" for c in r.cells)
+    skipped = sum(c.status == "skip" for c in r.cells)
+    lines.append(f"{passed} passed, {len(fails)} failed, {skipped} skipped (dtype x layout)")
+    return "\n".join(lines) + "\n"
