@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from migrate.model import DispatchLine, Edit, Fix, HostFunction, NativeEntry, Span, XfailEntry
+from migrate.model import DispatchLine, Edit, Fix, HostFunction, MpsDecoration, NativeEntry, Span, XfailEntry
 
 _COMMENT_LINE = re.compile(rb"^[ \t]*(//.*|/\*.*|\*.*)$")
 
@@ -62,9 +62,19 @@ class FixBuilder:
         return Fix(f"delete dead {what}", (Edit(span.path, s, e, ""),))
 
     def remove_xfail(self, entry: XfailEntry) -> Fix | None:
-        """Delete one table element: its own line(s) with a trailing comment, or inline with one comma."""
-        data = self._src(entry.path)
-        s, e = entry.span.start, entry.span.end
+        s, e = self.element_range(self._src(entry.path), entry.span.start, entry.span.end)
+        return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
+                   (Edit(entry.path, s, e, ""),), safe=False)
+
+    def remove_decoration(self, deco: MpsDecoration, what: str) -> Fix:
+        s, e = self.element_range(self._src(deco.path), deco.span.start, deco.span.end)
+        edits = [Edit(deco.path, s, e, "")]
+        if deco.comma_fix is not None:
+            edits.append(Edit(deco.path, deco.comma_fix, deco.comma_fix, ","))  # keep a 1-tuple a tuple
+        return Fix(f"remove {what}", tuple(sorted(edits, key=lambda x: x.start)), safe=False)
+
+    def element_range(self, data: bytes, s: int, e: int) -> tuple[int, int]:
+        """Bytes to delete for one element of a literal: its own line(s) with a trailing comment, or inline with one comma."""
         j = e
         while j < len(data) and data[j:j + 1] in (b" ", b"\t"):
             j += 1
@@ -78,14 +88,17 @@ class FixBuilder:
             e = after_comma
             while e < len(data) and data[e:e + 1] in (b" ", b"\t"):
                 e += 1
+            if data[e:e + 1] == b"\n":  # the next element moves up to where this one was
+                e += 1
+                while e < len(data) and data[e:e + 1] in (b" ", b"\t"):
+                    e += 1
         else:  # last element inline: take the comma before it instead
             k = s
             while k > 0 and data[k - 1:k] in (b" ", b"\t"):
                 k -= 1
             if data[k - 1:k] == b",":
                 s = k - 1
-        return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
-                   (Edit(entry.path, s, e, ""),), safe=False)
+        return s, e
 
     def merge_mps_line(self, entry: NativeEntry, line: DispatchLine) -> Fix | None:
         """``MPS: k`` beside ``CPU, CUDA: k`` -> ``CPU, CUDA, MPS: k`` (same kernel only)."""

@@ -9,7 +9,7 @@ from functools import cached_property
 from migrate.model import (
     DispatchLine, HostFunction, KernelRegistration, NativeEntry, Route, StubRegistration,
 )
-from migrate.tables import dispatch_keys, load_markers
+from migrate.tables import dispatch_keys, load_markers, load_table
 from migrate.tree import Tree
 
 MPS = "MPS"
@@ -35,9 +35,6 @@ def stub_candidates(kernel: str) -> list[str]:
             base = base[: -len(suffix)]
             names.append(base + "_stub")
     return names
-
-
-_OPINFO_PREFIXES = (("nn.functional.", ""), ("special.", "special_"), ("linalg.", "linalg_"), ("fft.", "fft_"))
 
 
 def is_implementation(f: HostFunction) -> bool:
@@ -285,10 +282,18 @@ class Index:
     # ------------------------------------------------------- families, sites
     def family_of_opinfo(self, key: str) -> str | None:
         candidates = [key]
-        for prefix, repl in _OPINFO_PREFIXES:
+        for prefix, repl in load_table("opinfo.yaml")["name_prefixes"].items():
             if key.startswith(prefix):
                 candidates.append(repl + key[len(prefix):])
         return next((c for c in candidates if c in self.families), None)
+
+    def opinfo_names(self, family: str) -> list[str]:
+        """OpInfo names that may test ``family`` (the inverse of family_of_opinfo)."""
+        names = [family]
+        for prefix, repl in load_table("opinfo.yaml")["name_prefixes"].items():
+            if family.startswith(repl):
+                names.append(prefix + family[len(repl):])
+        return names
 
     def family_is_native_metal(self, family: str) -> bool:
         routes = [self.routes[e.overload_name] for e in self.families.get(family, ())]

@@ -271,3 +271,35 @@ class Finding:
     fix: Fix | None = None
     extra: tuple[tuple[str, str], ...] = field(default=())
     family: str | None = None  # operator family the finding is about, when known
+
+
+# --------------------------------------------------------- OpInfo layer
+@dataclass(frozen=True)
+class MpsDecoration:
+    """A ``DecorateInfo(unittest.expectedFailure | unittest.skip(...), cls, test, device_type='mps')``."""
+
+    decorator: str  # "expectedFailure" | "skip"
+    cls: str | None  # "TestConsistency"; None when not given (all classes)
+    test: str | None  # "test_output_match"; None when not given (all tests of the class)
+    path: str
+    span: Span  # the DecorateInfo(...) call
+    comma_fix: int | None = None  # byte offset where a "," keeps a one-element tuple a tuple after removal
+
+
+@dataclass(frozen=True)
+class OpInfoEntry:
+    """An ``OpInfo('name', ...)`` (or ``UnaryUfuncInfo``, ...) entry of the OpInfo database."""
+
+    kind: str  # "OpInfo", "UnaryUfuncInfo", ...
+    name: str  # "atan2", "nn.functional.softplus"
+    variant: str  # variant_test_name or ""
+    aten_name: str | None
+    path: str
+    span: Span
+    mps_decorations: tuple[MpsDecoration, ...] = ()
+
+    @property
+    def formatted_name(self) -> str:
+        """As OpInfo.formatted_name: full name with dots as underscores (test names use it)."""
+        full = f"{self.name}.{self.variant}" if self.variant else self.name
+        return full.replace(".", "_")

@@ -43,6 +43,7 @@ class Tree:
     declared_stubs: dict[str, str] = field(default_factory=dict)  # stub -> "path:line"
     cpu_stub_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> stubs it calls
     errors: list[ParseError] = field(default_factory=list)
+    opinfo_files: list[str] = field(default_factory=list)  # OpInfo database files present in the tree
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
 
     @property
@@ -97,12 +98,22 @@ def headers_digest(include_dirs: list[Path]) -> str:
     return h.hexdigest()
 
 
+def _lazy(module: str, name: str):
+    """A reader imported on its first call: a run served from the cache never imports tree-sitter or libcst."""
+    def call(*args, **kwargs):
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return call
+
+
 def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's."""
-    from migrate.read.host_reader import read_host_file
-    from migrate.read.metal_reader import read_metal_source
-    from migrate.read.xfail_reader import read_common_mps
     from migrate.read.yaml_reader import read_native_yaml
+
+    read_host_file = _lazy("migrate.read.host_reader", "read_host_file")
+    read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
+    read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
 
     overlay = overlay or {}
     yaml_file = root / YAML_REL
@@ -119,8 +130,11 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     includes = metal_include_dirs(root)
     hdr = headers_digest(includes)
     if mps.is_dir():
-        for f in _walk(mps, HOST_SUFFIXES + (".metal",)):
-            r = f.relative_to(root).as_posix()
+        on_disk = [f.relative_to(root).as_posix() for f in _walk(mps, HOST_SUFFIXES + (".metal",))]
+        added = sorted(r for r in overlay if r.startswith(MPS_REL + "/") and r.endswith(HOST_SUFFIXES + (".metal",))
+                       and r not in on_disk)  # files a patch creates
+        for r in on_disk + added:
+            f = root / r
             in_kernels = "/kernels/" in r
             data = _read_bytes(tree, f, r, overlay)
             if data is None:
@@ -141,6 +155,12 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
                                 hdr)
                     key = f"{r}#{im.span.line}"
                     tree.metals[key] = mf
+    from migrate.tables import load_table
+
+    for rel_op in load_table("opinfo.yaml")["files"]:
+        if (root / rel_op).is_file():
+            _read_bytes(tree, root / rel_op, rel_op, overlay)  # scanned lazily by the rules that need it
+            tree.opinfo_files.append(rel_op)
     cm = root / COMMON_MPS_REL
     if cm.is_file():
         data = _read_bytes(tree, cm, COMMON_MPS_REL, overlay)

@@ -13,6 +13,7 @@ YAML = "aten/src/ATen/native/native_functions.yaml"
 OPS = "aten/src/ATen/native/mps/operations"
 KERNELS = "aten/src/ATen/native/mps/kernels"
 COMMON_MPS = "torch/testing/_internal/common_mps.py"
+OPINFO = "torch/testing/_internal/common_methods_invocations.py"
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import COMMON_MPS, KERNELS, MINI, OPS, YAML, lint_json, triples
+from tests.helpers import COMMON_MPS, KERNELS, MINI, OPINFO, OPS, YAML, lint_json, triples
 
 EXPECTED = {
     ("MPS001", YAML, 36),  # copysign.Scalar_out still MPSGraph while copysign.out is native
@@ -27,6 +27,11 @@ EXPECTED = {
     ("MPS012", f"{OPS}/HistogramKernel.mm", 32),
     ("MPS013", f"{OPS}/HistogramKernel.mm", 38),
     ("MPS014", f"{OPS}/HistogramKernel.mm", 44),
+    ("MPS015", OPINFO, 15),  # atan2: expectedFailure of test_output_match
+    ("MPS015", OPINFO, 26),  # exp: skip of test_output_match (first of a 2-tuple)
+    ("MPS015", OPINFO, 33),  # exp_extremal: expectedFailure of TestCommon.test_dtypes
+    # not reported: atan2's toleranceOverride, test_out and whole-class entries; hypot (still MPSGraph);
+    # ForeachFuncInfo('exp'); a commented-out entry
 }
 
 
@@ -40,7 +45,7 @@ def test_exact_findings(findings):
 
 
 def test_rule_codes_all_covered():
-    assert {c for c, _, _ in EXPECTED} == {f"MPS{n:03d}" for n in range(1, 15)}
+    assert {c for c, _, _ in EXPECTED} == {f"MPS{n:03d}" for n in range(1, 16)}
 
 
 def test_suppressed_lines_not_reported(findings):

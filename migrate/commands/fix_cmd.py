@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from migrate.commands.lint_cmd import FORMATS, apply_fixes
@@ -49,4 +50,19 @@ def run(args) -> int:
     args.fix = not args.diff
     args.statistics = False
     args.exit_zero = False
-    return apply_fixes(args, root, load_config(root), None, keep=keep)
+    rc = apply_fixes(args, root, load_config(root), None, keep=keep)
+    if not args.diff:
+        print_next_steps(Index(load_tree(root)), fam)
+    return rc
+
+
+def print_next_steps(index, family: str) -> None:
+    from migrate.opinfo import test_commands
+
+    commands = test_commands(index, family)
+    if commands:
+        print("mps-migrate: next, build PyTorch and run on a Mac:", file=sys.stderr)
+        for c in commands:
+            print(f"  {c}", file=sys.stderr)
+    else:
+        print(f"mps-migrate: no OpInfo entry tests {family}: test it by hand", file=sys.stderr)

@@ -6,9 +6,6 @@ import sys
 from pathlib import Path
 
 from migrate.errors import UsageError
-from migrate.index import Index
-from migrate.status import compare, compute_status
-from migrate.tree import find_root, load_tree
 
 HELP = "summarise the migration: overload routes by kind, category and host file; MPSGraph families left"
 FORMATS = ("text", "markdown", "html", "json")
@@ -23,10 +20,16 @@ def add_arguments(p) -> None:
 
 
 def status_of(root: str):
+    from migrate.index import Index
+    from migrate.status import compute_status
+    from migrate.tree import find_root, load_tree
+
     return compute_status(Index(load_tree(find_root(Path(root)))))
 
 
-def run(args) -> int:
+def run(args) -> int:  # imports inside: building the CLI parser should not pay for them
+    from migrate.status import compare
+
     after = status_of(args.root)
     if args.compare:
         progress = compare(status_of(args.compare), after)

@@ -21,6 +21,7 @@ def add_arguments(p) -> None:
     p.add_argument("--rtol", type=float, help="relative tolerance (default: torch.testing's per dtype)")
     p.add_argument("--seed", type=int, help="input seed (default: rules/verify.yaml)")
     p.add_argument("--opt", type=int, choices=(0, 1, 2, 3), default=0, help="CPU backend optimisation level")
+    p.add_argument("--checked", action="store_true", help="guard-page every buffer: out-of-bounds accesses fail")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -55,7 +56,7 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     layouts = [x.strip() for x in args.layouts.split(",") if x.strip()] if args.layouts else None
     opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
-                   seed=args.seed, opt=args.opt, progress=_progress())
+                   seed=args.seed, opt=args.opt, checked=args.checked, progress=_progress())
     patch = _read_patch(args.patch) if args.patch else None
     try:
         report = verify(root, args.family, patch, opts)

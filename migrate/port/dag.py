@@ -130,14 +130,22 @@ def torch_dtype(metal: str):
     return getattr(torch, _TORCH_DTYPES[metal])
 
 
-def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None):
+def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = False):
     """What the MPSGraph code computes for ``inputs`` (name -> CPU tensor), with torch.
 
     Integer inputs of a DAG that needs float math are cast to ``out_dtype`` (default
     float32) first, as the legacy unary/binary helpers did.  Every op runs in its
-    operands' dtype; constants take the dtype of the node they were made ``like``.
+    operands' dtype (half stays half, as in MPSGraph); constants take the dtype of the
+    node they were made ``like``.  ``opmath=True`` computes half/bfloat in float32 and
+    rounds once at the end instead -- what the generated functor does.
     """
     import torch
+
+    if opmath and any(x.dtype in (torch.float16, torch.bfloat16) for x in inputs.values()):
+        low = next(x.dtype for x in inputs.values() if x.dtype in (torch.float16, torch.bfloat16))
+        wide = {k: x.float() if x.dtype == low else x for k, x in inputs.items()}
+        out = evaluate_with_torch(dag, wide)
+        return out.to(out_dtype if out_dtype is not None else (low if out.is_floating_point() else out.dtype))
 
     t = table()
     env: dict[int, torch.Tensor] = {}
@@ -171,7 +179,7 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None):
                 dts = [a.dtype for a in args]
                 dt = next((d for d in dts if d.is_floating_point), None) or next((d for d in dts if d != torch.bool), dts[0])
                 args = [a if a.dtype == dt else a.to(dt) for a in args]
-            integral = not args[-1].is_floating_point() and args[-1].dtype != torch.bool
+            integral = not args[-1].is_floating_point()
             spec = rule.torch_int if integral and rule.torch_int else rule.torch
             env[id(n)] = _torch_fn(spec)(*args)
     out = env[id(dag.output)]

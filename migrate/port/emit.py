@@ -26,14 +26,16 @@ class Plan:
         return out
 
 
-def plan_dtypes(dag: Dag, ints: bool) -> Plan:
-    """Registrations: floats always; integers (and bool) when ``ints`` and the DAG accepts them."""
+def plan_dtypes(dag: Dag, ints: bool, bools: bool = True) -> Plan:
+    """Registrations: floats always; integers when ``ints`` and the DAG accepts them; bool when
+    ``bools`` too, or always for int -> float math (the whole INT2FLOAT family, as MPS008 wants)."""
     float_out = "bool" if dag.returns_bool else "same"
     accepted = dag.accepts()
     if not ints or "int" not in accepted:
         return Plan(float_out, None, ())
     mode = "bool" if dag.returns_bool else "float" if dag.needs_float else "same"
-    int_dtypes = tuple(t for t in dtype_family("integral") if t != "bool" or "bool" in accepted or mode == "float")
+    with_bool = mode == "float" or (bools and "bool" in accepted)
+    int_dtypes = tuple(t for t in dtype_family("integral") if t != "bool" or with_bool)
     return Plan(float_out, mode, int_dtypes)
 
 

@@ -61,8 +61,8 @@ def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
     return impls, dag
 
 
-def cpu_takes_ints(family: str, arity: int) -> bool | None:
-    """Does the CPU operator accept integer tensors? (None: no such aten operator)."""
+def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
+    """Does the CPU operator accept tensors of ``dtype`` ("int32", "bool")? None: no such aten operator."""
     try:
         import torch
     except ImportError:
@@ -70,7 +70,7 @@ def cpu_takes_ints(family: str, arity: int) -> bool | None:
     op = getattr(torch.ops.aten, family, None)
     if op is None:
         return None
-    x = torch.tensor([1, 2, 3], dtype=torch.int32)
+    x = torch.tensor([1, 0, 1], dtype=getattr(torch, dtype))
     try:
         op(*([x] * arity))
         return True
@@ -202,8 +202,8 @@ def plan_port(ix: Index, family: str) -> Port:
     arity = len(dag.inputs)
     stub = _stub_for(ix, family, impls)
     name = family
-    ints = cpu_takes_ints(family, arity)
-    plan = plan_dtypes(dag, ints if ints is not None else True)
+    ints, bools = cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")
+    plan = plan_dtypes(dag, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub)
     has_functor = name in ix.functor_registrations
     has_stub = stub in ix.registrations
@@ -230,7 +230,32 @@ def plan_port(ix: Index, family: str) -> Port:
         shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
         port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
     port.edits += _cleanup_edits(ix, family, impls, fb, port.notes)
+    port.edits = tidy_deletions(ix.tree.sources, port.edits)
     return port
+
+
+def tidy_deletions(sources: dict[str, bytes], edits: list[Edit]) -> list[Edit]:
+    """Merge deletions separated by blank space only; never leave two blank lines where one was."""
+    keep = [e for e in edits if e.replacement]
+    dels = sorted((e for e in edits if not e.replacement), key=lambda e: (e.path, e.start))
+    merged: list[Edit] = []
+    for e in dels:
+        prev = merged[-1] if merged else None
+        if prev and prev.path == e.path and e.start >= prev.end and not sources[e.path][prev.end:e.start].strip():
+            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
+        elif prev and prev.path == e.path and e.start < prev.end:
+            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
+        else:
+            merged.append(e)
+    out = []
+    for e in merged:
+        data = sources[e.path]
+        end = e.end
+        blank_before = e.start == 0 or data[max(0, e.start - 2):e.start] == b"\n\n"
+        if blank_before and data[end:end + 1] == b"\n":
+            end += 1
+        out.append(Edit(e.path, e.start, end, ""))
+    return keep + out
 
 
 def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, notes: list[str]) -> list[Edit]:

@@ -84,6 +84,17 @@ def special_grid(dtype: torch.dtype, arity: int) -> list[torch.Tensor]:
     return [torch.tensor([c[i] for c in combos], dtype=dtype) for i in range(arity)]
 
 
+def ramp(dtype: torch.dtype, arity: int) -> list[torch.Tensor]:
+    """Integers -120..120 (within the dtype's range): sweeps domain edges such as exp's
+    subnormal and overflow ranges.  Operand k is rotated by k steps."""
+    if dtype == torch.bool:
+        return [torch.zeros(0, dtype=dtype) for _ in range(arity)]
+    lo, hi = (-120, 120) if dtype.is_floating_point or dtype.is_complex else (
+        max(-120, torch.iinfo(dtype).min), min(120, torch.iinfo(dtype).max))
+    r = torch.arange(lo, hi + 1, dtype=torch.float64)
+    return [torch.roll(r, 7 * k).to(dtype) for k in range(arity)]
+
+
 def _partner(dtype: torch.dtype) -> torch.dtype:
     """A second input dtype that forces the cast kernels."""
     if dtype in FLOATS:
@@ -115,7 +126,7 @@ def build_cases(dtype: torch.dtype, arity: int, layouts: list[str], seed: int) -
             cases.append(Case(dtype, layout, tuple(args), out, seed))
 
     grid = special_grid(dtype, arity)
-    add("contiguous", [torch.cat([rnd((n_contig,)), g]) for g in grid])
+    add("contiguous", [torch.cat([rnd((n_contig,)), g, r]) for g, r in zip(grid, ramp(dtype, arity))])
     add("empty", [rnd((0, 3)) for _ in range(arity)])
     add("zero_dim", [rnd(()) for _ in range(arity)])
     add("odd_size", [rnd((n_odd,)) for _ in range(arity)])

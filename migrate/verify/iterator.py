@@ -145,7 +145,6 @@ def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch
         rev = lambda st: [st[ndim - 1 - d] for d in range(ndim)]  # noqa: E731
         rshape = [shape[ndim - 1 - d] for d in range(ndim)]
         perm = _reorder(rshape, [rev(s) for s in in_strides], set())
-        esz = torch.empty((), dtype=out_dtype).element_size()
         tstrides = [0] * ndim
         acc = 1
         for p in perm:  # p is an index into the fastest-first dims

@@ -1,0 +1,41 @@
+"""From an operator family to the OpInfo entries (and test commands) that exercise it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate.model import OpInfoEntry
+from migrate.read.opinfo_reader import find_entries
+from migrate.tables import load_table
+
+
+def installed_opinfo_file() -> Path | None:
+    """The OpInfo database of the installed torch, read as text (never imported)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if not spec or not spec.origin:
+        return None
+    f = Path(spec.origin).parent / "testing" / "_internal" / "common_methods_invocations.py"
+    return f if f.is_file() else None
+
+
+def family_entries(index, family: str) -> list[OpInfoEntry]:
+    """OpInfo entries testing ``family``: from the tree's OpInfo database, else the installed torch's."""
+    table = load_table("opinfo.yaml")
+    names = index.opinfo_names(family)
+    sources = [(p, index.tree.sources[p]) for p in index.tree.opinfo_files]
+    if not sources:
+        f = installed_opinfo_file()
+        sources = [(str(f), f.read_bytes())] if f else []
+    out = []
+    for path, data in sources:
+        for e in find_entries(data, path, names):
+            if e.kind not in table["skip_kinds"] and index.family_of_opinfo(e.aten_name or e.name) == family:
+                out.append(e)
+    return out
+
+
+def test_commands(index, family: str) -> list[str]:
+    """``python test/test_mps.py -k test_output_match_<formatted name>`` for every OpInfo of the family."""
+    names = sorted({e.formatted_name for e in family_entries(index, family)})
+    return [f"python test/test_mps.py -k test_output_match_{n}" for n in names]

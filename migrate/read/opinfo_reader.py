@@ -1,0 +1,188 @@
+"""OpInfo entries of common_methods_invocations.py: a fast scan finds them, libcst reads only MPS decorations.
+
+The file is ~1.4 MB (a full libcst parse takes seconds). A regex finds
+``SomethingInfo('name'`` heads; a string- and comment-aware token scan finds
+each entry's end and its ``DecorateInfo(...)`` calls; only calls that mention
+``mps`` are parsed, one by one, with libcst. Positions are byte offsets of the
+whole file.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Iterator
+
+import libcst as cst
+
+from migrate.model import MpsDecoration, OpInfoEntry, Span
+
+_STRING = rb"""[rRbBuUfF]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
+# comments, strings, brackets, commas, identifiers; everything else is skipped
+_TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{},]|\w+", re.S)
+_OPEN, _CLOSE = (b"(", b"[", b"{"), (b")", b"]", b"}")
+_KWARG = re.compile(rb"\b(variant_test_name|aten_name)\s*=\s*(['\"])([^'\"\n]*)\2")
+_NOT_CALLERS = {b"return", b"in", b"and", b"or", b"not", b"if", b"else", b"lambda", b"yield"}
+
+
+def _head_pattern(names: Iterable[str] | None) -> re.Pattern[bytes]:
+    if names is None:
+        alt = rb"[\w.]+"
+    else:
+        alt = b"|".join(re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True)) or b"(?!)"
+    return re.compile(rb"\b(\w*Info)\(\s*(['\"])(" + alt + rb")\2")
+
+
+def _matching_close(data: bytes, open_at: int) -> int | None:
+    """Offset just past the bracket closing the one at ``open_at``."""
+    depth = 0
+    for m in _TOKENS.finditer(data, open_at):
+        tok = m.group()
+        if tok in _OPEN:
+            depth += 1
+        elif tok in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
+def find_entries(data: bytes, path: str, names: Iterable[str] | None = None) -> list[OpInfoEntry]:
+    """Entries whose first argument is one of ``names`` (every entry when None)."""
+    out = []
+    lines = _LineIndex(data)
+    for m in _head_pattern(names).finditer(data):
+        if b"#" in data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]:
+            continue  # commented-out code
+        end = _matching_close(data, m.end(1))
+        if end is not None:
+            out.append(_read_entry(data, path, m.start(1), end, m.group(1).decode(), m.group(3).decode(), lines))
+    return out
+
+
+class _LineIndex:
+    def __init__(self, data: bytes):
+        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+    def span(self, path: str, start: int, end: int) -> Span:
+        l1 = bisect.bisect_right(self.starts, start)
+        l2 = bisect.bisect_right(self.starts, end)
+        return Span(path, l1, start - self.starts[l1 - 1] + 1, l2, end - self.starts[l2 - 1] + 1, start, end)
+
+
+def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: str, lines: _LineIndex) -> OpInfoEntry:
+    raw = data[start:end]
+    kw = {m.group(1).decode(): m.group(3).decode() for m in _KWARG.finditer(raw)}
+    decorations = []
+    if b"'mps'" in raw or b'"mps"' in raw:
+        for s, e, container in _decorate_calls(data, start, end):
+            if b"mps" in data[s:e]:
+                deco = _read_decoration(data, path, s, e, container, lines)
+                if deco is not None:
+                    decorations.append(deco)
+    return OpInfoEntry(kind, name, kw.get("variant_test_name", ""), kw.get("aten_name"), path,
+                       lines.span(path, start, end), tuple(decorations))
+
+
+def _decorate_calls(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, tuple[int, bool] | None]]:
+    """(start, end, container) of every ``DecorateInfo(...)`` call in data[start:end].
+
+    ``container`` is (offset of the enclosing open bracket, whether it is a tuple).
+    """
+    stack: list[tuple[int, bool, int | None]] = []  # (open offset, is a tuple, DecorateInfo start)
+    prev: re.Match | None = None
+    for m in _TOKENS.finditer(data, start, end):
+        tok = m.group()
+        if tok.startswith(b"#"):
+            continue
+        if tok in _OPEN:
+            ident = prev.group() if prev is not None and prev.end() == _skip_ws(data, prev.end(), m.start()) else None
+            is_call = tok == b"(" and ident is not None and (ident[:1].isalpha() or ident[:1] == b"_") \
+                and ident not in _NOT_CALLERS
+            stack.append((m.start(), tok == b"(" and not is_call, prev.start() if is_call and ident == b"DecorateInfo" else None))
+        elif tok in _CLOSE and stack:
+            open_at, _, deco_start = stack.pop()
+            if deco_start is not None:
+                parent = stack[-1] if stack else None
+                yield deco_start, m.end(), (parent[0], parent[1]) if parent else None
+        prev = m
+
+
+def _skip_ws(data: bytes, pos: int, limit: int) -> int:
+    """``pos`` if only whitespace separates it from ``limit``, else -1."""
+    return pos if not data[pos:limit].strip() else -1
+
+
+def _read_decoration(data: bytes, path: str, s: int, e: int, container, lines: _LineIndex) -> MpsDecoration | None:
+    try:
+        call = cst.parse_expression(data[s:e].decode("utf-8", "replace"))
+    except cst.ParserSyntaxError:
+        return None
+    info = _decoration_fields(call) if isinstance(call, cst.Call) else None
+    if info is None:
+        return None
+    comma_fix = None
+    if container is not None and container[1]:  # removing from a 2-tuple must leave a tuple
+        close = _matching_close(data, container[0])
+        elements = _elements(data, container[0] + 1, close - 1) if close else []
+        if len(elements) == 2:
+            other = next((el for el in elements if not el[0] <= s < el[1]), None)
+            if other is not None and not other[2]:
+                comma_fix = other[1]
+    return MpsDecoration(info[0], info[1], info[2], path, lines.span(path, s, e), comma_fix)
+
+
+def _elements(data: bytes, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """Top-level elements of a bracket's content: (start, end, followed by a comma)."""
+    out: list[tuple[int, int, bool]] = []
+    depth, el_start, el_end = 0, None, None
+    for m in _TOKENS.finditer(data, start, end):
+        tok = m.group()
+        if tok.startswith(b"#"):
+            continue
+        if tok == b"," and depth == 0:
+            if el_start is not None:
+                out.append((el_start, el_end, True))
+            el_start = None
+            continue
+        if el_start is None:
+            el_start = m.start()
+        if tok in _OPEN:
+            depth += 1
+        elif tok in _CLOSE:
+            depth -= 1
+        el_end = m.end()
+    if el_start is not None:
+        out.append((el_start, el_end, False))
+    return out
+
+
+def _decoration_fields(call: cst.Call) -> tuple[str, str | None, str | None] | None:
+    """(decorator kind, class, test) of an MPS expected-failure/skip DecorateInfo, else None."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "DecorateInfo"):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    device = keywords.get("device_type")
+    if not (isinstance(device, cst.SimpleString) and device.evaluated_value == "mps"):
+        return None
+    kind = _decorator_kind(positional[0] if positional else keywords.get("decorators"))
+    if kind is None:
+        return None
+
+    def text(i: int, kw: str) -> str | None:
+        node = positional[i] if len(positional) > i else keywords.get(kw)
+        return node.evaluated_value if isinstance(node, cst.SimpleString) else None
+
+    return kind, text(1, "cls_name"), text(2, "test_name")
+
+
+def _decorator_kind(node) -> str | None:
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Attribute):
+        name = node.attr.value
+    elif isinstance(node, cst.Name):
+        name = node.value
+    else:
+        return None
+    return {"expectedFailure": "expectedFailure", "skip": "skip", "skipIf": "skip"}.get(name)
