@@ -27,11 +27,15 @@ def _load(name: str):
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that subcommand's module is imported (startup time)."""
     p = argparse.ArgumentParser(prog="mps-migrate", description="Move PyTorch MPS operators from MPSGraph to native Metal.")
     p.add_argument("--version", action="version", version=f"mps-migrate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
         mod = _load(name)
         if mod is None:
             continue
@@ -44,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # A short-lived process building ~100k model objects: the cyclic GC only costs time.
     gc.disable()
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    first = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(first if first in COMMANDS else None).parse_args(argv)
     try:
         return args._run(args)
     except UsageError as exc:

@@ -5,7 +5,8 @@ import importlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
+
+from migrate.tables import load_yaml_text
 
 from migrate.model import Finding, Fix, Span
 from migrate.resources import rules_dir
@@ -51,7 +52,7 @@ class Rule:
 def all_rules() -> dict[str, Rule]:
     rules = {}
     for f in sorted(rules_dir().glob("MPS*.yaml")):
-        d = yaml.safe_load(f.read_text(encoding="utf-8"))
+        d = load_yaml_text(f.read_text(encoding="utf-8"))
         rules[d["code"]] = Rule(
             code=d["code"], name=d["name"], severity=d["severity"], message=d["message"],
             summary=d["summary"], why=d["why"], example=d["example"], fix=d.get("fix", "No automatic fix."),

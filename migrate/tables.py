@@ -8,10 +8,17 @@ import yaml
 from migrate.resources import rules_dir
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster
+
+
+def load_yaml_text(text: str):
+    return yaml.load(text, Loader=_LOADER)
+
+
 @lru_cache(maxsize=None)
 def load_table(name: str):
     with open(rules_dir() / name, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return load_yaml_text(fh.read())
 
 
 @lru_cache(maxsize=None)

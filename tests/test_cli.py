@@ -116,7 +116,7 @@ def test_bad_config_is_one_line_error(tree):
 def test_full_format_shows_source_and_caret():
     p = run_cli("lint", str(MINI), "--select", "MPS003")
     lines = p.stdout.splitlines()
-    assert lines[0].endswith(f"native_functions.yaml:57:10: MPS003 erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree")
+    assert lines[0].endswith("native_functions.yaml:57:10: MPS003 erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree")
     assert "MPS: erfinv_out_mps" in lines[1]
     assert lines[2].strip(" |") == "^" * len("erfinv_out_mps")
 

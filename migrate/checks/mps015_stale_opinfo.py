@@ -1,11 +1,12 @@
 """MPS015: MPS expected failures/skips in the OpInfo database for ops now native Metal."""
-from migrate.read.opinfo_reader import find_entries
 from migrate.tables import load_table
 
 
 def check(ix, rule):
     if not ix.tree.opinfo_files:
         return
+    from migrate.read.opinfo_reader import find_entries  # libcst: imported only when needed
+
     table = load_table("opinfo.yaml")
     affected = {(cls, t) for cls, tests in table["affected_tests"].items() for t in tests}
     native = [fam for fam in ix.families if ix.family_is_native_metal(fam)]

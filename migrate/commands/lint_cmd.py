@@ -4,8 +4,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from migrate.apply import unified_diff
-from migrate.fixloop import fix_to_fixed_point, write_outcome
 from migrate.config import load_config
 from migrate.errors import UsageError
 from migrate.lint import lint_tree
@@ -63,6 +61,8 @@ def run(args) -> int:
     findings = lint_tree(tree, config, only).findings
     fixed_texts: dict[str, tuple[str, str]] = {}
     if args.format == "lintrunner":
+        from migrate.fixloop import fix_to_fixed_point
+
         outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes)
         fixed_texts = {p: (outcome.original[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
                        for p, new in outcome.new.items()}
@@ -74,6 +74,9 @@ def run(args) -> int:
 
 def apply_fixes(args, root: Path, config, only, keep=None) -> int:
     """--diff: print what the fixes change, write nothing. --fix: write, then report what remains."""
+    from migrate.apply import unified_diff
+    from migrate.fixloop import fix_to_fixed_point, write_outcome
+
     outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=keep)
     for f, why in outcome.dropped:
         print(f"mps-migrate: fix for {f.code} at {f.path}:{f.line} skipped: {why}", file=sys.stderr)

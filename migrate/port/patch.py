@@ -86,8 +86,8 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
                               "no shared kernel", im.line.span.where)
         known = ix.stubs_of_shared_kernel(shared.kernel_name)
-        if not known and f"{family}_stub" in stub_candidates(shared.kernel_name) + [f"{family}_stub"]:
-            known = [f"{family}_stub"]
+        if not known and f"{family}_stub" in stub_candidates(shared.kernel_name):
+            known = [f"{family}_stub"]  # foo_out -> foo_stub, by PyTorch's naming convention
         if len(known) != 1:
             raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
                               "unknown stub", shared.span.where)
@@ -200,6 +200,8 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
 def plan_port(ix: Index, family: str) -> Port:
     impls, dag = translate_family(ix, family)
     arity = len(dag.inputs)
+    if family not in ix.functor_registrations:
+        _target_files(ix, arity)  # the tree must be able to take the patch before anything else
     stub = _stub_for(ix, family, impls)
     name = family
     ints, bools = cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")
@@ -262,9 +264,10 @@ def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, no
     edits: list[Edit] = []
     rerouted = {(im.entry.overload_name, im.line.kernel_name) for im in impls}
     removed = []
-    for f in {id(im.function): im.function for im in impls}.values():
+    going = {id(im.function): im.function for im in impls}
+    for f in going.values():
         other_yaml = [e for e, d in ix.yaml_kernels.get(f.name, ()) if (e.overload_name, f.name) not in rerouted]
-        if other_yaml or f.name in ix.host_identifiers:
+        if other_yaml or _used_outside(ix, f.name, going):
             notes.append(f"kept {f.name}: still referenced")
             continue
         fix = fb.remove_function(f)
@@ -297,6 +300,18 @@ def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, no
                 if fix is not None:
                     edits += fix.edits
     return edits
+
+
+def _used_outside(ix: Index, name: str, going: dict) -> bool:
+    """Is ``name`` used by host code other than the functions being removed?"""
+    for path in ix.host_identifiers.get(name, ()):
+        hf = ix.tree.hosts[path]
+        in_functions = set().union(*(g.identifiers for g in hf.functions)) if hf.functions else set()
+        if name not in in_functions:
+            return True  # used at file level (a table, a macro invocation, ...)
+        if any(name in g.identifiers and id(g) not in going for g in hf.functions):
+            return True
+    return False
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:

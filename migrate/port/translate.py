@@ -274,7 +274,10 @@ class Translator:
         if short in self.t.placeholders:
             if len(args) != 2:
                 raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
-            host = args[1].text if isinstance(args[1], Host) else _text(e.args[1])
+            src = e.args[1]
+            if isinstance(src, o.Call) and len(src.args) == 1:  # mpsGraphUnrankedPlaceHolder(g, getMPSDataType(t))
+                src = src.args[0]
+            host = args[1].text if isinstance(args[1], Host) else _text(src)
             n = Node("input", name=host)
             self.inputs.append(n)
             return n

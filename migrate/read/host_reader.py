@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import yaml
+
+from migrate.tables import load_yaml_text
 
 from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
                      ParseError, Span, StubRegistration)
@@ -40,7 +41,7 @@ _NOT_CALLS = frozenset({"TORCH_IMPL_FUNC"})  # the definition's own head
 def load_markers() -> dict[str, frozenset[str]]:
     """The marker identifier lists of rules/markers.yaml, by category."""
     with open(rules_dir() / "markers.yaml", encoding="utf-8") as fh:
-        raw = yaml.safe_load(fh) or {}
+        raw = load_yaml_text(fh.read()) or {}
     return {str(k): frozenset(str(x) for x in (v or ())) for k, v in raw.items()}
 
 

@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-import yaml
+
+from migrate.tables import load_yaml_text
 
 from migrate.model import Functor, KernelRegistration, MetalFile, ParseError, Span
 from migrate.read.cpre import (
@@ -70,7 +71,7 @@ OPEN_PAREN_AHEAD_RE = re.compile(r"[ \t]*(\()")
 def registration_table(path: str | None = None) -> dict[str, tuple[str, ...]]:
     """rules/registration.yaml: base macro -> roles of its arguments."""
     p = Path(path) if path else rules_dir() / "registration.yaml"
-    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    raw = load_yaml_text(p.read_text(encoding="utf-8")) or {}
     table: dict[str, tuple[str, ...]] = {}
     for macro, roles in raw.items():
         if not isinstance(roles, list) or [str(r) for r in roles].count("name") != 1:
