@@ -51,9 +51,24 @@ def _under(path: str, prefixes: list[str]) -> bool:
 
 
 def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:
-    """MPS001 is about a family: report it when any of its files is among the given ones."""
-    route = index.routes.get(f.overload or "")
-    return bool(route and route.defined_at and _under(route.defined_at.rsplit(":", 1)[0], prefixes))
+    """MPS001 is about a family: report it when any file of the family is among the given ones
+    (its yaml, the old MPSGraph implementation, the new host stub, the Metal functor)."""
+    entry = index.entries.get(f.overload or "")
+    if entry is None:
+        return False
+    return any(_under(p, prefixes) for p in family_files(index, entry.base_name))
+
+
+def family_files(index: Index, family: str) -> set[str]:
+    files = {index.tree.yaml.path}
+    for e in index.families.get(family, ()):
+        r = index.routes[e.overload_name]
+        if r.defined_at:
+            files.add(r.defined_at.rsplit(":", 1)[0])
+    names = {c.name for p in list(files) if p in index.tree.hosts for c in index.tree.hosts[p].kernel_calls if c.name}
+    for name in names:
+        files.update(r.path for r in index.functor_registrations.get(name, ()))
+    return files
 
 
 def lint_path(root: Path, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:

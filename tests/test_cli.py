@@ -219,3 +219,11 @@ def test_unreadable_file(tree):
     found = lint_json(tree)
     err = [x for x in found if x["code"] == "MPS900" and x["path"].endswith("Broken.mm")]
     assert err and "cannot read" in err[0]["message"]
+
+
+def test_half_migrated_family_reported_from_any_of_its_files(tree):
+    # MPS001 sits on the yaml line; it is reported whichever file of the family is given
+    for rel in (f"{OPS}/BinaryOps.mm", f"{OPS}/BinaryKernel.mm", "aten/src/ATen/native/mps/kernels/BinaryKernel.metal"):
+        found = lint_json(tree / rel)
+        assert [f["overload"] for f in found if f["code"] == "MPS001"] == ["copysign.Scalar_out"], rel
+    assert not [f for f in lint_json(tree / OPS / "UnaryKernel.mm") if f["code"] == "MPS001"]

@@ -25,6 +25,7 @@ def add_arguments(lint) -> None:
     lint.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
     lint.add_argument("--extend-select", type=_codes, default=[])
     lint.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
+    lint.add_argument("--extend-ignore", type=_codes, default=[], help="disable these too, keeping the configured ignores")
     lint.add_argument("--statistics", action="store_true", help="count findings per rule")
     lint.add_argument("--fix", action="store_true", help="apply safe fixes")
     lint.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
@@ -55,6 +56,7 @@ def run(args) -> int:
     config.select += args.extend_select
     if args.ignore is not None:
         config.ignore = list(args.ignore)
+    config.ignore += args.extend_ignore
     if args.diff or args.fix:
         return apply_fixes(args, root, config, only)
     tree = load_tree(root)

@@ -166,4 +166,31 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0) -> Dag:
     shapes = {d.structure() for d in dags}
     if len(shapes) > 1:
         raise PortBlocked(f"{len(blocks)} different graph blocks (chosen at run time)", "several graph blocks", where)
-    return dags[0]
+    dag = dags[0]
+    # placeholders of a cached-graph lambda are named after the host tensors: operands follow the
+    # signature's order (TensorIterator's input order), not the order the graph created them in
+    params = _param_names(text, line)
+    if all(n.name in params for n in dag.inputs):
+        dag.inputs.sort(key=lambda n: params.index(n.name))
+    return dag
+
+
+def _param_names(text: str, line: int) -> list[str]:
+    """Parameter names of the function definition ``text`` (the last (...) before its body)."""
+    toks = o.tokenize(text, line)
+    depth, last_open = 0, None
+    for k, t in enumerate(toks):
+        if t.text == "(":
+            if depth == 0:
+                last_open = k
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif t.text == "{" and depth == 0:
+            break
+    if last_open is None:
+        return []
+    try:
+        return [p.name for p in o.Parser(toks, last_open).params()]
+    except o.ObjcSyntaxError:
+        return []

@@ -1,0 +1,103 @@
+"""port on the real PyTorch 2.6.0 tree: --list, and ports of real MPSGraph code into modern target files."""
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+
+import pytest
+import torch
+
+from migrate.cli import main
+from migrate.device import get_backend
+from migrate.index import Index
+from migrate.lint import lint_tree
+from migrate.port.listing import list_families, summary
+from migrate.port.locate import family_impls, graph_dag
+from migrate.port.patch import plan_port
+from migrate.tree import load_tree
+from tests.corpus import pytorch_260_root
+from tests.helpers import FIXTURES, KERNELS, OPS, YAML
+from tests.test_port_device import check_functor
+
+NATIVE = "aten/src/ATen/native"
+# real families whose graph code ports (their kernel/host target files come from fixtures/port)
+REAL_PORTS = ("logaddexp", "logaddexp2", "hypot", "atan2", "floor", "lt", "hardsigmoid", "hardswish", "mish",
+              "silu", "frac", "expm1", "log1p", "sigmoid_backward")
+
+
+@pytest.fixture(scope="module")
+def real_ix() -> Index:
+    return Index(load_tree(pytorch_260_root()))
+
+
+def test_list_on_the_real_tree(real_ix):
+    verdicts = {v.family: v for v in list_families(real_ix)}
+    n = Counter(v.status for v in verdicts.values())
+    assert len(verdicts) >= 200 and n["portable"] == 0  # 2.6.0's kernel files predate c10/metal
+    assert n["translatable"] >= 50 and n["blocked"] >= 150
+    for fam in REAL_PORTS:
+        assert verdicts[fam].status == "translatable", verdicts[fam]
+    assert "predates c10/metal" in verdicts["logaddexp"].detail
+    assert "does not exist" in verdicts["floor"].detail  # no kernels/UnaryKernel.metal in 2.6.0
+    assert verdicts["cumsum"].status == "blocked"
+    assert any(v.construct.endswith("(reduction)") for v in verdicts.values())
+    assert verdicts["rsqrt"].construct == "preprocessor conditional"
+    assert verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
+    assert verdicts["leaky_relu"].construct == "run-time scalar"
+    text = summary(list(verdicts.values()))
+    assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: 0 portable, {n['translatable']} translatable")
+    assert "top blockers: run-time scalar" in text
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory):
+    """The real 2.6.0 yaml and MPSGraph .mm files with modern target files (fixtures/port), ported."""
+    real = pytorch_260_root()
+    root = tmp_path_factory.mktemp("hybrid") / "tree"
+    (root / OPS).mkdir(parents=True)
+    (root / KERNELS).mkdir(parents=True)
+    shutil.copy(real / YAML, root / YAML)
+    for f in ("BinaryOps", "UnaryOps", "Activation"):
+        shutil.copy(real / OPS / f"{f}.mm", root / OPS)
+    port = FIXTURES / "port"
+    for f in ("BinaryKernel", "UnaryKernel"):
+        shutil.copy(port / KERNELS / f"{f}.metal", root / KERNELS)
+        shutil.copy(port / OPS / f"{f}.mm", root / OPS)
+    for f in ("BinaryOps.h", "BinaryOps.cpp", "UnaryOps.h", "UnaryOps.cpp"):
+        shutil.copy(port / NATIVE / f, root / NATIVE)
+    ix = Index(load_tree(root))
+    before = lint_tree(ix.tree).findings
+    info = {}
+    for fam in REAL_PORTS:
+        info[fam] = (graph_dag(ix, family_impls(ix, fam)[0].function), plan_port(ix, fam).plan.pairs())
+    for fam in REAL_PORTS:
+        assert main(["port", fam, "--root", str(root), "--write"]) == 0, fam
+    return root, before, info
+
+
+def test_real_graph_code_ports_and_lints_clean(hybrid):
+    root, before, _ = hybrid
+    after = lint_tree(load_tree(root)).findings
+    key = lambda f: (f.code, f.message)  # noqa: E731
+    assert not Counter(map(key, after)) - Counter(map(key, before))
+    gone = Counter(map(key, before)) - Counter(map(key, after))
+    rerouted = {m.split()[0] for c, m in gone if c == "MPS002"}
+    assert {o.split(".")[0] for o in rerouted} == set(REAL_PORTS)
+    assert not [f for f in after if f.code == "MPS002" and (f.overload or "").split(".")[0] in REAL_PORTS]
+    yaml = (root / YAML).read_text()
+    assert "CPU, CUDA, MPS: logaddexp_out" in yaml and "logaddexp_out_mps" not in yaml
+    assert "hardswish_mps" not in (root / OPS / "Activation.mm").read_text()  # all three overloads' code went
+
+
+def test_real_ports_compile_and_match(hybrid, tmp_path_factory):
+    root, _, info = hybrid
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MPS_MIGRATE_CACHE", str(tmp_path_factory.mktemp("cache")))
+    be = get_backend("cpu")
+    libs = {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
+            for k in ("UnaryKernel", "BinaryKernel")}
+    mp.undo()
+    for fam, (dag, pairs) in info.items():
+        lib = libs["UnaryKernel" if len(dag.inputs) == 1 else "BinaryKernel"]
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            check_functor(lib, fam, dag, pairs, dtype)
