@@ -23,6 +23,7 @@ def add_arguments(p) -> None:
     p.add_argument("paths", nargs="*", help="files, or @FILE holding one path per line (lintrunner's {{PATHSFILE}})")
     p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
     p.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
+    p.add_argument("--extend-ignore", type=_codes, default=[], help="disable these too, keeping the configured ignores")
     p.add_argument("--unsafe-fixes", action="store_true", help="also offer fixes marked unsafe")
 
 
@@ -67,6 +68,7 @@ def lint_files(args, files: list[str]) -> str:
             config.select = list(args.select)
         if args.ignore is not None:
             config.ignore = list(args.ignore)
+        config.ignore += args.extend_ignore
         tree = load_tree(root)
         findings = lint_tree(tree, config, rels).findings
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
