@@ -19,11 +19,12 @@ def installed_opinfo_file() -> Path | None:
     return f if f.is_file() else None
 
 
-def family_entries(index, family: str) -> list[OpInfoEntry]:
-    """OpInfo entries testing ``family``: from the tree's OpInfo database, else the installed torch's."""
+def family_entries(index, family: str, installed: bool = False) -> list[OpInfoEntry]:
+    """OpInfo entries testing ``family``: from the tree's OpInfo database, else (or when
+    ``installed``) the installed torch's."""
     table = load_table("opinfo.yaml")
     names = index.opinfo_names(family)
-    sources = [(p, index.tree.sources[p]) for p in index.tree.opinfo_files]
+    sources = [] if installed else [(p, index.tree.sources[p]) for p in index.tree.opinfo_files]
     if not sources:
         f = installed_opinfo_file()
         sources = [(str(f), f.read_bytes())] if f else []

@@ -65,12 +65,14 @@ def check_functor(lib, family, dag, pairs, dtype, n=301):
     """Run ``family``'s dense kernel for ``dtype`` and compare with the MPSGraph reference."""
     registered = dict(pairs)
     t = METAL[dtype]
-    if t not in registered:
-        pytest.skip(f"{family} is not registered for {t} (the CPU operator refuses it)")
-    out_t = registered[t]
-    out_dtype = next(d for d, name in METAL.items() if name == out_t)
     arity = len(dag.inputs)
     inputs = [make(dtype, n, family, seed) for seed in range(arity)]
+    if t not in registered:  # left out only because the CPU operator refuses the dtype
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            getattr(torch.ops.aten, family)(*inputs)
+        return
+    out_t = registered[t]
+    out_dtype = next(d for d, name in METAL.items() if name == out_t)
     if arity == 2:
         inputs[1][5:40] = inputs[0][5:40]  # equal operands
     out = torch.empty(n, dtype=out_dtype)
@@ -86,10 +88,15 @@ def check_functor(lib, family, dag, pairs, dtype, n=301):
         assert torch.equal(out, ref)
         return
     rtol, atol = TOL[dtype] if dtype in TOL else TOL[torch.float32]
-    # the functor computes half/bfloat in float: it agrees with MPSGraph wherever MPSGraph's
-    # per-op rounding did not overflow, and with the float-computed reference everywhere
+    # the functor computes half/bfloat in float and rounds once; MPSGraph rounded every op to the
+    # input dtype: they agree within a few ulps of the operands' magnitude, except where MPSGraph's
+    # intermediate overflowed (inf); against the float-computed reference they agree tightly
     finite = torch.isfinite(ref) | torch.isnan(ref) & torch.isnan(out)
+    if dtype in (torch.float16, torch.bfloat16):
+        scale = max(float(x.float().nan_to_num().abs().max()) for x in inputs)
+        atol = max(atol, 2 * torch.finfo(dtype).eps * scale)
     torch.testing.assert_close(out[finite], ref[finite], rtol=rtol, atol=atol, equal_nan=True)
+    atol = TOL[dtype][1] if dtype in TOL else TOL[torch.float32][1]
     wide = evaluate_with_torch(dag, named, out_dtype=out_dtype, opmath=True)
     torch.testing.assert_close(out, wide, rtol=rtol, atol=atol, equal_nan=True)
 

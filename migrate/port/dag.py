@@ -6,7 +6,7 @@ node's dtype (as MPSGraph does), with the table's torch functions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from migrate.port.rules import table
 
@@ -101,12 +101,6 @@ class Dag:
                 fams |= {"int", "bool"} if "float" in fams else set()
             ok &= fams
         return ok
-
-
-@dataclass
-class _TorchEval:
-    float_dtype: object
-    values: dict[int, object] = field(default_factory=dict)
 
 
 def _torch_fn(spec: str):

@@ -1,6 +1,7 @@
 """DAG -> Metal functor text and the dtype registrations it needs."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from migrate.port.dag import FLOATING, Dag, Node
@@ -65,10 +66,14 @@ class _Emitter:
     def literal(self, v) -> str:
         if isinstance(v, bool):
             return "true" if v else "false"
+        f = float(v)
+        if math.isnan(f):
+            return "NAN"
+        if math.isinf(f):
+            return "INFINITY" if f > 0 else "-INFINITY"
         if self.mode == "float":
-            f = float(v)
-            return f"{f!r}f" if "e" not in repr(f) else f"{f!r}f".replace("e", "e")
-        return f"T({int(v) if float(v).is_integer() else v})"
+            return f"{f!r}f"
+        return f"T({int(f) if f.is_integer() else f!r})"
 
     def expr(self, n: Node) -> tuple[str, str]:
         if id(n) in self.done:
@@ -151,7 +156,9 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
         overloads.append((sf, fret, _body(dag, "float", fret)))
         iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
         overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))
-    out = [f"// Ported by mps-migrate from the MPSGraph code at {origin}: {dag.structure()}",
+    shape = dag.structure()
+    shape = f": {shape}" if len(shape) <= 100 else ""
+    out = [f"// Ported by mps-migrate from the MPSGraph code at {origin}{shape}",
            f"struct {name}_functor {{"]
     for head, ret, body in overloads:
         out.append(f"  {head}")

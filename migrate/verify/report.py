@@ -37,17 +37,51 @@ def to_json(r: Report) -> str:
         "kernel": None if src is None else {"name": src.name, "helper": src.helper, "file": src.path,
                                             "call_site": src.call_site},
         "notes": r.notes,
-        "cells": [{"dtype": c.dtype, "layout": c.layout, "status": c.status, "cases": c.cases,
+        "summary": _summary_json(r),
+        "overloads": r.overloads,
+        "cells": [{"dtype": c.dtype, "layout": c.layout, "status": c.status, "cases": c.cases, "passed": c.passed,
+                   "samples": c.samples, "skip_reasons": c.skip_reasons,
                    "kernels": sorted(c.kernels), "stats": _stats_json(c.stats), "failures": c.failures,
                    "skipped": c.skipped, "references_disagree": _stats_json(c.old_vs_cpu)} for c in r.cells],
     }
     return json.dumps(doc, indent=2)
 
 
+def _summary_json(r: Report) -> dict:
+    own, own_ok = r.totals(opinfo=False)
+    ran, ok = r.totals(opinfo=True)
+    return {"cases": {"ran": own, "passed": own_ok},
+            "opinfo": {"opinfos": r.opinfo_names, "samples": sum(c.samples for c in r.cells), "ran": ran,
+                       "passed": ok, "skipped": _skips(r)}}
+
+
+def _skips(r: Report) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in r.cells:
+        for reason, n in c.skip_reasons.items():
+            out[reason] = out.get(reason, 0) + n
+    return out
+
+
+def summary_lines(r: Report) -> list[str]:
+    own, own_ok = r.totals(opinfo=False)
+    lines = [f"own cases: {own} ran, {own_ok} passed"]
+    if r.opinfo_names:
+        ran, ok = r.totals(opinfo=True)
+        drawn = sum(c.samples for c in r.cells)
+        skips = _skips(r)
+        why = "; ".join(f"{n} {reason}" for reason, n in sorted(skips.items(), key=lambda x: -x[1]))
+        lines.append(f"OpInfo samples ({', '.join(r.opinfo_names)}): {drawn} drawn, {ran} ran, {ok} passed, "
+                     f"{sum(skips.values())} skipped" + (f" ({why})" if why else ""))
+    lines += [f"overload {o}" for o in r.overloads]
+    return lines
+
+
 def _row(c: Cell) -> list[str]:
     st = c.stats
     worst = f"abs {_num(st.max_abs)} rel {_num(st.max_rel)} ulp {st.max_ulp}" if c.cases else ""
-    return [c.dtype, c.layout, c.status, str(c.cases), worst, ", ".join(sorted(c.kernels))]
+    cases = f"{c.passed}/{c.cases}" if c.cases else "0"
+    return [c.dtype, c.layout, c.status, cases, worst, ", ".join(sorted(c.kernels))]
 
 
 def to_text(r: Report) -> str:
@@ -56,7 +90,7 @@ def to_text(r: Report) -> str:
     if src is not None:
         lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}")
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
-    head = ["dtype", "layout", "result", "cases", "worst error", "kernels"]
+    head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
     widths = [max(len(x) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
     fmt = lambda cols: "  ".join(x.ljust(w) for x, w in zip(cols, widths)).rstrip()  # noqa: E731
@@ -71,6 +105,7 @@ def to_text(r: Report) -> str:
             lines.append(f"note {c.dtype} {c.layout}: the old MPSGraph path differed from CPU here: "
                          f"{c.old_vs_cpu.first.describe()}")
     lines += [f"note: {n}" for n in r.notes]
+    lines += summary_lines(r)
     passed = sum(c.status == "pass" for c in r.cells)
     skipped = sum(c.status == "skip" for c in r.cells)
     lines.append(f"{passed} passed, {len(fails)} failed, {skipped} skipped (dtype x layout)")

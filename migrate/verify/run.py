@@ -33,6 +33,7 @@ class Options:
     opt: int = 0
     checked: bool = False  # CPU backend guard pages: out-of-bounds reads/writes become failures
     progress: object = None  # callable(done, total) or None
+    opinfo: bool = True  # also run the installed torch's OpInfo samples (layout "opinfo")
     scalar_read: object = None  # fault injection for the host's CPU-scalar read (tests)
 
 
@@ -46,6 +47,9 @@ class Cell:
     old_vs_cpu: Stats | None = None  # the two references against each other
     skipped: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # launch errors, missing kernels, modified inputs
+    passed: int = 0  # cases whose every launch matched and left the inputs alone
+    samples: int = 0  # OpInfo cells: samples drawn (ran + skipped)
+    skip_reasons: dict[str, int] = field(default_factory=dict)  # OpInfo cells: reason -> samples skipped
 
     @property
     def status(self) -> str:
@@ -62,6 +66,13 @@ class Report:
     references: list[str]
     cells: list[Cell] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    opinfo_names: list[str] = field(default_factory=list)  # formatted names of the OpInfos whose samples ran
+    overloads: list[str] = field(default_factory=list)  # "overload: OpInfo names" lines
+
+    def totals(self, opinfo: bool) -> tuple[int, int]:
+        """(cases ran, cases passed) of the generated cases or of the OpInfo samples."""
+        cells = [c for c in self.cells if c.layout.startswith("opinfo:") == opinfo]
+        return sum(c.cases for c in cells), sum(c.passed for c in cells)
 
     @property
     def ok(self) -> bool:
@@ -124,6 +135,12 @@ class Runner:
         self.names = set(lib.kernel_names)
 
     def run_case(self, case: Case, cell: Cell) -> None:
+        before = (cell.stats.mismatches, len(cell.failures), cell.cases)
+        self._run_case(case, cell)
+        if cell.cases > before[2] and (cell.stats.mismatches, len(cell.failures)) == before[:2]:
+            cell.passed += 1
+
+    def _run_case(self, case: Case, cell: Cell) -> None:
         expected: dict[str, torch.Tensor] = {}
         for r in self.refs:
             try:
@@ -192,19 +209,36 @@ def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
     return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
 
 
-def coverage_notes(family_fn, registered: list[torch.dtype]) -> list[str]:
-    """dtypes the torch CPU op accepts that no kernel registers."""
-    notes = []
+def coverage(family_fn, registered: list[torch.dtype], before: list[torch.dtype] | None = None,
+             wanted: list[torch.dtype] | None = None) -> tuple[list[str], list[Cell]]:
+    """dtypes the torch CPU op accepts that no kernel registers: (notes, failing "coverage" cells).
+
+    A failure when the tree before the patch registered the dtype, or when the kernel registers
+    another dtype of the same rules/verify.yaml ``coverage_groups`` group (float32/float16
+    registered, bfloat16 dropped); otherwise a note (complex, integers: often deliberate).
+    """
+    notes: list[str] = []
+    cells: list[Cell] = []
+    names = {d: dtype_name(d) for d in registered}
     for name in table()["dtype_order"]:
         dt = getattr(torch, name)
-        if dt in registered:
+        if dt in registered or (wanted is not None and dt not in wanted):
+            continue
+        if before is not None and dt in before:
+            cells.append(Cell(name, "coverage", failures=[
+                f"the tree before the patch registers a {name} kernel, the patched tree does not"]))
             continue
         try:
             family_fn.compute(Case(dt, "probe", tuple(torch.ones(2, dtype=dt) for _ in range(family_fn.arity))))
         except ReferenceUnavailable:
             continue
-        notes.append(f"coverage: torch CPU supports {name} but no {name} kernel is registered")
-    return notes
+        peers = [n for g in table()["coverage_groups"] if name in g for n in g if n in names.values()]
+        if peers:
+            cells.append(Cell(name, "coverage", failures=[
+                f"torch CPU supports {name} and {', '.join(peers)} kernels are registered, but no {name} kernel is"]))
+        else:
+            notes.append(f"coverage: torch CPU supports {name} but no {name} kernel is registered")
+    return notes, cells
 
 
 def compile_source(source: KernelSource, root: Path, opts: Options):
@@ -244,8 +278,10 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     overlay = read_patch(root, *patch) if patch else {}
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
         source = locate(root, family, overlay, Path(tmp))
+        before = registered_dtypes(locate(root, family, {}, Path(tmp))) if overlay else None
         lib = compile_source(source, root, opts)
     notes: list[str] = []
+    default_references = references is None
     if references is None:
         try:
             cpu = TorchCpuReference(family)
@@ -272,7 +308,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     if isinstance(references[0], TorchCpuReference):
         probe = references[0]
         probe.arity = source.arity
-        report.notes += coverage_notes(probe, registered)
+        cov_notes, cov_cells = coverage(probe, registered, before, opts.dtypes)
+        report.notes += cov_notes
+        report.cells += cov_cells
     layouts = opts.layouts or table()["layouts"]
     unknown = [x for x in layouts if x not in table()["layouts"]]
     if unknown:
@@ -289,7 +327,35 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             if opts.progress:
                 opts.progress(done, total)
         report.cells += cells.values()
+    if opts.opinfo and "opinfo" in layouts and default_references:
+        run_opinfo(report, root, runner, references[1:], dtypes)
     return report
+
+
+def run_opinfo(report: Report, root: Path, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:
+    """The installed torch's OpInfo samples of the family, one cell per (dtype, OpInfo)."""
+    from migrate.index import Index
+    from migrate.tree import load_tree
+    from migrate.verify import opinfo_samples as ops
+
+    index = Index(load_tree(root))
+    sel = ops.select(index, report.family)
+    report.notes += sel.notes
+    reached: dict[str, set[str]] = {}
+    for op in sel.opinfos:
+        report.opinfo_names.append(op.formatted_name)
+        seen = reached.setdefault(op.formatted_name, set())
+        sub = Runner(runner.source, runner.lib, [ops.OpInfoReference(op, seen), *extra_refs], runner.opts)
+        for d in dtypes:
+            run = ops.OpInfoRun(op.formatted_name, d)
+            cases = ops.sample_cases(op, d, runner.source.arity, run, seen)
+            cell = Cell(dtype_name(d), f"opinfo:{op.formatted_name}", samples=run.samples,
+                        skip_reasons=dict(run.skipped), skipped=[run.unsupported] if run.unsupported else [])
+            for case in cases:
+                sub.run_case(case, cell)
+            report.cells.append(cell)
+    if sel.opinfos:
+        report.overloads = ops.overload_map(index, report.family, reached)
 
 
 def first_failure(cell: Cell) -> str:
