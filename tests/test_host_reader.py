@@ -414,3 +414,15 @@ def test_real_unary_kernel_and_registrations():
     uc, _ = _real(root, "UnaryConstants.h")
     assert [m.variable for m in uc.inline_metal] == ["UNARY_KERNEL_TEMPLATE"]
     assert "kernel void" in uc.inline_metal[0].text
+
+
+def test_macro_paste_across_a_line_continuation():
+    src = (b"#define MAKE(func_out, sel)                       \\\n"
+           b"  TORCH_IMPL_FUNC(func_out)(const Tensor& self) {  \\\n"
+           b"    [mpsGraph sel##\\\n"
+           b"WithTensor:self name:nil];                         \\\n"
+           b"  }\n"
+           b"MAKE(exp_out_mps, exponent)\n")
+    hf = read_host_file(src, "a.mm")
+    (f,) = [f for f in hf.functions if f.name == "exp_out_mps"]
+    assert "exponentWithTensor" in f.identifiers

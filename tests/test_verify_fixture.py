@@ -213,3 +213,32 @@ def test_cli_patch_from_stdin_that_does_not_apply(monkeypatch, capsys):
     assert main(["verify", "exp", "--root", str(MINI), "--patch", "-"]) == 2
     err = capsys.readouterr().err
     assert "UnaryKernel.metal:1" in err and "does not match" in err
+
+
+# ----------------------------------------------------------- OpInfo samples
+@pytest.mark.parametrize("family", ["atan2", "copysign", "exp"])
+def test_opinfo_samples_run_next_to_own_cases(reports, family):
+    r = reports[family]
+    ran, ok = r.totals(opinfo=True)
+    assert r.opinfo_names == [family] and ran >= 9 and ok == ran
+    cells = [c for c in r.cells if c.layout == f"opinfo:{family}"]
+    assert {c.dtype for c in cells if c.cases} >= {"float32", "float16", "bfloat16"}
+    text = to_text(r)
+    assert f"OpInfo samples ({family}): " in text and "own cases: " in text
+    doc = json.loads(__import__("migrate.verify.report", fromlist=["to_json"]).to_json(r))
+    assert doc["summary"]["opinfo"]["ran"] == ran and doc["summary"]["cases"]["ran"] > 0
+
+
+def test_opinfo_names_come_from_the_trees_database(reports):
+    # the fixture database has exp and exp.extremal (not in torch's op_db) and no copysign entry
+    assert any("OpInfo exp.extremal is in the database source but not in the installed torch's op_db" in n
+               for n in reports["exp"].notes)
+    assert any("no entry for copysign; names from the installed torch's" in n for n in reports["copysign"].notes)
+    ov = "\n".join(reports["copysign"].overloads)
+    assert "copysign.Tensor: OpInfo copysign" in ov and "copysign.Scalar: OpInfo copysign" in ov
+    assert "copysign.out: no OpInfo sample calls it" in ov
+
+
+def test_no_opinfo_samples_when_disabled():
+    r = verify(MINI, "atan2", opts=Options(dtypes=[torch.float32], layouts=["odd_size", "opinfo"], opinfo=False))
+    assert r.opinfo_names == [] and r.totals(opinfo=True) == (0, 0)

@@ -18,7 +18,7 @@ _BODY_TOKEN = re.compile(
     rb"|(?P<hash>#)[ \t]*(?P<sname>[A-Za-z_]\w*)|(?P<name>\b[A-Za-z_]\w*)"
 )
 _PASTE = re.compile(rb"[ \t]*\x00[ \t]*")
-_CONTINUATION = re.compile(rb"\\(?=\r?\n)")
+_CONTINUATION = re.compile(rb"\\\r?\n")
 _MAX_DEPTH = 4
 
 
@@ -47,12 +47,17 @@ def find_macros(sc: Scrubbed) -> dict[str, Macro]:
         if not m:
             continue
         params = tuple(p.strip().decode("latin-1") for p in m.group(2).split(b",") if p.strip())
-        body = _CONTINUATION.sub(b" ", sc.data[m.end(): de])
+        body = _CONTINUATION.sub(_spaces, sc.data[m.end(): de])
         # comments in the body are blanked (taken from the scrubbed copy), literals kept
-        code_body = _CONTINUATION.sub(b" ", sc.code[m.end(): de])
+        code_body = _CONTINUATION.sub(_spaces, sc.code[m.end(): de])
         body = _keep_literals(body, code_body)
         found[m.group(1).decode("latin-1")] = Macro(m.group(1).decode("latin-1"), params, body, ds, de)
     return found
+
+
+def _spaces(m: re.Match) -> bytes:
+    """A spliced line continuation: one logical line, same length (so ``sel##\\<nl>WithTensor`` pastes)."""
+    return b" " * len(m.group())
 
 
 def _keep_literals(orig: bytes, code: bytes) -> bytes:
