@@ -40,3 +40,17 @@ def test_commands(index, family: str) -> list[str]:
     """``python test/test_mps.py -k test_output_match_<formatted name>`` for every OpInfo of the family."""
     names = sorted({e.formatted_name for e in family_entries(index, family)})
     return [f"python test/test_mps.py -k test_output_match_{n}" for n in names]
+
+
+def print_next_steps(index, family: str, file=None) -> None:
+    """After a fix or port: the exact test commands to run on a Mac, from the OpInfo database."""
+    import sys
+
+    file = file or sys.stderr
+    commands = test_commands(index, family)
+    if commands:
+        print("mps-migrate: next, build PyTorch and run on a Mac:", file=file)
+        for c in commands:
+            print(f"  {c}", file=file)
+    else:
+        print(f"mps-migrate: no OpInfo entry tests {family}: test it by hand", file=file)

@@ -86,3 +86,13 @@ def test_test_commands_from_installed_database_when_tree_has_none():
         f"python test/test_mps.py -k test_output_match_{n}"
         for n in ("round", "round_decimals_0", "round_decimals_3", "round_decimals_neg_3")]
     assert opinfo_test_commands(ix, "softplus") == ["python test/test_mps.py -k test_output_match_nn_functional_softplus"]
+
+
+def test_port_write_prints_test_commands(tmp_path):
+    from tests.helpers import FIXTURES
+
+    tree = tmp_path / "t"
+    shutil.copytree(FIXTURES / "port", tree)
+    p = run_cli("port", "hypot", "--root", str(tree), "--write")
+    assert p.returncode == 0, p.stderr
+    assert "python test/test_mps.py -k test_output_match_hypot" in p.stderr

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 from migrate.commands.lint_cmd import FORMATS, apply_fixes
 from migrate.config import load_config
 from migrate.errors import UsageError
+from migrate.opinfo import print_next_steps
 from migrate.model import Finding
 from migrate.tree import find_root
 
@@ -54,15 +54,3 @@ def run(args) -> int:
     if not args.diff:
         print_next_steps(Index(load_tree(root)), fam)
     return rc
-
-
-def print_next_steps(index, family: str) -> None:
-    from migrate.opinfo import test_commands
-
-    commands = test_commands(index, family)
-    if commands:
-        print("mps-migrate: next, build PyTorch and run on a Mac:", file=sys.stderr)
-        for c in commands:
-            print(f"  {c}", file=sys.stderr)
-    else:
-        print(f"mps-migrate: no OpInfo entry tests {family}: test it by hand", file=sys.stderr)

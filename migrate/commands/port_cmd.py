@@ -5,7 +5,9 @@ import json
 import sys
 from pathlib import Path
 
-from migrate.apply import atomic_write, unified_diff
+from migrate.apply import unified_diff
+from migrate.fixloop import FixOutcome, write_outcome
+from migrate.opinfo import print_next_steps
 from migrate.errors import UsageError
 from migrate.index import Index
 from migrate.tree import find_root, load_tree
@@ -64,8 +66,8 @@ def run(args) -> int:
         for path in sorted(new):
             sys.stdout.write(unified_diff(path, tree.sources[path], new[path]))
         return 0
-    for path in sorted(new):
-        atomic_write(root / path, new[path], tree.sources[path])
+    write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
     print(f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
           f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written", file=sys.stderr)
+    print_next_steps(ix, args.family)
     return 0

@@ -22,6 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, help="input seed (default: rules/verify.yaml)")
     p.add_argument("--opt", type=int, choices=(0, 1, 2, 3), default=0, help="CPU backend optimisation level")
     p.add_argument("--checked", action="store_true", help="guard-page every buffer: out-of-bounds accesses fail")
+    p.add_argument("--no-opinfo", action="store_true",
+                   help="skip the installed torch's OpInfo samples (layout 'opinfo'; importing op_db takes seconds)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -56,7 +58,8 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     layouts = [x.strip() for x in args.layouts.split(",") if x.strip()] if args.layouts else None
     opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
-                   seed=args.seed, opt=args.opt, checked=args.checked, progress=_progress())
+                   seed=args.seed, opt=args.opt, checked=args.checked, progress=_progress(),
+                   opinfo=not args.no_opinfo)
     patch = _read_patch(args.patch) if args.patch else None
     try:
         report = verify(root, args.family, patch, opts)
