@@ -11,6 +11,7 @@ from migrate.model import Edit, HostFile, MetalFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, plan_dtypes
 from migrate.port.locate import Impl, family_impls, graph_dag
+from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.read.cpp_lex import scrub
 from migrate.read.cpp_macros import expand, find_macros
@@ -50,7 +51,10 @@ def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
     impls = family_impls(ix, family)
     if not impls:
         raise NothingToPort(f"{family}: nothing to port (no overload is routed to MPSGraph code)")
-    dags = [graph_dag(ix, i.function) for i in impls]
+    try:
+        dags = [graph_dag(ix, i.function) for i in impls]
+    except PortBlocked as exc:
+        raise _name_blockers(ix, impls, exc) from None
     if len({d.structure() for d in dags}) > 1:
         names = ", ".join(i.entry.overload_name for i in impls)
         raise PortBlocked(f"overloads {names} build different graphs", "overloads differ", impls[0].line.span.where)
@@ -59,6 +63,18 @@ def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
         raise PortBlocked(f"{len(dag.inputs)} graph inputs (ports make unary and binary kernels)",
                           f"{len(dag.inputs)} inputs", dag.source)
     return impls, dag
+
+
+def _name_blockers(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocked:
+    """The translator's refusal, or -- when the graph code sends selectors that are not
+    elementwise -- all of those, in order (the construct stays the first one, for --list)."""
+    found = blocking(family_selectors(ix, [i.function for i in impls]))
+    if not found:
+        return exc
+    names = ", ".join(f"{sel} ({why})" for sel, why, _ in found)
+    verb = "selector {} is" if len(found) == 1 else "selectors {} are"
+    sel, why, where = found[0]
+    return PortBlocked(verb.format(names) + " not elementwise", f"{sel} ({why})", where)
 
 
 def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
@@ -103,10 +119,12 @@ def _target_files(ix: Index, arity: int) -> tuple[str, MetalFile, str, HostFile]
     kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
     mf = ix.tree.metals.get(kpath)
     if mf is None:
-        raise PortBlocked(f"{kpath} does not exist", "no kernel file", None)
+        raise PortBlocked(f"{kpath} does not exist (a tree older than c10/metal, or not a PyTorch tree)",
+                          "no kernel file", None)
     if b"c10/metal/indexing.h" not in ix.tree.sources[kpath]:
-        raise PortBlocked(f"{kpath} predates c10/metal (no indexing.h registration macros)", "pre-c10/metal kernel file",
-                          None)
+        raise PortBlocked(f"{kpath} does not include c10/metal/indexing.h (a tree older than c10/metal: "
+                          f"no REGISTER_{KIND[arity].upper()}_OP macros to register a functor with)",
+                          "pre-c10/metal kernel file", None)
     hf = ix.tree.hosts.get(hpath)
     if hf is None:
         raise PortBlocked(f"{hpath} does not exist", "no host file", None)

@@ -125,7 +125,8 @@ def _fill_sentinel(t: torch.Tensor) -> None:
 
 
 def _snapshot(case: Case) -> list[bytes]:
-    return [bytes(a.untyped_storage()) for a in case.args if isinstance(a, torch.Tensor)]
+    raw = lambda s: torch.empty(0, dtype=torch.uint8).set_(s).numpy().tobytes()  # noqa: E731
+    return [raw(a.untyped_storage()) for a in case.args if isinstance(a, torch.Tensor)]
 
 
 # ------------------------------------------------------------------- runner

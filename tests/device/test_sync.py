@@ -193,11 +193,15 @@ def test_issue_example_atan2(cpu):
     lib = cpu.compile_shader(ATAN2)
     assert "atan2_dense_float_float" in lib.kernel_names and "atan2_dense_ilp4_half_half" in dir(lib)
     n = 1000
-    a, b = torch.randn(n), torch.randn(n)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(n, generator=g), torch.randn(n, generator=g)
     out = torch.empty(n)
     lib.atan2_dense_ilp4_float_float(out, a, b, n, threads=[(n + 3) // 4, 1, 1], group_size=[256, 1, 1])
     torch.testing.assert_close(out, torch.atan2(a, b), rtol=2.5e-7, atol=1e-7)
     ah, bh = a.half(), b.half()
     outh = torch.empty(n, dtype=torch.float16)
     lib.atan2_dense_half_half(outh, ah, bh, threads=[n, 1, 1], group_size=[256, 1, 1])
-    assert torch.equal(outh, torch.atan2(ah.float(), bh.float()).half())
+    ref = torch.atan2(ah.float(), bh.float()).half()
+    # libm's and torch's float atan2 may differ by an ulp, which can flip the rounding to half
+    ulps = (outh.view(torch.int16).int() - ref.view(torch.int16).int()).abs()
+    assert int(ulps.max()) <= 1 and int((ulps > 0).sum()) <= n // 100
