@@ -19,19 +19,20 @@ DTYPE_WORDS = {
     "kByte": "uchar",
 }
 FLOATING = ("float", "half", "bfloat")
+LEAVES = ("input", "const", "alpha")
 
 
 @dataclass(eq=False)
 class Node:
-    op: str  # "input" | "const" | "cast" | an op of rules/mpsgraph.yaml
+    op: str  # "input" | "const" | "alpha" (a run-time scalar) | "cast" | an op of rules/mpsgraph.yaml
     args: tuple["Node", ...] = ()
-    name: str | None = None  # input
+    name: str | None = None  # input, alpha: the host variable
     value: float | int | bool | None = None  # const
-    dtype: str | None = None  # cast target / explicit const dtype (Metal name)
-    like: "Node | None" = None  # const: takes this node's dtype
+    dtype: str | None = None  # cast target / explicit const or alpha dtype (Metal name)
+    like: "Node | None" = None  # const, alpha: takes this node's dtype
 
     def __repr__(self) -> str:
-        if self.op == "input":
+        if self.op in ("input", "alpha"):
             return self.name or "?"
         if self.op == "const":
             return repr(self.value)
@@ -45,6 +46,7 @@ class Dag:
     inputs: list[Node]
     output: Node
     source: str = ""  # "path:line" of the graph code
+    alpha: Node | None = None  # the run-time scalar (a host Scalar argument), if any
 
     def nodes(self) -> list[Node]:
         """Every node once, operands before users."""
@@ -65,7 +67,7 @@ class Dag:
         return order
 
     def ops(self) -> list[str]:
-        return [n.op for n in self.nodes() if n.op not in ("input", "const", "cast")]
+        return [n.op for n in self.nodes() if n.op not in LEAVES + ("cast",)]
 
     def classes(self) -> set[str]:
         t = table()
@@ -83,7 +85,7 @@ class Dag:
             o = o.args[1]
         if o.op == "cast":
             return o.dtype == "bool"
-        if o.op in ("input", "const"):
+        if o.op in LEAVES:
             return False
         return table().ops[o.op].returns_bool
 
@@ -127,6 +129,8 @@ def torch_dtype(metal: str):
 def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = False):
     """What the MPSGraph code computes for ``inputs`` (name -> CPU tensor), with torch.
 
+    The alpha node's value is ``inputs[alpha.name]`` (a number or a 0-dim tensor).
+
     Integer inputs of a DAG that needs float math are cast to ``out_dtype`` (default
     float32) first, as the legacy unary/binary helpers did.  Every op runs in its
     operands' dtype (half stays half, as in MPSGraph); constants take the dtype of the
@@ -135,9 +139,10 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
     """
     import torch
 
-    if opmath and any(x.dtype in (torch.float16, torch.bfloat16) for x in inputs.values()):
+    if opmath and any(isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16)
+                      for x in inputs.values()):
         low = next(x.dtype for x in inputs.values() if x.dtype in (torch.float16, torch.bfloat16))
-        wide = {k: x.float() if x.dtype == low else x for k, x in inputs.items()}
+        wide = {k: x.float() if isinstance(x, torch.Tensor) and x.dtype == low else x for k, x in inputs.items()}
         out = evaluate_with_torch(dag, wide)
         return out.to(out_dtype if out_dtype is not None else (low if out.is_floating_point() else out.dtype))
 
@@ -150,14 +155,15 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
             if dag.needs_float and not x.is_floating_point():
                 x = x.to(cast_to)
             env[id(n)] = x
-        elif n.op == "const":
+        elif n.op in ("const", "alpha"):
             if n.dtype is not None:
                 dt = torch_dtype(n.dtype)
             elif n.like is not None:
                 dt = env[id(n.like)].dtype
             else:
                 dt = env[id(dag.inputs[0])].dtype
-            env[id(n)] = torch.tensor(n.value, dtype=dt)
+            value = n.value if n.op == "const" else inputs[n.name]
+            env[id(n)] = value.to(dt) if isinstance(value, torch.Tensor) else torch.tensor(value, dtype=dt)
         elif n.op == "cast":
             env[id(n)] = env[id(n.args[0])].to(torch_dtype(n.dtype))
         else:

@@ -169,14 +169,40 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0) -> Dag:
     dag = dags[0]
     # placeholders of a cached-graph lambda are named after the host tensors: operands follow the
     # signature's order (TensorIterator's input order), not the order the graph created them in
-    params = _param_names(text, line)
+    typed = _params(text, line)
+    params = [p.name for p in typed]
     if all(n.name in params for n in dag.inputs):
         dag.inputs.sort(key=lambda n: params.index(n.name))
+    if dag.alpha is not None:
+        _resolve_alpha(dag, typed, where)
     return dag
 
 
-def _param_names(text: str, line: int) -> list[str]:
-    """Parameter names of the function definition ``text`` (the last (...) before its body)."""
+def scalar_params(params) -> list[str]:
+    return [p.name for p in params if _is_scalar_type(p.type)]
+
+
+def _is_scalar_type(t: str) -> bool:
+    words = t.replace("&", " ").replace("::", " ").split()
+    return "Scalar" in words and "optional" not in t
+
+
+def _resolve_alpha(dag: Dag, params, where: str) -> None:
+    """The alpha node names one Scalar argument of the function (a scalar placeholder: the only one)."""
+    scalars = scalar_params(params)
+    a = dag.alpha
+    if a.name is None:
+        if len(scalars) != 1:
+            raise PortBlocked(f"a scalar placeholder, and {len(scalars)} Scalar arguments to feed it from",
+                              "run-time scalar", where)
+        a.name = scalars[0]
+    elif a.name not in scalars:
+        raise PortBlocked(f"constant from {a.name}, which is not a Scalar argument of the function",
+                          "run-time scalar", where)
+
+
+def _params(text: str, line: int) -> list[o.Param]:
+    """Parameters of the function definition ``text`` (the last (...) before its body)."""
     toks = o.tokenize(text, line)
     depth, last_open = 0, None
     for k, t in enumerate(toks):
@@ -191,6 +217,6 @@ def _param_names(text: str, line: int) -> list[str]:
     if last_open is None:
         return []
     try:
-        return [p.name for p in o.Parser(toks, last_open).params()]
+        return list(o.Parser(toks, last_open).params())
     except o.ObjcSyntaxError:
         return []

@@ -42,6 +42,7 @@ class Table:
     casts: frozenset[str]
     cast_helpers: frozenset[str]
     placeholders: frozenset[str]
+    scalar_placeholders: frozenset[str]
     not_elementwise: tuple[tuple[str, str], ...]
 
     def why_not_elementwise(self, selector: str) -> str | None:
@@ -62,4 +63,5 @@ def table() -> Table:
                            d.get("torch_int"), tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]))
     return Table(ops, {r.selector: r for r in ops.values()}, frozenset(raw["constants"]), frozenset(raw["casts"]),
                  frozenset(raw["cast_helpers"]), frozenset(raw["placeholders"]),
+                 frozenset(raw.get("scalar_placeholders", ())),
                  tuple((k, v) for k, v in raw["not_elementwise"].items()))

@@ -66,6 +66,14 @@ def _text(e) -> str:
     return type(e).__name__
 
 
+def _scalar_param(e) -> str | None:
+    """``lambd.to<double>()``, ``alpha.toDouble()``, ``negval.to<float>()``: the host Scalar's name."""
+    if (isinstance(e, o.Call) and not e.args and isinstance(e.func, o.Member) and isinstance(e.func.obj, o.Name)
+            and e.func.name in ("to", "toDouble", "toFloat")):
+        return e.func.obj.id
+    return None
+
+
 def _dtype_word(name: str) -> str | None:
     last = name.rsplit("::", 1)[-1]
     if last.startswith("MPSDataType"):
@@ -81,6 +89,7 @@ class Translator:
         self.inputs: list[Node] = []
         self.outputs: dict[str, object] = {}
         self.depth = 0
+        self.alpha_node: Node | None = None
 
     def blocked(self, reason: str, construct: str, line: int | None = None) -> PortBlocked:
         where = self.where if line is None else f"{self.where.rsplit(':', 1)[0]}:{line}"
@@ -116,7 +125,8 @@ class Translator:
         if not self.inputs:
             raise self.blocked("the graph has no input tensor", "no input", b.line)
         used = {id(n) for n in Dag(self.inputs, result).nodes()}
-        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where)
+        alpha = self.alpha_node if self.alpha_node is not None and id(self.alpha_node) in used else None
+        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where, alpha)
 
     # ----------------------------------------------------------- statements
     def run(self, body: tuple, env: dict, top: bool = False):
@@ -220,7 +230,10 @@ class Translator:
         if sel in self.t.constants:
             value, dtype = args[0], args[-1]
             if not isinstance(value, (int, float)):
-                raise self.blocked(f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line)
+                host = _scalar_param(e.args[0])
+                if host is None:
+                    raise self.blocked(f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line)
+                return self.alpha(host, dtype, e.line)
             return self.constant(value, dtype, e.line)
         if sel in self.t.casts:
             return self.cast(args[0], args[1], e.line)
@@ -244,6 +257,19 @@ class Translator:
                 return Node("const", value=value, like=dtype.like)
             return Node("const", value=value, like=self._input_named(dtype.host))
         raise self.blocked(f"constant of a run-time dtype ({getattr(dtype, 'text', dtype)})", "run-time dtype", line)
+
+    def alpha(self, host: str | None, dtype, line: int) -> Node:
+        """The run-time scalar of an alpha kernel: host Scalar ``host`` (None: the function's
+        only Scalar argument, resolved by ``locate``), in ``dtype``."""
+        if self.alpha_node is not None:
+            if self.alpha_node.name == host:
+                return self.alpha_node
+            names = ", ".join(str(x or "a scalar placeholder") for x in (self.alpha_node.name, host))
+            raise self.blocked(f"two run-time scalars ({names}): a port passes one (alpha)",
+                               "several run-time scalars", line)
+        c = self.constant(0, dtype, line)
+        self.alpha_node = Node("alpha", name=host, dtype=c.dtype, like=c.like)
+        return self.alpha_node
 
     def cast(self, x, dtype, line: int):
         if not isinstance(x, Node):
@@ -269,6 +295,8 @@ class Translator:
         args = [self.eval(a, env) for a in e.args]
         if short in self.t.cast_helpers and len(args) == 3:
             return self.cast(args[1], args[2], e.line)
+        if short in self.t.scalar_placeholders and len(args) == 2:
+            return self.alpha(None, args[1], e.line)  # fed from the function's Scalar argument
         if short and "PlaceHolder" in short and short not in self.t.placeholders:
             raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
         if short in self.t.placeholders:
