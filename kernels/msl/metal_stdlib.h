@@ -286,7 +286,23 @@ __MSL_F1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
 __MSL_F2(atan2, __builtin_atan2f(x, y)) __MSL_F2(pow, __builtin_powf(x, y)) __MSL_F2(powr, __builtin_powf(x, y))
 __MSL_F2(fmod, __builtin_fmodf(x, y)) __MSL_F2(fmin, __builtin_fminf(x, y)) __MSL_F2(fmax, __builtin_fmaxf(x, y))
 __MSL_F2(copysign, __builtin_copysignf(x, y)) __MSL_F2(fdim, __builtin_fdimf(x, y))
-__MSL_F2(nextafter, __builtin_nextafterf(x, y)) __MSL_F2(step, y < x ? 0.0f : 1.0f)
+__MSL_F2(step, y < x ? 0.0f : 1.0f)
+// nextafter steps one representable value of the argument's own type: 16-bit types
+// work on their bits (stepping in float and rounding would lose the step).
+__MSL_INLINE float nextafter(float x, float y) { return __builtin_nextafterf(x, y); }
+template <class T>
+__MSL_INLINE T __msl_nextafter16(T x, T y) {
+  if (x != x || y != y) return (T)((float)x + (float)y);
+  if (x == y) return y;
+  unsigned short b = __builtin_bit_cast(unsigned short, x);
+  if ((b & 0x7fff) == 0) b = (unsigned short)((y > x ? 0 : 0x8000) | 1);  // smallest subnormal
+  else if ((x < y) == ((b & 0x8000) == 0)) b = (unsigned short)(b + 1);  // away from zero
+  else b = (unsigned short)(b - 1);
+  return __builtin_bit_cast(T, b);
+}
+__MSL_INLINE half nextafter(half x, half y) { return __msl_nextafter16(x, y); }
+__MSL_INLINE bfloat nextafter(bfloat x, bfloat y) { return __msl_nextafter16(x, y); }
+__MSL_VMAP2(nextafter)
 __MSL_F2(divide, x / y)
 
 __MSL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from migrate.port.dag import FLOATING, Dag, Node
+from migrate.port.dag import FLOATING, LEAVES, Dag, Node
 from migrate.port.rules import table
 from migrate.tables import dtype_family
 
@@ -35,6 +35,8 @@ def plan_dtypes(dag: Dag, ints: bool, bools: bool = True) -> Plan:
     if not ints or "int" not in accepted:
         return Plan(float_out, None, ())
     mode = "bool" if dag.returns_bool else "float" if dag.needs_float else "same"
+    if dag.alpha is not None and mode != "same":
+        return Plan(float_out, None, ())  # alpha arrives in the input dtype: int -> float has no alpha kernel
     with_bool = mode == "float" or (bools and "bool" in accepted)
     int_dtypes = tuple(t for t in dtype_family("integral") if t != "bool" or with_bool)
     return Plan(float_out, mode, int_dtypes)
@@ -45,6 +47,8 @@ class _Emitter:
         self.dag, self.mode = dag, mode  # mode: "float" (compute in float) | "int" (compute in T)
         self.t = table()
         self.args = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
+        if dag.alpha is not None:
+            self.args[id(dag.alpha)] = alpha_name(dag)
         uses: dict[int, int] = {}
         for n in dag.nodes():
             for a in n.args:
@@ -78,7 +82,7 @@ class _Emitter:
     def expr(self, n: Node) -> tuple[str, str]:
         if id(n) in self.done:
             return self.done[id(n)]
-        if n.op == "input":
+        if n.op in ("input", "alpha"):
             name = self.args[id(n)]
             r = (f"float({name})" if self.mode == "float" else name, "num")
         elif n.op == "const":
@@ -109,13 +113,21 @@ class _Emitter:
             ops = [_strip(x) if any(f.format(i=i) in tmpl for f in ("({{{i}}})", "({{{i}}},", ", {{{i}}})"))
                    else x for i, x in enumerate(ops)]
             r = (tmpl.format(*ops), kind)
-        if id(n) in self.shared and n.op not in ("input", "const"):
+        if id(n) in self.shared and n.op not in LEAVES:
             var = f"t{len(self.lines)}"
             ctype = "bool" if r[1] == "bool" else "float" if self.mode == "float" else "auto"
             self.lines.append(f"const {ctype} {var} = {_strip(r[0])};")
             r = (var, r[1])
         self.done[id(n)] = r
         return r
+
+
+def alpha_name(dag: Dag) -> str:
+    """The functor's name for the alpha argument: the host Scalar's name when it is usable."""
+    name = dag.alpha.name or ""
+    taken = set(ARG_NAMES[len(dag.inputs)]) | {"T", "float", "half", "bool"}
+    temp = name[:1] == "t" and name[1:].isdigit()  # the functor's shared temporaries are t0, t1, ...
+    return name if name.isidentifier() and name not in taken and not temp else "alpha"
 
 
 def _strip(e: str) -> str:
@@ -145,7 +157,8 @@ def _body(dag: Dag, mode: str, ret: str) -> list[str]:
 
 def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
     """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs."""
-    params = ", ".join(f"const T {a}" for a in ARG_NAMES[len(dag.inputs)])
+    names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())
+    params = ", ".join(f"const T {a}" for a in names)
     fret = "bool" if plan.float_out == "bool" else "T"
     overloads = []
     if plan.int_mode is None:

@@ -172,10 +172,14 @@ def _convenience_macros(data: bytes, macro_kind: str) -> list[tuple[str, frozens
     return sorted(out, key=lambda x: (-len(x[1]), x[0]))
 
 
-def registration_lines(data: bytes, arity: int, name: str, plan: Plan) -> list[str]:
-    """The file's own convenience macros where they fit exactly, then single registrations."""
+def registration_lines(data: bytes, arity: int, name: str, plan: Plan, alpha: bool = False) -> list[str]:
+    """The file's own convenience macros where they fit exactly, then single registrations.
+    Alpha kernels: ``REGISTER_*_ALPHA_OP(name, in, alpha, out)``, alpha in the input dtype (the
+    host passes it in ``iter.common_dtype()``)."""
     kind = KIND[arity].upper()
     wanted = plan.pairs()
+    if alpha:
+        return [f"REGISTER_{kind}_ALPHA_OP({name}, {i}, {i}, {o});" for i, o in wanted]
     left = set(wanted)
     lines = []
     for macro, pairs in _convenience_macros(data, kind):
@@ -186,32 +190,82 @@ def registration_lines(data: bytes, arity: int, name: str, plan: Plan) -> list[s
     return lines
 
 
-def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str, stub: str) -> list[Edit]:
+def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str, stub: str,
+                     alpha: str | None = None, body: str | None = None) -> list[Edit]:
+    """The host stub: the file's one-name registration macro, else a ``static void`` calling
+    ``lib.exec_*_kernel(iter, "name"[, alpha])`` plus ``REGISTER_DISPATCH`` (``body`` replaces the call)."""
     data = ix.tree.sources[hpath]
     helper = f"exec_{KIND[arity]}_kernel"
     macros = find_macros(scrub(data))
     ti = [r for r in hf.registrations if r.via_macro and r.via_macro in macros
           and helper.encode() in macros[r.via_macro].body and len(macros[r.via_macro].params) == 1]
-    if ti:
+    if ti and alpha is None and body is None:
         last = max(ti, key=lambda r: r.span.end)
         pos = _line_end(data, last.span.end)
         return [Edit(hpath, pos, pos, f"{last.via_macro}({name});\n")]
-    calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper and k.function]
+    calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
     last_call = max(calls, key=lambda k: k.span.end)
     text = data[last_call.span.start:last_call.span.end].decode()
-    receiver = text[: text.index("." + helper)] if "." + helper in text else "lib"
-    fn = next(f for f in hf.functions if f.name == last_call.function)
-    pos = _line_end(data, fn.span.end - 1)
+    receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
+    receiver = receiver if receiver.isidentifier() else "lib"
+    fn = next((f for f in hf.functions if f.name == last_call.function), None)
+    if fn is not None and fn.kind != "macro":
+        pos = _line_end(data, fn.span.end - 1)
+    else:  # stubs made by a registration macro: after its last invocation
+        pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
     stub_fn = f"{name}_mps_kernel"
-    edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}(TensorIteratorBase& iter) {{\n"
-                                   f"  {receiver}.{helper}(iter, \"{name}\");\n}}\n")]
+    params = "TensorIteratorBase& iter" + (f", const Scalar& {alpha}" if alpha else "")
+    call = body or f"  {receiver}.{helper}(iter, \"{name}\"{', ' + alpha if alpha else ''});\n"
+    edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}({params}) {{\n{call}}}\n")]
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
-    if regs:
+    if regs and max(r.span.end for r in regs) > pos:
         rpos = _line_end(data, max(r.span.end for r in regs) - 1)
         edits.append(Edit(hpath, rpos, rpos, f"REGISTER_DISPATCH({stub}, &{stub_fn})\n"))
     else:
         edits[0] = Edit(hpath, pos, pos, edits[0].replacement + f"REGISTER_DISPATCH({stub}, &{stub_fn})\n")
     return edits
+
+
+_USING = re.compile(rb"\busing\s+(\w+)\s*=\s*void\s*\(\s*\*\s*\)\s*\(([^;]*)\)\s*;")
+_TYPEDEF = re.compile(rb"\btypedef\s+void\s*\(\s*\*\s*(\w+)\s*\)\s*\(([^;]*)\)\s*;")
+
+
+def stub_params(ix: Index, stub: str) -> list[str] | None:
+    """Parameter types of ``stub``'s function type after the iterator, from its DECLARE_DISPATCH
+    header (None: not declared in the tree, or a type the reader does not follow)."""
+    decl = ix.tree.declared_stubs.get(stub)
+    if decl is None:
+        return None
+    path = decl.rsplit(":", 1)[0]
+    try:
+        data = (ix.tree.root / path).read_bytes()
+    except OSError:
+        return None
+    m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([^;]*?)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)
+    if m is None:
+        return None
+    fn_type = m.group(1).strip().rsplit(b"::", 1)[-1]
+    for rx in (_USING, _TYPEDEF):
+        for u in rx.finditer(data):
+            if u.group(1) == fn_type:
+                parts = [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
+                if not parts or "TensorIterator" not in parts[0]:
+                    return None
+                return parts[1:]
+    return None
+
+
+def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None) -> None:
+    extra = stub_params(ix, stub)
+    if extra is None:
+        return
+    scalar = len(extra) == 1 and "Scalar" in extra[0].replace("&", " ").replace("::", " ").split()
+    if alpha is not None and not scalar:
+        raise PortBlocked(f"{stub} takes ({', '.join(['TensorIteratorBase&'] + extra)}), not one Scalar for "
+                          f"the graph's run-time scalar {alpha}", "stub signature", where)
+    if alpha is None and extra:
+        raise PortBlocked(f"{stub} also takes {', '.join(extra)}, which the graph does not use", "stub signature",
+                          where)
 
 
 # ------------------------------------------------------------------ the port
@@ -221,6 +275,8 @@ def plan_port(ix: Index, family: str) -> Port:
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
     stub = _stub_for(ix, family, impls)
+    alpha = dag.alpha.name if dag.alpha is not None else None
+    _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
     ints, bools = cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")
     plan = plan_dtypes(dag, ints if ints is not None else True, bools if bools is not None else True)
@@ -240,9 +296,9 @@ def plan_port(ix: Index, family: str) -> Port:
         port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source)))
         regs = [r for r in mf.registrations if r.path == kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
-        lines = registration_lines(kdata, arity, name, plan)
+        lines = registration_lines(kdata, arity, name, plan, alpha is not None)
         port.edits.append(Edit(kpath, rpos, rpos, "".join(line + "\n" for line in lines)))
-        port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub)
+        port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub, alpha)
     else:
         port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
     # dispatch: MPS joins the shared CPU line of every overload still routed to MPSGraph
