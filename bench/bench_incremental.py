@@ -12,31 +12,17 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from common import best, pytorch_tree  # noqa: E402
 N = 5
 
 
-def best(fn, n: int = N) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def main() -> None:
-    if len(sys.argv) > 1:
-        root = Path(sys.argv[1])
-    else:
-        out = subprocess.run(["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")], capture_output=True, text=True)
-        if out.returncode:
-            sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
-        root = Path(out.stdout.strip().splitlines()[-1])
+    root = pytorch_tree(sys.argv[1] if len(sys.argv) > 1 else None)
     rel = sys.argv[2] if len(sys.argv) > 2 else "aten/src/ATen/native/mps/operations/UnaryOps.mm"
     target = root / rel
     cmd = [sys.executable, "-m", "migrate", "lint", str(target), "--format", "concise", "--exit-zero"]

@@ -6,33 +6,13 @@ Prints best-of-N wall times and the ratio lint / torchgen (target: <= 0.3).
 """
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-
-def best(fn, n: int) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
+from common import best, pytorch_tree
 
 def main() -> None:
-    if len(sys.argv) > 1:
-        root = Path(sys.argv[1])
-    else:
-        out = subprocess.run(["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")],
-                             capture_output=True, text=True)
-        if out.returncode:
-            sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
-        root = Path(out.stdout.strip().splitlines()[-1])
+    root = pytorch_tree(sys.argv[1] if len(sys.argv) > 1 else None)
     if (root / "torchgen" / "gen.py").is_file():
         sys.path.insert(0, str(root))  # the tree's own torchgen parses its own yaml
     import torchgen.gen as tg

@@ -13,24 +13,16 @@ import importlib.util
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import best  # noqa: E402
 
 from migrate.read import xfail_reader  # noqa: E402
 from migrate.read.metal_reader import default_include_dirs, read_metal_source  # noqa: E402
 
 RAW = re.compile(rb'R"(\w*)\((.*?)\)\1"', re.S)
-
-
-def best(fn, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def tree_root() -> Path | None:

@@ -1,0 +1,31 @@
+"""Helpers shared by the bench scripts (run them as ``python bench/<script>.py``)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def best(fn, runs: int = 5) -> float:
+    """Best wall time of ``runs`` calls of ``fn``, in seconds."""
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def pytorch_tree(arg: str | None = None) -> Path:
+    """ARG, else the PyTorch 2.6.0 tree that ../shared/corpus/fetch-pytorch-tree provides (exit if it cannot)."""
+    if arg:
+        return Path(arg)
+    out = subprocess.run(["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
+    return Path(out.stdout.strip().splitlines()[-1])
