@@ -8,15 +8,21 @@ from migrate.read.opinfo_reader import find_entries
 from migrate.tables import load_table
 
 
-def installed_opinfo_file() -> Path | None:
-    """The OpInfo database of the installed torch, read as text (never imported)."""
+def installed_opinfo_files() -> list[Path]:
+    """The OpInfo database files of the installed torch, read as text (never imported)."""
     import importlib.util
 
     spec = importlib.util.find_spec("torch")
     if not spec or not spec.origin:
-        return None
-    f = Path(spec.origin).parent / "testing" / "_internal" / "common_methods_invocations.py"
-    return f if f.is_file() else None
+        return []
+    site = Path(spec.origin).parent.parent
+    return [f for pattern in load_table("opinfo.yaml")["files"] for f in sorted(site.glob(pattern))]
+
+
+def installed_opinfo_file() -> Path | None:
+    """The installed torch's main OpInfo database file."""
+    files = installed_opinfo_files()
+    return files[0] if files else None
 
 
 def family_entries(index, family: str, installed: bool = False) -> list[OpInfoEntry]:
@@ -26,8 +32,7 @@ def family_entries(index, family: str, installed: bool = False) -> list[OpInfoEn
     names = index.opinfo_names(family)
     sources = [] if installed else [(p, index.tree.sources[p]) for p in index.tree.opinfo_files]
     if not sources:
-        f = installed_opinfo_file()
-        sources = [(str(f), f.read_bytes())] if f else []
+        sources = [(str(f), f.read_bytes()) for f in installed_opinfo_files()]
     out = []
     for path, data in sources:
         for e in find_entries(data, path, names):

@@ -157,9 +157,10 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
                     tree.metals[key] = mf
     from migrate.tables import load_table
 
-    for rel_op in load_table("opinfo.yaml")["files"]:
-        if (root / rel_op).is_file():
-            _read_bytes(tree, root / rel_op, rel_op, overlay)  # scanned lazily by the rules that need it
+    for pattern in load_table("opinfo.yaml")["files"]:
+        for f in sorted(root.glob(pattern)):
+            rel_op = f.relative_to(root).as_posix()
+            _read_bytes(tree, f, rel_op, overlay)  # scanned lazily by the rules that need it
             tree.opinfo_files.append(rel_op)
     cm = root / COMMON_MPS_REL
     if cm.is_file():

@@ -96,3 +96,11 @@ def test_port_write_prints_test_commands(tmp_path):
     p = run_cli("port", "hypot", "--root", str(tree), "--write")
     assert p.returncode == 0, p.stderr
     assert "python test/test_mps.py -k test_output_match_hypot" in p.stderr
+
+
+def test_opinfo_definitions_modules_are_read_too():
+    root = pytorch_260_root()
+    ix = Index(load_tree(root))
+    # special.i0e and linalg.cross live in torch/testing/_internal/opinfo/definitions/*.py
+    assert opinfo_test_commands(ix, "special_i0e") == ["python test/test_mps.py -k test_output_match_special_i0e"]
+    assert opinfo_test_commands(ix, "linalg_cross") == ["python test/test_mps.py -k test_output_match_linalg_cross"]
