@@ -37,16 +37,22 @@ def test_list_on_the_real_tree(real_ix):
     assert n["translatable"] >= 50 and n["blocked"] >= 150
     for fam in REAL_PORTS:
         assert verdicts[fam].status == "translatable", verdicts[fam]
-    assert "predates c10/metal" in verdicts["logaddexp"].detail
+    assert "BinaryKernel.metal does not include c10/metal/indexing.h" in verdicts["logaddexp"].detail
     assert "does not exist" in verdicts["floor"].detail  # no kernels/UnaryKernel.metal in 2.6.0
     assert verdicts["cumsum"].status == "blocked"
     assert any(v.construct.endswith("(reduction)") for v in verdicts.values())
     assert verdicts["rsqrt"].construct == "preprocessor conditional"
     assert verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
-    assert verdicts["leaky_relu"].construct == "run-time scalar"
+    # one Scalar argument read into the graph is an alpha kernel's alpha; two are not
+    assert verdicts["leaky_relu"].status == "translatable" and "mul(self, negative_slope)" in verdicts["leaky_relu"].detail
+    assert verdicts["softshrink"].status == "translatable" and "lambd" in verdicts["softshrink"].detail
+    assert verdicts["threshold"].construct == "several run-time scalars"
+    # a non-elementwise graph names every blocking selector, in order
+    assert verdicts["cumsum"].detail.startswith("selectors cumulativeSumWithTensor:axis:name: (scan (cumulative op)), "
+                                                "cumulativeProductWithTensor:axis:name:")
     text = summary(list(verdicts.values()))
     assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: 0 portable, {n['translatable']} translatable")
-    assert "top blockers: run-time scalar" in text
+    assert "top blockers: control flow (if)" in text
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +107,17 @@ def test_real_ports_compile_and_match(hybrid, tmp_path_factory):
         lib = libs["UnaryKernel" if len(dag.inputs) == 1 else "BinaryKernel"]
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
             check_functor(lib, fam, dag, pairs, dtype)
+
+
+@pytest.mark.parametrize("family, missing", [
+    ("logaddexp", "aten/src/ATen/native/mps/kernels/BinaryKernel.metal does not include c10/metal/indexing.h "
+                  "(a tree older than c10/metal"),
+    ("floor", "aten/src/ATen/native/mps/kernels/UnaryKernel.metal does not exist (a tree older than c10/metal"),
+])
+def test_pre_c10_metal_tree_names_what_is_missing(capsys, family, missing):
+    """PyTorch 2.6.0 predates c10/metal: one line, exit 2, naming the file or header that is missing."""
+    root = pytorch_260_root()
+    for extra in ((), ("--skeleton",)):
+        rc = main(["port", family, "--root", str(root), *extra])
+        out, err = capsys.readouterr()
+        assert rc == 2 and out == "" and err.count("\n") == 1 and missing in err, err

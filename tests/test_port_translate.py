@@ -100,7 +100,7 @@ def test_shared_nodes_stay_shared(snippets):
 @pytest.mark.parametrize("fn, construct, words", [
     ("signbit_out_mps", "control flow (if)", "dataType"),
     ("norm_like_out_mps", "reductionSumWithTensor:axis:name: (reduction)", "not elementwise"),
-    ("leaky_relu_out_mps", "run-time scalar", "negative_slope"),
+    ("leaky_relu_out_mps", "maximumWithTensor:secondaryTensor:name:", "unknown selector"),  # the slope is alpha
 ])
 def test_untranslatable_graph_code_says_why(snippets, fn, construct, words):
     with pytest.raises(PortBlocked) as exc:

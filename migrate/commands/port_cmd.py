@@ -12,6 +12,10 @@ from migrate.errors import UsageError
 from migrate.index import Index
 from migrate.tree import find_root, load_tree
 
+# constructs of PortBlocked a skeleton does not help with (the tree's target files, existing kernels)
+NO_SKELETON_HINT = ("no kernel file", "pre-c10/metal kernel file", "no host file", "pre-c10/metal host file",
+                    "skeleton placeholder", "half-ported")
+
 HELP = "port an MPSGraph operator family to a native Metal kernel (prints the patch; --write applies it)"
 
 
@@ -20,6 +24,9 @@ def add_arguments(p) -> None:
     p.add_argument("--root", default=".", help="the PyTorch tree (default: .)")
     p.add_argument("--write", action="store_true", help="apply the patch (atomic writes)")
     p.add_argument("--list", action="store_true", help="every MPSGraph-routed family: portable or not, and why")
+    p.add_argument("--skeleton", action="store_true",
+                   help="write a hand-completion skeleton instead (functor with a TODO listing the old graph's "
+                        "selectors, registrations, host stub; no dispatch change), for any MPSGraph-routed family")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output of --list")
 
 
@@ -46,8 +53,12 @@ def run(args) -> int:
         return 0
     if not args.family:
         raise UsageError("name a family to port (or --list)")
+    if args.skeleton:
+        from migrate.port.skeleton import plan_skeleton as plan
+    else:
+        plan = plan_port
     try:
-        port = plan_port(ix, args.family)
+        port = plan(ix, args.family)
     except KeyError:
         raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)") from None
     except NothingToPort as exc:
@@ -55,7 +66,9 @@ def run(args) -> int:
         return 0
     except PortBlocked as exc:
         where = f" ({exc.where})" if exc.where else ""
-        raise UsageError(f"cannot port {args.family}: {exc.reason}{where}") from None
+        what = "write a skeleton for" if args.skeleton else "port"
+        hint = "; --skeleton writes a hand-completion skeleton" if not args.skeleton and exc.construct not in NO_SKELETON_HINT else ""
+        raise UsageError(f"cannot {what} {args.family}: {exc.reason}{where}{hint}") from None
     try:
         new = apply_edits(tree.sources, port.edits)
     except ValueError as exc:
@@ -67,6 +80,10 @@ def run(args) -> int:
             sys.stdout.write(unified_diff(path, tree.sources[path], new[path]))
         return 0
     write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
+    if args.skeleton:
+        print(f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
+              f"{len(new)} file(s) written", file=sys.stderr)
+        return 0
     print(f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
           f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written", file=sys.stderr)
     print_next_steps(ix, args.family)

@@ -2,7 +2,11 @@
 
 Pipeline: ``locate`` (family -> implementations -> graph code) -> ``objc`` (parser) ->
 ``translate`` (expression DAG, ``dag``) -> ``emit`` (functor, registrations) ->
-``patch`` (text edits); ``listing`` for ``--list``.  The selector table is rules/mpsgraph.yaml.
+``patch`` (text edits); ``listing`` for ``--list``; ``selectors`` (every selector the graph code
+sends, to name what blocks a port); ``skeleton`` for ``--skeleton``.  A graph reading one host
+Scalar (a constant from ``s.to<double>()`` or a scalar placeholder) becomes an alpha kernel
+(``REGISTER_*_ALPHA_OP``, ``exec_*_kernel(iter, "name", alpha)``).  The selector table is
+rules/mpsgraph.yaml.
 """
 from __future__ import annotations
 

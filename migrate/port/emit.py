@@ -54,6 +54,8 @@ class _Emitter:
             for a in n.args:
                 uses[id(a)] = uses.get(id(a), 0) + 1
         self.shared = {k for k, v in uses.items() if v > 1}
+        # a select nested in another op reads better as a named local
+        self.shared |= {id(a) for n in dag.nodes() for a in n.args if a.op == "select"}
         self.lines: list[str] = []
         self.done: dict[int, tuple[str, str]] = {}  # node -> (expression, "num" | "bool")
 
@@ -169,10 +171,13 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
         overloads.append((sf, fret, _body(dag, "float", fret)))
         iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
         overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))
-    shape = dag.structure()
-    shape = f": {shape}" if len(shape) <= 100 else ""
-    out = [f"// Ported by mps-migrate from the MPSGraph code at {origin}{shape}",
-           f"struct {name}_functor {{"]
+    if _exact(dag) and plan.int_mode in ("bool", None):  # comparisons: one template, in T (exact)
+        overloads = [("template <typename T>", fret, _body(dag, "int", fret))]
+    out = [f"struct {name}_functor {{"]
+    if len(dag.ops()) > 1:
+        shape = formula(dag)
+        out.insert(0, f"// Ported by mps-migrate from MPSGraph: {shape}" if len(shape) <= 80
+                   else "// Ported by mps-migrate from an MPSGraph graph")
     for head, ret, body in overloads:
         out.append(f"  {head}")
         out.append(f"  inline {ret} operator()({params}) {{")
@@ -180,3 +185,28 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
         out.append("  }")
     out.append("};")
     return "\n".join(out) + "\n"
+
+
+def _exact(dag: Dag) -> bool:
+    """Only comparisons and logic, the same expression for every dtype: computing in T is exact."""
+    t = table()
+    return all(t.ops[o].cls == "logical" or (t.ops[o].cls == "predicate" and t.ops[o].metal == t.ops[o].metal_int)
+               for o in dag.ops()) and not any(n.op == "const" for n in dag.nodes())
+
+
+def formula(dag: Dag) -> str:
+    """The DAG with the functor's argument names: ``div(x, add(exp(neg(x)), 1.0))``."""
+    names = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
+    if dag.alpha is not None:
+        names[id(dag.alpha)] = alpha_name(dag)
+
+    def show(n: Node) -> str:
+        if id(n) in names:
+            return names[id(n)]
+        if n.op == "const":
+            return repr(n.value)
+        if n.op == "cast":
+            return f"cast<{n.dtype}>({show(n.args[0])})"
+        return f"{n.op}({', '.join(show(a) for a in n.args)})"
+
+    return show(dag.output)

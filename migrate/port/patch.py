@@ -191,7 +191,7 @@ def registration_lines(data: bytes, arity: int, name: str, plan: Plan, alpha: bo
 
 
 def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str, stub: str,
-                     alpha: str | None = None, body: str | None = None) -> list[Edit]:
+                     alpha: str | None = None, body: str | None = None, extra: list[str] = ()) -> list[Edit]:
     """The host stub: the file's one-name registration macro, else a ``static void`` calling
     ``lib.exec_*_kernel(iter, "name"[, alpha])`` plus ``REGISTER_DISPATCH`` (``body`` replaces the call)."""
     data = ix.tree.sources[hpath]
@@ -214,7 +214,7 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
     else:  # stubs made by a registration macro: after its last invocation
         pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
     stub_fn = f"{name}_mps_kernel"
-    params = "TensorIteratorBase& iter" + (f", const Scalar& {alpha}" if alpha else "")
+    params = ", ".join(["TensorIteratorBase& iter"] + ([f"const Scalar& {alpha}"] if alpha else []) + list(extra))
     call = body or f"  {receiver}.{helper}(iter, \"{name}\"{', ' + alpha if alpha else ''});\n"
     edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}({params}) {{\n{call}}}\n")]
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
@@ -241,7 +241,7 @@ def stub_params(ix: Index, stub: str) -> list[str] | None:
         data = (ix.tree.root / path).read_bytes()
     except OSError:
         return None
-    m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([^;]*?)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)
+    m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([\w:]+)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)
     if m is None:
         return None
     fn_type = m.group(1).strip().rsplit(b"::", 1)[-1]
@@ -269,7 +269,38 @@ def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None
 
 
 # ------------------------------------------------------------------ the port
+def _hand_written(ix: Index, family: str) -> Port | None:
+    """A functor and an MPS stub registration already exist (e.g. a completed skeleton): a reroute
+    needs no translation of the graph.  A skeleton's placeholder is refused."""
+    if family not in ix.functor_registrations or family not in ix.families:
+        return None
+    impls = family_impls(ix, family)
+    if not impls:
+        return None
+    try:
+        stub = _stub_for(ix, family, impls)
+    except PortBlocked:
+        return None
+    if stub not in ix.registrations:
+        return None
+    for f in ix.tree.metals.values():
+        for fn in f.functors:
+            data = ix.tree.sources[f.path]
+            if fn.name == family and b"TODO(mps-migrate)" in data[fn.span.start:_struct_end(data, fn.span.start)]:
+                raise PortBlocked(f"{family}_functor still holds the skeleton's TODO(mps-migrate) placeholder: "
+                                  f"write the kernel first", "skeleton placeholder", fn.span.where)
+    regs = ix.functor_registrations[family]
+    arity = 1 if any("UNARY" in r.macro for r in regs) else 2
+    return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
+
+
 def plan_port(ix: Index, family: str) -> Port:
+    done = _hand_written(ix, family)
+    if done is not None:
+        fb = FixBuilder(ix)
+        done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
+        _reroute(ix, family, done, fb)
+        return done
     impls, dag = translate_family(ix, family)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
@@ -301,13 +332,18 @@ def plan_port(ix: Index, family: str) -> Port:
         port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub, alpha)
     else:
         port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
-    # dispatch: MPS joins the shared CPU line of every overload still routed to MPSGraph
-    for im in impls:
+    _reroute(ix, family, port, fb)
+    return port
+
+
+def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
+    """Dispatch: MPS joins the shared CPU line of every overload still routed to MPSGraph; the old
+    implementation, its include and the family's expected failures go."""
+    for im in port.impls:
         shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
         port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
-    port.edits += _cleanup_edits(ix, family, impls, fb, port.notes)
+    port.edits += _cleanup_edits(ix, family, port.impls, fb, port.notes)
     port.edits = tidy_deletions(ix.tree.sources, port.edits)
-    return port
 
 
 def tidy_deletions(sources: dict[str, bytes], edits: list[Edit]) -> list[Edit]:

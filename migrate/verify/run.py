@@ -271,6 +271,14 @@ def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
     return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}
 
 
+def _registered_before(root: Path, family: str, tmp: Path):
+    """Input dtypes the unpatched tree registers for ``family``; none when a patch (a port) adds the kernel."""
+    try:
+        return registered_dtypes(locate(root, family, {}, tmp))
+    except UsageError:
+        return set()
+
+
 def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: Options | None = None,
            references: list[Reference] | None = None) -> Report:
     """Verify ``family``'s kernel in the tree at ``root`` (``patch``: (diff text, name) applied in memory)."""
@@ -279,7 +287,7 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     overlay = read_patch(root, *patch) if patch else {}
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
         source = locate(root, family, overlay, Path(tmp))
-        before = registered_dtypes(locate(root, family, {}, Path(tmp))) if overlay else None
+        before = _registered_before(root, family, Path(tmp)) if overlay else None
         lib = compile_source(source, root, opts)
     notes: list[str] = []
     default_references = references is None
