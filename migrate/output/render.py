@@ -92,9 +92,10 @@ def _gh_escape(s: str) -> str:
 
 def statistics(findings: list[Finding]) -> str:
     counts = Counter(f.code for f in findings)
-    fixable = Counter(f.code for f in findings if f.fix)
+    fixable = Counter(f.code for f in findings if f.fix and f.fix.safe)
+    unsafe = Counter(f.code for f in findings if f.fix and not f.fix.safe)
     rules = all_rules()
-    rows = [f"{n:>6}  {code:<7} {'[*]' if fixable[code] else '   '} {rules[code].name}"
+    rows = [f"{n:>6}  {code:<7} {'[*]' if fixable[code] else '[~]' if unsafe[code] else '   '} {rules[code].name}"
             for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     return "\n".join(rows) + ("\n" if rows else "")
 
