@@ -29,3 +29,19 @@ def lint_json(root: Path, *extra: str) -> list[dict]:
 
 def triples(findings: list[dict]) -> set[tuple[str, str, int]]:
     return {(f["code"], f["path"], f["line"]) for f in findings}
+
+
+def compile_kernel_files(root: Path, cache_dir: Path) -> dict:
+    """The tree's UnaryKernel.metal and BinaryKernel.metal compiled by the CPU backend (-O0), cached in ``cache_dir``."""
+    import pytest
+
+    from migrate.device import get_backend
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MPS_MIGRATE_CACHE", str(cache_dir))
+    try:
+        be = get_backend("cpu")
+        return {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
+                for k in ("UnaryKernel", "BinaryKernel")}
+    finally:
+        mp.undo()

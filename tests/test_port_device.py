@@ -8,14 +8,13 @@ import pytest
 import torch
 
 from migrate.cli import main
-from migrate.device import get_backend
 from migrate.index import Index
 from migrate.port.dag import evaluate_with_torch
 from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.tree import load_tree
 from tests.device.indexing_host import METAL, ilp_threads
-from tests.helpers import FIXTURES, KERNELS
+from tests.helpers import FIXTURES, compile_kernel_files
 
 FAMILIES = ("atan2", "hypot", "logaddexp", "lt", "floor", "hardsigmoid", "exp2", "ge", "logical_and", "neg", "sqrt", "silu")
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -36,12 +35,7 @@ def ported(tmp_path_factory):
         info[fam] = (graph_dag(ix, family_impls(ix, fam)[0].function), p.plan.pairs(), p.arity)
     for fam in FAMILIES:
         assert main(["port", fam, "--root", str(root), "--write"]) == 0
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MPS_MIGRATE_CACHE", str(tmp_path_factory.mktemp("cache")))
-    be = get_backend("cpu")
-    libs = {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
-            for k in ("UnaryKernel", "BinaryKernel")}
-    mp.undo()
+    libs = compile_kernel_files(root, tmp_path_factory.mktemp("cache"))
     return info, libs
 
 

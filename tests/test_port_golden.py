@@ -19,7 +19,7 @@ from migrate.port.dag import evaluate_with_torch
 from migrate.port.locate import family_impls, graph_dag
 from migrate.tree import load_tree
 from tests.device.indexing_host import METAL
-from tests.helpers import FIXTURES, KERNELS, OPS, YAML
+from tests.helpers import FIXTURES, KERNELS, OPS, YAML, compile_kernel_files
 
 PORT = FIXTURES / "port"
 GOLDEN = PORT / "golden"
@@ -144,12 +144,7 @@ def alpha_ports(tmp_path_factory):
     dags = {f: graph_dag(ix, family_impls(ix, f)[0].function) for f in ALPHA}
     for f in ALPHA:
         assert main(["port", f, "--root", str(root), "--write"]) == 0
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MPS_MIGRATE_CACHE", str(tmp_path_factory.mktemp("cache")))
-    be = get_backend("cpu")
-    libs = {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
-            for k in ("UnaryKernel", "BinaryKernel")}
-    mp.undo()
+    libs = compile_kernel_files(root, tmp_path_factory.mktemp("cache"))
     return dags, libs, root
 
 

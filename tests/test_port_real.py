@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from migrate.cli import main
-from migrate.device import get_backend
 from migrate.index import Index
 from migrate.lint import lint_tree
 from migrate.port.listing import list_families, summary
@@ -16,7 +15,7 @@ from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.tree import load_tree
 from tests.corpus import pytorch_260_root
-from tests.helpers import FIXTURES, KERNELS, OPS, YAML
+from tests.helpers import FIXTURES, KERNELS, OPS, YAML, compile_kernel_files
 from tests.test_port_device import check_functor
 
 NATIVE = "aten/src/ATen/native"
@@ -97,12 +96,7 @@ def test_real_graph_code_ports_and_lints_clean(hybrid):
 
 def test_real_ports_compile_and_match(hybrid, tmp_path_factory):
     root, _, info = hybrid
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MPS_MIGRATE_CACHE", str(tmp_path_factory.mktemp("cache")))
-    be = get_backend("cpu")
-    libs = {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
-            for k in ("UnaryKernel", "BinaryKernel")}
-    mp.undo()
+    libs = compile_kernel_files(root, tmp_path_factory.mktemp("cache"))
     for fam, (dag, pairs) in info.items():
         lib = libs["UnaryKernel" if len(dag.inputs) == 1 else "BinaryKernel"]
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
