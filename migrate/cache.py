@@ -1,4 +1,4 @@
-"""Content-addressed cache of parsed models (one pickle per file content).
+"""Content-addressed cache of parsed models (one migrate.codec blob per file content).
 
 Lives in ``$MPS_MIGRATE_CACHE`` or ``~/.cache/mps-migrate``; keyed by the
 reader kind, the file's path and bytes, and a digest of the reader code, so a
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import pickle
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -49,10 +48,12 @@ def disable_cache():
 
 
 def cached(kind: str, path: str, data: bytes, parse, *extra: str):
-    """Return ``parse()``'s model for these bytes, from the cache when possible."""
+    """Return ``parse()``'s model for these bytes, from the cache when possible (migrate.codec format)."""
     if not _ENABLED[0]:
         return parse()
-    h = hashlib.blake2b(_code_digest(), digest_size=20)
+    from migrate import codec
+
+    h = hashlib.blake2b(_code_digest() + codec.VERSION, digest_size=20)
     for part in (kind, path, *extra):
         h.update(part.encode() + b"\0")
     h.update(data)
@@ -60,17 +61,20 @@ def cached(kind: str, path: str, data: bytes, parse, *extra: str):
     file = cache_dir() / key[:2] / key
     try:
         with open(file, "rb") as fh:
-            return pickle.load(fh)
+            return codec.loads(fh.read())
     except Exception:  # missing or unreadable entry: parse
         pass
     model = parse()
+    tmp = None
     try:
+        blob = codec.dumps(model)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(blob)
         os.replace(tmp, file)
-    except Exception:
-        with contextlib.suppress(Exception):
-            os.unlink(tmp)
+    except Exception:  # an unwritable cache only costs speed
+        if tmp:
+            with contextlib.suppress(Exception):
+                os.unlink(tmp)
     return model

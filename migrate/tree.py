@@ -109,8 +109,7 @@ def _lazy(module: str, name: str):
 
 def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's."""
-    from migrate.read.yaml_reader import read_native_yaml
-
+    read_native_yaml = _lazy("migrate.read.yaml_reader", "read_native_yaml")
     read_host_file = _lazy("migrate.read.host_reader", "read_host_file")
     read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
     read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
@@ -122,7 +121,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
         ydata = overlay[rel] if rel in overlay else yaml_file.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", str(yaml_file)) from None
-    tree = Tree(root=root, yaml=read_native_yaml(ydata, rel))  # parsing is as fast as unpickling
+    tree = Tree(root=root, yaml=cached("yaml", rel, ydata, lambda: read_native_yaml(ydata, rel)))
     tree.sources[rel] = ydata
     tree.errors.extend(tree.yaml.errors)
 
