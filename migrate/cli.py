@@ -12,9 +12,8 @@ import importlib
 import sys
 
 from migrate import __version__
-from migrate.errors import UsageError
+from migrate.errors import EXIT_ERROR, UsageError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "status", "lintrunner")
 
 

@@ -20,6 +20,16 @@ class Config:
     severity: dict[str, str] = field(default_factory=dict)
     source: str | None = None
 
+    def apply_flags(self, select=None, extend_select=(), ignore=None, extend_ignore=()) -> Config:
+        """Command-line flags win over the file: --select/--ignore replace, --extend-* add."""
+        if select is not None:
+            self.select = list(select)
+        self.select += list(extend_select)
+        if ignore is not None:
+            self.ignore = list(ignore)
+        self.ignore += list(extend_ignore)
+        return self
+
     def enabled(self, code: str) -> bool:
         def hit(prefixes):
             return max((len(p) for p in prefixes if code.startswith(p)), default=-1)

@@ -25,15 +25,16 @@ class FixOutcome:
 
 
 def fix_to_fixed_point(root: Path, config: Config | None = None, only: list[str] | None = None,
-                       unsafe: bool = False, keep=None) -> FixOutcome:
+                       unsafe: bool = False, keep=None, tree=None) -> FixOutcome:
     """Lint, apply non-overlapping fixes in memory, re-lint; repeat until nothing applies.
 
-    ``keep(finding) -> bool`` limits which findings' fixes are applied (e.g. one family).
+    ``keep(finding) -> bool`` limits which findings' fixes are applied (e.g. one family);
+    ``tree``: the tree at ``root`` when the caller has read it already.
     A removal often exposes the next one (a dead function's include): the loop gets them all,
     so a second ``--fix`` is a no-op.
     """
     overlay: dict[str, bytes] = {}
-    first = load_tree(root)
+    first = tree if tree is not None else load_tree(root)
     original = dict(first.sources)
     result = lint_tree(first, config, only)
     out = FixOutcome(original={}, new={})
@@ -46,7 +47,7 @@ def fix_to_fixed_point(root: Path, config: Config | None = None, only: list[str]
         out.rounds += 1
         out.applied.extend(plan.applied)
         overlay.update(plan.new_texts)
-        result = lint_tree(load_tree(root, overlay), config, only)
+        result = lint_tree(load_tree(root, {**original, **overlay}), config, only)  # no re-read from disk
     out.result = result
     for path, data in overlay.items():
         if data != original.get(path):

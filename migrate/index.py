@@ -266,10 +266,10 @@ class Index:
                 out.append(f)
         return out
 
-    def live_names(self, path: str) -> set[str]:
-        """Names that live code of ``path`` defines or uses (dead functions excluded)."""
+    def live_names(self, path: str, removed: list[HostFunction] | None = None) -> set[str]:
+        """Names that live code of ``path`` defines or uses: without the dead functions, or ``removed``."""
         hf = self.tree.hosts[path]
-        dead = [f for f in self.dead_functions if f.path == path]
+        dead = [f for f in (self.dead_functions if removed is None else removed) if f.path == path]
         names = set(hf.identifiers)
         for f in dead:
             names -= f.identifiers

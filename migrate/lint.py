@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 
 from migrate.config import Config
 from migrate.index import Index
 from migrate.model import Finding
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
-from migrate.tree import Tree, load_tree
+from migrate.tree import Tree
 
 
 @dataclass
@@ -69,7 +68,3 @@ def family_files(index: Index, family: str) -> set[str]:
     for name in names:
         files.update(r.path for r in index.functor_registrations.get(name, ()))
     return files
-
-
-def lint_path(root: Path, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
-    return lint_tree(load_tree(root), config, only_paths)

@@ -5,17 +5,16 @@ from pathlib import Path
 
 from migrate.model import OpInfoEntry
 from migrate.read.opinfo_reader import find_entries
+from migrate.resources import installed_torch_dir
 from migrate.tables import load_table
 
 
 def installed_opinfo_files() -> list[Path]:
     """The OpInfo database files of the installed torch, read as text (never imported)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("torch")
-    if not spec or not spec.origin:
+    torch_dir = installed_torch_dir()
+    if torch_dir is None:
         return []
-    site = Path(spec.origin).parent.parent
+    site = torch_dir.parent
     return [f for pattern in load_table("opinfo.yaml")["files"] for f in sorted(site.glob(pattern))]
 
 

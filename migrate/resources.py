@@ -23,3 +23,21 @@ def rules_dir() -> Path:
 
 def kernels_dir() -> Path:
     return data_dir("kernels")
+
+
+def installed_torch_dir() -> Path | None:
+    """The installed torch package's folder, located without importing torch (import costs ~1 s)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin).resolve().parent if spec is not None and spec.origin else None
+
+
+def torch_include_dir() -> Path | None:
+    """The installed torch's ``include`` folder when it ships ``c10/metal``."""
+    torch_dir = installed_torch_dir()
+    inc = torch_dir / "include" if torch_dir else None
+    return inc if inc is not None and (inc / "c10" / "metal").is_dir() else None

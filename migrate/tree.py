@@ -9,6 +9,7 @@ from pathlib import Path
 from migrate.cache import cached
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
+from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
 MPS_REL = "aten/src/ATen/native/mps"
@@ -46,10 +47,6 @@ class Tree:
     opinfo_files: list[str] = field(default_factory=list)  # OpInfo database files present in the tree
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
 
-    @property
-    def c10_metal_include(self) -> Path | None:
-        return self.root if (self.root / C10_METAL_REL / "indexing.h").is_file() else None
-
 
 def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> bytes | None:
     try:
@@ -71,20 +68,8 @@ def _walk(base: Path, suffixes: tuple[str, ...]):
 
 def metal_include_dirs(root: Path) -> list[Path]:
     """Where ``#include <c10/metal/...>`` resolves: the tree, else the installed torch."""
-    dirs = []
-    if (root / C10_METAL_REL).is_dir():
-        dirs.append(root)
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("torch")
-        if spec and spec.origin:
-            inc = Path(spec.origin).parent / "include"
-            if (inc / C10_METAL_REL).is_dir():
-                dirs.append(inc)
-    except (ImportError, ValueError):
-        pass
-    return dirs
+    inc = torch_include_dir()
+    return [d for d in (root if (root / C10_METAL_REL).is_dir() else None, inc) if d is not None]
 
 
 def headers_digest(include_dirs: list[Path]) -> str:
@@ -174,28 +159,43 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
 def _scan_native_sources(tree: Tree) -> None:
     """Stub declarations (headers) and which stub each CPU-side kernel calls (.cpp).
 
-    Cheap byte scans of aten/src/ATen/native/*.{h,cpp} outside mps/, when the tree has them.
+    Byte scans of aten/src/ATen/native/**.{h,cpp} outside mps/, when the tree has them;
+    a full checkout has hundreds of such files, so each file's result goes through the cache.
     """
     native = tree.root / NATIVE_REL
     if not native.is_dir():
         return
-    for f in _walk(native, (".h", ".cpp")):
-        r = f.relative_to(tree.root).as_posix()
-        if r.startswith(MPS_REL + "/"):
-            continue
-        try:
-            data = f.read_bytes()
-        except OSError:
-            continue
-        if r.endswith(".h"):
-            for m in _DECLARE_DISPATCH.finditer(data):
-                line = data.count(b"\n", 0, m.start()) + 1
-                tree.declared_stubs.setdefault(m.group(1).decode(), f"{r}:{line}")
-        elif b"_stub" in data:
-            heads = list(_IMPL_HEAD.finditer(data))
-            for i, m in enumerate(heads):
-                name = (m.group(1) or m.group(2)).decode()
-                body = data[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(data)]
-                stubs = frozenset(s.decode() for s in _STUB_CALL.findall(body))
-                if stubs:
-                    tree.cpu_stub_calls[name] = tree.cpu_stub_calls.get(name, frozenset()) | stubs
+    mps = tree.root / MPS_REL
+    for dirpath, dirnames, filenames in os.walk(native):
+        dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d) != mps)
+        for name in sorted(filenames):
+            if not name.endswith((".h", ".cpp")):
+                continue
+            f = Path(dirpath, name)
+            r = f.relative_to(tree.root).as_posix()
+            try:
+                data = f.read_bytes()
+            except OSError:
+                continue
+            if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
+                continue
+            declared, calls = cached("native-scan", r, data, lambda: _scan_native_file(r, data))
+            for stub, line in declared:
+                tree.declared_stubs.setdefault(stub, f"{r}:{line}")
+            for kernel, stubs in calls:
+                tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)
+
+
+def _scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
+    """((stub, line) declared by a header, (kernel, stubs it calls) defined in a .cpp)."""
+    if rel.endswith(".h"):
+        return tuple((m.group(1).decode(), data.count(b"\n", 0, m.start()) + 1)
+                     for m in _DECLARE_DISPATCH.finditer(data)), ()
+    calls = []
+    heads = list(_IMPL_HEAD.finditer(data))
+    for i, m in enumerate(heads):
+        body = data[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(data)]
+        stubs = tuple(sorted({s.decode() for s in _STUB_CALL.findall(body)}))
+        if stubs:
+            calls.append(((m.group(1) or m.group(2)).decode(), stubs))
+    return (), tuple(calls)

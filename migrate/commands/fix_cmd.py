@@ -41,7 +41,8 @@ def run(args) -> int:
     from migrate.tree import load_tree
 
     fam = args.family[:-1] if args.family.endswith("_") and not args.family.endswith("__") else args.family
-    if fam not in Index(load_tree(root)).families:
+    tree = load_tree(root)
+    if fam not in Index(tree).families:
         raise UsageError(f"no operator family {args.family!r} in native_functions.yaml")
 
     def keep(f: Finding, index) -> bool:
@@ -50,7 +51,5 @@ def run(args) -> int:
     args.fix = not args.diff
     args.statistics = False
     args.exit_zero = False
-    rc = apply_fixes(args, root, load_config(root), None, keep=keep)
-    if not args.diff:
-        print_next_steps(Index(load_tree(root)), fam)
-    return rc
+    return apply_fixes(args, root, load_config(root), None, keep=keep, tree=tree,
+                       on_written=lambda index: print_next_steps(index, fam))

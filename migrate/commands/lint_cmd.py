@@ -5,27 +5,26 @@ import sys
 from pathlib import Path
 
 from migrate.config import load_config
-from migrate.errors import UsageError
+from migrate.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from migrate.lint import lint_tree
 from migrate.output.render import render, statistics
 from migrate.tree import find_root, load_tree
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 HELP = "report MPSGraph routes and broken links between yaml, host stubs and Metal kernels"
 FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "lintrunner")
 
 
-def _codes(value: str) -> list[str]:
+def parse_codes(value: str) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
 
 
 def add_arguments(lint) -> None:
     lint.add_argument("paths", nargs="*", default=["."], help="files or folders inside one PyTorch tree (default: .)")
     lint.add_argument("--format", "--output-format", dest="format", default="full", choices=FORMATS)
-    lint.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
-    lint.add_argument("--extend-select", type=_codes, default=[])
-    lint.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
-    lint.add_argument("--extend-ignore", type=_codes, default=[], help="disable these too, keeping the configured ignores")
+    lint.add_argument("--select", type=parse_codes, help="comma-separated codes or prefixes to enable")
+    lint.add_argument("--extend-select", type=parse_codes, default=[])
+    lint.add_argument("--ignore", type=parse_codes, default=None, help="comma-separated codes or prefixes to disable")
+    lint.add_argument("--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores")
     lint.add_argument("--statistics", action="store_true", help="count findings per rule")
     lint.add_argument("--fix", action="store_true", help="apply safe fixes")
     lint.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
@@ -50,13 +49,7 @@ def resolve_paths(paths: list[str]) -> tuple[Path, list[str] | None]:
 
 def run(args) -> int:
     root, only = resolve_paths(args.paths)
-    config = load_config(root)
-    if args.select is not None:
-        config.select = list(args.select)
-    config.select += args.extend_select
-    if args.ignore is not None:
-        config.ignore = list(args.ignore)
-    config.ignore += args.extend_ignore
+    config = load_config(root).apply_flags(args.select, args.extend_select, args.ignore, args.extend_ignore)
     if args.diff or args.fix:
         return apply_fixes(args, root, config, only)
     tree = load_tree(root)
@@ -74,12 +67,13 @@ def run(args) -> int:
     return EXIT_FINDINGS if findings else EXIT_OK
 
 
-def apply_fixes(args, root: Path, config, only, keep=None) -> int:
-    """--diff: print what the fixes change, write nothing. --fix: write, then report what remains."""
+def apply_fixes(args, root: Path, config, only, keep=None, tree=None, on_written=None) -> int:
+    """--diff: print what the fixes change, write nothing. --fix: write, then report what remains
+    (``on_written(index of the fixed tree)`` runs after the write)."""
     from migrate.apply import unified_diff
     from migrate.fixloop import fix_to_fixed_point, write_outcome
 
-    outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=keep)
+    outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=keep, tree=tree)
     for f, why in outcome.dropped:
         print(f"mps-migrate: fix for {f.code} at {f.path}:{f.line} skipped: {why}", file=sys.stderr)
     if args.diff:
@@ -94,6 +88,8 @@ def apply_fixes(args, root: Path, config, only, keep=None) -> int:
     if keep is not None:
         remaining = [f for f in remaining if keep(f, outcome.result.index)]
     report(args, root, outcome.result.tree.sources, remaining, {})
+    if on_written is not None:
+        on_written(outcome.result.index)
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if remaining else EXIT_OK

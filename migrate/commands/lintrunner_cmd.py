@@ -10,20 +10,17 @@ import sys
 import traceback
 from pathlib import Path
 
+from migrate.commands.lint_cmd import parse_codes
 from migrate.errors import UsageError
 
 HELP = "lintrunner adapter: lint the files listed in @PATHSFILE, print lintrunner JSON lines, exit 0"
 
 
-def _codes(value: str) -> list[str]:
-    return [c.strip() for c in value.split(",") if c.strip()]
-
-
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="*", help="files, or @FILE holding one path per line (lintrunner's {{PATHSFILE}})")
-    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
-    p.add_argument("--ignore", type=_codes, default=None, help="comma-separated codes or prefixes to disable")
-    p.add_argument("--extend-ignore", type=_codes, default=[], help="disable these too, keeping the configured ignores")
+    p.add_argument("--select", type=parse_codes, help="comma-separated codes or prefixes to enable")
+    p.add_argument("--ignore", type=parse_codes, default=None, help="comma-separated codes or prefixes to disable")
+    p.add_argument("--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores")
     p.add_argument("--unsafe-fixes", action="store_true", help="also offer fixes marked unsafe")
 
 
@@ -63,12 +60,7 @@ def lint_files(args, files: list[str]) -> str:
             continue
         by_root.setdefault(root, []).append(Path(f).resolve().relative_to(root).as_posix())
     for root, rels in sorted(by_root.items()):
-        config = load_config(root)
-        if args.select is not None:
-            config.select = list(args.select)
-        if args.ignore is not None:
-            config.ignore = list(args.ignore)
-        config.ignore += args.extend_ignore
+        config = load_config(root).apply_flags(args.select, (), args.ignore, args.extend_ignore)
         tree = load_tree(root)
         findings = lint_tree(tree, config, rels).findings
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)

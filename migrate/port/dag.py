@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate.port.rules import table
+from migrate.tables import dtype_family
 
 # dtype names a graph cast or constant can carry ("like" = the dtype of another node)
 DTYPE_WORDS = {
@@ -18,7 +19,7 @@ DTYPE_WORDS = {
     "kBFloat16": "bfloat", "kInt": "int", "kLong": "long", "kBool": "bool", "kShort": "short", "kChar": "char",
     "kByte": "uchar",
 }
-FLOATING = ("float", "half", "bfloat")
+FLOATING = dtype_family("float")  # rules/dtypes.yaml
 LEAVES = ("input", "const", "alpha")
 
 

@@ -9,7 +9,6 @@ from migrate.port.rules import table
 from migrate.tables import dtype_family
 
 ARG_NAMES = {1: ("x",), 2: ("a", "b"), 3: ("a", "b", "c")}
-_INTEGRAL_TYPES = ("long", "int", "short", "char", "uchar", "bool")
 
 
 @dataclass(frozen=True)

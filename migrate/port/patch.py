@@ -134,9 +134,7 @@ def _target_files(ix: Index, arity: int) -> tuple[str, MetalFile, str, HostFile]
     return kpath, mf, hpath, hf
 
 
-def _line_end(data: bytes, pos: int) -> int:
-    nl = data.find(b"\n", pos)
-    return len(data) if nl < 0 else nl + 1
+_line_end = FixBuilder.line_end
 
 
 def _struct_end(data: bytes, start: int) -> int:
@@ -390,12 +388,7 @@ def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, no
     for path in {f.path for f in removed}:
         hf = ix.tree.hosts[path]
         gone = [f for f in removed if f.path == path]
-        kept = [f for f in hf.functions if all(f is not g for g in gone)]
-        names = set(hf.identifiers)
-        for f in gone:
-            names -= f.identifiers
-        for f in kept:
-            names |= f.identifiers | {f.name}
+        names = ix.live_names(path, gone)
         stale_kernels = {k for f in gone for k in (f.name, "structured_" + f.name)}
         declared = ix.root_kernels.get(family, set()) - stale_kernels
         for inc in hf.includes:

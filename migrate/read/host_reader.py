@@ -14,11 +14,10 @@ import re
 from functools import lru_cache
 
 
-from migrate.tables import load_yaml_text
+from migrate.tables import load_markers
 
 from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
                      ParseError, Span, StubRegistration)
-from ..resources import rules_dir
 from .cpp_lex import Scrubbed, blank, scrub
 from .cpp_macros import Invocation, Macro, expand, find_invocations, find_macros
 from .cpp_unit import FnNode, Unit, names, scan
@@ -35,14 +34,6 @@ _VAR_BEFORE = re.compile(
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
 _NOT_CALLS = frozenset({"TORCH_IMPL_FUNC"})  # the definition's own head
-
-
-@lru_cache(maxsize=1)
-def load_markers() -> dict[str, frozenset[str]]:
-    """The marker identifier lists of rules/markers.yaml, by category."""
-    with open(rules_dir() / "markers.yaml", encoding="utf-8") as fh:
-        raw = load_yaml_text(fh.read()) or {}
-    return {str(k): frozenset(str(x) for x in (v or ())) for k, v in raw.items()}
 
 
 @lru_cache(maxsize=1)

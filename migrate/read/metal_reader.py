@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import importlib.util
 import re
 from pathlib import Path
 from typing import Sequence
@@ -30,7 +29,7 @@ from migrate.read.cpre import (
     parse_define,
     prune_body,
 )
-from migrate.resources import rules_dir
+from migrate.resources import rules_dir, torch_include_dir
 
 INDEXING_H = "c10/metal/indexing.h"
 INTERESTING = frozenset({"host_name", "struct", "kernel"})
@@ -175,12 +174,8 @@ def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
     """The tree's own c10/metal if it has one, else the installed torch's headers."""
     if tree_root is not None and (Path(tree_root) / INDEXING_H).is_file():
         return (Path(tree_root),)
-    spec = importlib.util.find_spec("torch")  # locates the package without importing it
-    if spec is not None and spec.origin:
-        inc = Path(spec.origin).parent / "include"
-        if (inc / INDEXING_H).is_file():
-            return (inc,)
-    return ()
+    inc = torch_include_dir()
+    return (inc,) if inc is not None and (inc / INDEXING_H).is_file() else ()
 
 
 # ------------------------------------------------------------ positions

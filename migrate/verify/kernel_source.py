@@ -81,10 +81,11 @@ def headers_root(tree_root: Path, overlay: dict[str, bytes], tmp: Path) -> Path 
 
 
 def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
-           workdir: Path | None = None) -> KernelSource:
+           workdir: Path | None = None, index: Index | None = None) -> KernelSource:
+    """The family's kernel source; ``index``: the tree at ``root`` with ``overlay`` already read."""
     overlay = overlay or {}
-    tree = load_tree(root, overlay=overlay)
-    ix = Index(tree)
+    ix = index if index is not None else Index(load_tree(root, overlay=overlay))
+    tree = ix.tree
     call = find_kernel_call(ix, family)
     arity = load_table("verify.yaml")["arity"][call.helper]
     regs = ix.functor_registrations.get(call.name)

@@ -271,10 +271,10 @@ def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
     return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}
 
 
-def _registered_before(root: Path, family: str, tmp: Path):
+def _registered_before(root: Path, family: str, tmp: Path, index):
     """Input dtypes the unpatched tree registers for ``family``; none when a patch (a port) adds the kernel."""
     try:
-        return registered_dtypes(locate(root, family, {}, tmp))
+        return registered_dtypes(locate(root, family, {}, tmp, index=index))
     except UsageError:
         return set()
 
@@ -284,10 +284,14 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     """Verify ``family``'s kernel in the tree at ``root`` (``patch``: (diff text, name) applied in memory)."""
     opts = opts or Options()
     seed = opts.seed if opts.seed is not None else table()["seed"]
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
     overlay = read_patch(root, *patch) if patch else {}
+    base = Index(load_tree(root))  # the tree before the patch: read once
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
-        source = locate(root, family, overlay, Path(tmp))
-        before = _registered_before(root, family, Path(tmp)) if overlay else None
+        source = locate(root, family, overlay, Path(tmp), index=None if overlay else base)
+        before = _registered_before(root, family, Path(tmp), base) if overlay else None
         lib = compile_source(source, root, opts)
     notes: list[str] = []
     default_references = references is None
@@ -297,11 +301,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
         references = [cpu]
-        from migrate.index import Index
-        from migrate.tree import load_tree
         from migrate.verify.references import old_reference
 
-        old, why = old_reference(Index(load_tree(root)), family)  # the tree before the patch
+        old, why = old_reference(base, family)
         if old is not None:
             references.append(old)
             notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}")
@@ -337,17 +339,14 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
                 opts.progress(done, total)
         report.cells += cells.values()
     if opts.opinfo and "opinfo" in layouts and default_references:
-        run_opinfo(report, root, runner, references[1:], dtypes)
+        run_opinfo(report, base, runner, references[1:], dtypes)
     return report
 
 
-def run_opinfo(report: Report, root: Path, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:
+def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:
     """The installed torch's OpInfo samples of the family, one cell per (dtype, OpInfo)."""
-    from migrate.index import Index
-    from migrate.tree import load_tree
     from migrate.verify import opinfo_samples as ops
 
-    index = Index(load_tree(root))
     sel = ops.select(index, report.family)
     report.notes += sel.notes
     reached: dict[str, set[str]] = {}

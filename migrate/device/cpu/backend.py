@@ -3,19 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migrate.resources import torch_include_dir
+
 from ..errors import BackendUnavailable, KernelArgumentError
 from .build import Built, build
 from .library import CpuLibrary
-
-
-def torch_include_dir() -> Path | None:
-    import importlib.util  # locate torch without importing it (import costs ~1 s)
-
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.origin:
-        return None
-    inc = Path(spec.origin).resolve().parent / "include"
-    return inc if (inc / "c10" / "metal").is_dir() else None
 
 
 def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:

@@ -41,9 +41,6 @@ class Token:
     line: int
     col: int
 
-    def is_(self, text: str) -> bool:
-        return self.text == text and self.kind in (PUNCT, IDENT)
-
 
 def _line_marker(text: str) -> tuple[int, str] | None:
     """`# 12 "file" 1 3` or `#line 12 "file"` -> (12, file)."""
