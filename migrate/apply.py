@@ -55,16 +55,23 @@ def unified_diff(path: str, old: bytes, new: bytes) -> str:
     return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
 
 
-def atomic_write(file: Path, data: bytes, expected_old: bytes) -> None:
-    """Write ``data`` to ``file`` via a temporary file in the same folder; refuse if the file changed."""
+def atomic_write(file: Path, data: bytes, expected_old: bytes | None = None) -> None:
+    """Write ``data`` to ``file`` via a temporary file in the same folder. With ``expected_old``
+    (fixes) refuse if the file changed since it was read; without (reports) create or replace it."""
     try:
-        current = file.read_bytes()
-        mode = file.stat().st_mode & 0o7777
+        if expected_old is not None:
+            current = file.read_bytes()
+            if current != expected_old:
+                raise UsageError("file changed on disk since it was read; not written", str(file))
+            mode = file.stat().st_mode & 0o7777
+        else:
+            mode = file.stat().st_mode & 0o7777 if file.exists() else 0o666 & ~_umask()
     except OSError as exc:
         raise UsageError(f"cannot read before writing: {exc.strerror or exc}", str(file)) from None
-    if current != expected_old:
-        raise UsageError("file changed on disk since it was read; not written", str(file))
-    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc.strerror or exc}", str(file)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -72,11 +79,13 @@ def atomic_write(file: Path, data: bytes, expected_old: bytes) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, file)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write: {exc.strerror or exc}", str(file)) from None
         raise
     try:
         dfd = os.open(file.parent, os.O_DIRECTORY)
@@ -86,3 +95,9 @@ def atomic_write(file: Path, data: bytes, expected_old: bytes) -> None:
             os.close(dfd)
     except OSError:
         pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -22,6 +22,10 @@ class Config:
 
     def apply_flags(self, select=None, extend_select=(), ignore=None, extend_ignore=()) -> Config:
         """Command-line flags win over the file: --select/--ignore replace, --extend-* add."""
+        for flag, value in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore),
+                            ("--extend-ignore", extend_ignore)):
+            if value is not None:
+                check_codes(value, flag)
         if select is not None:
             self.select = list(select)
         self.select += list(extend_select)
@@ -43,15 +47,17 @@ class Config:
         return False
 
 
-def _codes(value, where: str) -> list[str]:
+def check_codes(value, where: str) -> list[str]:
+    """Rule codes or prefixes, each matching some rule: a typo is an error, never a silent no-op."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{where} must be a list of rule codes or prefixes")
     rules = all_rules()
     for v in value:
-        if not any(code.startswith(v) for code in rules):
-            raise UsageError(f"{where}: unknown rule code or prefix {v!r}")
+        if not v or not any(code.startswith(v) for code in rules):
+            hint = f" (codes are upper case: {v.upper()!r})" if v and any(c.startswith(v.upper()) for c in rules) else ""
+            raise UsageError(f"{where}: unknown rule code or prefix {v!r}{hint}")
     return value
 
 
@@ -64,8 +70,10 @@ def load_config(root: Path) -> Config:
             data = tomllib.loads(f.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise UsageError(f"invalid TOML: {exc}", str(f)) from None
+        if not table_path and set(data) == {"tool"}:  # the pyproject form pasted into .mps-migrate.toml
+            table_path = ("tool", "mps-migrate")
         for key in table_path:
-            data = data.get(key, {})
+            data = data.get(key, {}) if isinstance(data, dict) else {}
         if not data and table_path:
             continue
         return _from_table(data, str(f))
@@ -78,13 +86,13 @@ def _from_table(data: dict, where: str) -> Config:
         raise UsageError(f"unknown setting(s): {', '.join(sorted(unknown))}", where)
     cfg = Config(source=where)
     if "select" in data:
-        cfg.select = _codes(data["select"], f"{where}: select")
+        cfg.select = check_codes(data["select"], f"{where}: select")
     if "extend-select" in data:
-        cfg.select += _codes(data["extend-select"], f"{where}: extend-select")
+        cfg.select += check_codes(data["extend-select"], f"{where}: extend-select")
     if "ignore" in data:
-        cfg.ignore = _codes(data["ignore"], f"{where}: ignore")
+        cfg.ignore = check_codes(data["ignore"], f"{where}: ignore")
     for pattern, codes in (data.get("per-file-ignores") or {}).items():
-        cfg.per_file_ignores[pattern] = _codes(codes, f"{where}: per-file-ignores")
+        cfg.per_file_ignores[pattern] = check_codes(codes, f"{where}: per-file-ignores")
     for code, sev in (data.get("severity") or {}).items():
         if code not in all_rules():
             raise UsageError(f"severity: unknown rule {code!r}", where)

@@ -158,8 +158,10 @@ def test_json_lines_and_statistics():
     rows = [json.loads(x) for x in p.stdout.splitlines()]
     assert len(rows) == len(lint_json(MINI))
     s = run_cli("lint", str(MINI), "--statistics")
-    counts = {line.split()[1]: int(line.split()[0]) for line in s.stdout.splitlines()}
+    table, summary = s.stdout.split("Found ")
+    counts = {line.split()[1]: int(line.split()[0]) for line in table.splitlines()}
     assert counts["MPS002"] == 3 and counts["MPS004"] == 2
+    assert summary.startswith(f"{sum(counts.values())} findings: ")
 
 
 def test_explain_family_json():
