@@ -25,7 +25,7 @@ class Config:
         for flag, value in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore),
                             ("--extend-ignore", extend_ignore)):
             if value is not None:
-                check_codes(value, flag)
+                check_codes(list(value), flag)
         if select is not None:
             self.select = list(select)
         self.select += list(extend_select)

@@ -85,32 +85,71 @@ def documented_config() -> str:
     return toml.replace("'python3',\n    '-m',", f"'{sys.executable}',\n    '-m',")
 
 
-@pytest.mark.skipif(LINTRUNNER is None, reason="lintrunner is not installed (pip install lintrunner)")
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_real_lintrunner_reports_then_applies(stale, tmp_path):
+def lintrunner_repo(root: Path, tmp_path: Path):
+    """``root`` as a git repository configured with the documented snippet; returns run(*cmd)."""
     config = documented_config()
-    assert sys.executable in config and "@{{PATHSFILE}}" in config
-    (stale / ".lintrunner.toml").write_text(config)
+    assert sys.executable in config and "@{{PATHSFILE}}" in config and "'--since=HEAD'" in config
+    (root / ".lintrunner.toml").write_text(config)
     env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path),
                MPS_MIGRATE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(REPO))
 
     def run(*cmd):
-        return subprocess.run(cmd, cwd=stale, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "stale"]):
-        assert run(*cmd).returncode == 0
-    data = ["--data-path", str(tmp_path / "lintrunner-data")]
-    first = run(LINTRUNNER, *data, "--all-files", "--output", "json")
+    def commit(message):
+        for cmd in (["git", "add", "-A"], ["git", "-c", "user.email=t@example.com", "-c", "user.name=t",
+                                           "commit", "-q", "-m", message]):
+            assert run(*cmd).returncode == 0
+
+    assert run("git", "init", "-q").returncode == 0
+    commit("base")
+    run.commit = commit
+    run.data = ["--data-path", str(tmp_path / "lintrunner-data")]
+    return run
+
+
+needs_lintrunner = [pytest.mark.skipif(LINTRUNNER is None, reason="lintrunner is not installed (pip install lintrunner)"),
+                    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+
+
+@needs_lintrunner[0]
+@needs_lintrunner[1]
+def test_real_lintrunner_reports_then_applies(tmp_path):
+    root = tmp_path / "pytorch"
+    shutil.copytree(FIXTURES / "precommit" / "tree", root)
+    run = lintrunner_repo(root, tmp_path)
+    shutil.copytree(FIXTURES / "precommit" / "stale", root, dirs_exist_ok=True)  # the change under review
+    data = run.data
+    first = run(LINTRUNNER, *data, "--output", "json")
     found = messages(first.stdout)
     assert first.returncode == 1, first.stdout + first.stderr
     assert {m["name"] for m in found} == {"fixes MPS004, MPS005", "MPS010 kernel-naming"}, found
     assert not any(m["path"] is None for m in found)
 
-    applied = run(LINTRUNNER, *data, "--all-files", "-a")
+    applied = run(LINTRUNNER, *data, "-a")
     assert "Successfully applied all patches" in applied.stdout, applied.stdout + applied.stderr
-    assert "    CPU, CUDA, MPS: log1p_out\n" in (stale / YAML).read_text()
-    assert "expm1_out_mps" not in (stale / OPS / "UnaryOps.mm").read_text()
+    assert "    CPU, CUDA, MPS: log1p_out\n" in (root / YAML).read_text()
+    assert "expm1_out_mps" not in (root / OPS / "UnaryOps.mm").read_text()
 
     again = run(LINTRUNNER, *data, "--all-files", "--output", "json")
     assert again.returncode == 0 and messages(again.stdout) == [], again.stdout + again.stderr
+
+
+@needs_lintrunner[0]
+@needs_lintrunner[1]
+def test_real_lintrunner_reports_only_what_a_change_brings(stale, tmp_path):
+    """Problems already committed (MPS004/MPS005/MPS010) are not reported for a change that only adds
+    comments; a change adding a finding gets that finding alone."""
+    run = lintrunner_repo(stale, tmp_path)
+    ops = stale / OPS / "UnaryOps.mm"
+    ops.write_text("// a comment above everything\n" + ops.read_text())
+    (stale / YAML).write_text("# a comment\n" + (stale / YAML).read_text())
+    quiet = run(LINTRUNNER, *run.data, "--output", "json")
+    assert quiet.returncode == 0 and messages(quiet.stdout) == [], quiet.stdout + quiet.stderr
+    text = ops.read_text()
+    end = text.rindex("} // namespace")
+    ops.write_text(text[:end] + "static uint32_t n_of(const Tensor& t) {\n  uint32_t n = t.numel();\n  return n;\n}\n"
+                   + text[end:])
+    loud = run(LINTRUNNER, *run.data, "--output", "json")
+    found = messages(loud.stdout)
+    assert loud.returncode == 1 and [m["name"] for m in found] == ["MPS013 unchecked-numel-narrowing"], found

@@ -78,7 +78,8 @@ def add_stale(root: Path) -> None:
 def test_hook_file_shape():
     h = hooks()
     assert set(h) == {"mps-migrate", "mps-migrate-fix"}
-    assert h["mps-migrate"]["entry"] == "mps-migrate lint" and h["mps-migrate-fix"]["entry"] == "mps-migrate lint --fix"
+    assert h["mps-migrate"]["entry"] == "mps-migrate lint --since=HEAD"
+    assert h["mps-migrate-fix"]["entry"] == "mps-migrate lint --fix --since=HEAD"
     import re
 
     for hook in h.values():
@@ -119,22 +120,36 @@ def test_stale_commit_refused_then_fixed(repo):
     assert commits(repo) == 2
     # the whole tree is clean, not just what the hook looked at
     whole = repo(str(BIN / "mps-migrate"), "lint", ".", "--extend-ignore=MPS002", "--format", "concise")
-    assert whole.returncode == 0 and whole.stdout == "", whole.stdout
+    assert whole.returncode == 0 and whole.stdout == "All checks passed.\n", whole.stdout
 
 
-def test_only_findings_in_staged_files_block(repo):
-    """Problems already committed elsewhere do not block an unrelated change (pass_filenames)."""
+def test_only_what_a_commit_brings_blocks(repo):
+    """Warnings committed earlier (MPS004, MPS005 in UnaryOps.mm) do not block a commit touching that file:
+    one that only adds a comment (shifting every line below it) passes, one that adds a finding fails and
+    names that finding alone."""
     add_stale(repo.root)
     assert repo("git", "add", "-A").returncode == 0
-    assert repo("git", "commit", "-q", "--no-verify", "-m", "stale, bypassing hooks").returncode == 0
+    assert repo("git", "commit", "-q", "--no-verify", "-m", "legacy problems, bypassing hooks").returncode == 0
+    ops = repo.root / OPS / "UnaryOps.mm"
+    legacy = repo(str(BIN / "mps-migrate"), "lint", str(ops), "--extend-ignore=MPS002", "--format", "concise")
+    assert legacy.returncode == 1 and "MPS004" in legacy.stdout and "MPS005" in legacy.stdout, legacy.stdout
+
+    ops.write_text("// a comment above everything\n" + ops.read_text())
     metal = repo.root / "aten/src/ATen/native/mps/kernels/UnaryKernel.metal"
     metal.write_text(metal.read_text() + "// a comment\n")
     assert repo("git", "add", "-A").returncode == 0
-    p = repo("git", "commit", "-m", "touch the Metal file only")
+    p = repo("git", "commit", "-m", "comments only")
     assert p.returncode == 0, p.stdout + p.stderr
-    ops = repo.root / OPS / "UnaryOps.mm"
-    ops.write_text(ops.read_text() + "// another comment\n")
+    assert commits(repo) == 3
+
+    text = ops.read_text()
+    end = text.rindex("} // namespace")
+    ops.write_text(text[:end] + "static uint32_t signbit_count(const Tensor& self) {\n"
+                   "  uint32_t n = self.numel();\n  return n;\n}\n\n" + text[end:])
     assert repo("git", "add", "-A").returncode == 0
-    p = repo("git", "commit", "-m", "touch UnaryOps.mm")
+    p = repo("git", "commit", "-m", "a new narrowing")
     out = p.stdout + p.stderr
-    assert p.returncode != 0 and "MPS004" in out and "MPS005" in out and "MPS010" not in out, out
+    assert p.returncode != 0 and commits(repo) == 3, out
+    assert "MPS013" in out and "uint32_t n = self.numel()" in out, out
+    assert "MPS004" not in out and "MPS005" not in out, out
+    assert "Found 1 finding: 1 warning. (2 known findings not shown)" in out, out

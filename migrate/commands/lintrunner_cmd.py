@@ -22,6 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("--ignore", type=parse_codes, default=None, help="comma-separated codes or prefixes to disable")
     p.add_argument("--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores")
     p.add_argument("--unsafe-fixes", action="store_true", help="also offer fixes marked unsafe")
+    p.add_argument("--since", metavar="REV",
+                   help="report only findings the same files did not have at git revision REV (e.g. HEAD)")
 
 
 def failure(description: str, name: str = "mps-migrate failed") -> str:
@@ -45,6 +47,7 @@ def expand(paths: list[str]) -> list[str]:
 
 def lint_files(args, files: list[str]) -> str:
     from migrate.apply import plan_fixes
+    from migrate.baseline import known_at_revision, subtract
     from migrate.config import load_config
     from migrate.lint import lint_tree
     from migrate.output.render import lintrunner
@@ -63,6 +66,8 @@ def lint_files(args, files: list[str]) -> str:
         config = load_config(root).apply_flags(args.select, (), args.ignore, args.extend_ignore)
         tree = load_tree(root)
         findings = lint_tree(tree, config, rels).findings
+        if args.since:
+            findings = subtract(findings, known_at_revision(root, args.since, config, rels), tree.sources)
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
         texts = {p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
                  for p, new in plan.new_texts.items()}
