@@ -5,8 +5,6 @@ import json
 import sys
 from pathlib import Path
 
-from migrate.errors import UsageError
-
 HELP = "summarise the migration: overload routes by kind, category and host file; MPSGraph families left"
 FORMATS = ("text", "markdown", "html", "json")
 
@@ -37,10 +35,11 @@ def run(args) -> int:  # imports inside: building the CLI parser should not pay 
     else:
         text = _render(after, args.format)
     if args.output:
-        try:
-            args.output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write: {exc.strerror or exc}", str(args.output)) from None
+        from migrate.apply import atomic_write
+
+        atomic_write(args.output, text.encode("utf-8"))
+        print(f"mps-migrate: wrote the {args.format} {'progress' if args.compare else 'status'} to {args.output}",
+              file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
