@@ -279,3 +279,92 @@ def test_compare_html_in_chromium(changed_mini, tmp_path):
     before, after, change = delta["metal-shared"]
     assert int(after) - int(before) == 1 and change == "+1"
     assert {s["data-row"] for s in dom.segs} == {"before", "after"}
+
+
+# ------------------------------------------------ sizes a new user hit on 2.6.0 (issue 14)
+def test_real_tree_markdown_fits_a_github_comment_without_local_paths():
+    root = pytorch_260_root()
+    md = run_cli("status", "--root", str(root), "--format", "markdown").stdout
+    d = status_json("--root", str(root))
+    assert len(md) <= 65536, len(md)
+    assert str(root) not in md and "/root/" not in md and "/home/" not in md and "/Users/" not in md
+    assert f"`{root.name}`: {d['overloads']} overloads" in md
+    tasks = [line for line in md.splitlines() if line.startswith("- [ ] ")]
+    assert len(tasks) == len(d["mpsgraph_families"]) > 200  # every family still listed (reasons clipped)
+    assert md.count("<details>") == md.count("</details>") >= 2
+
+
+def test_markdown_over_the_limit_keeps_the_first_families_and_says_what_is_left(mini_status):
+    from migrate.status.markdown import render_markdown
+
+    full = render_markdown(mini_status)
+    limit = len(full) - 150
+    cut = render_markdown(mini_status, limit=limit)
+    assert len(cut) <= limit
+    tasks = [line for line in cut.splitlines() if line.startswith("- [ ] ")]
+    assert 0 < len(tasks) < len(mini_status.families)
+    assert tasks[0].startswith("- [ ] **copysign**")
+    assert f"- … and {len(mini_status.families) - len(tasks)} more families: `mps-migrate status --format json`" in cut
+    assert cut.count("<details>") == cut.count("</details>")
+
+
+def test_real_tree_text_stays_within_160_columns():
+    root = pytorch_260_root()
+    text = run_cli("status", "--root", str(root)).stdout
+    assert max(len(line) for line in text.splitlines()) <= 160
+    clipped = [line for line in text.splitlines() if line.endswith("…")]
+    assert len(clipped) > 10  # long port reasons are cut, ending with an ellipsis
+
+
+def test_progress_text_wraps_long_lists(mini_status):
+    from migrate.status.compare import Progress
+    from migrate.status.text import render_progress_text
+
+    names = [f"family_number_{i}" for i in range(300)]
+    text = render_progress_text(Progress(mini_status, mini_status, names, [], [], [], []))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 160
+    listed = " ".join(line.strip() for line in lines if "family_number_" in line)
+    assert listed.startswith("Migrated families (300): family_number_0,")
+    assert [n.strip(",") for n in listed.split()[3:]] == names
+
+
+MEASURE = ('<script>let r = 0; for (const e of document.querySelectorAll("body *")) '
+           'r = Math.max(r, e.getBoundingClientRect().right); const d = document.documentElement; '
+           'document.body.dataset.fit = [d.clientWidth, d.scrollWidth, Math.ceil(r), d.scrollHeight].join(" ");</script>')
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the HTML page is not checked")
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p
+
+
+def test_real_tree_html_fits_a_1280px_page(tmp_path):
+    """Chromium lays the real 2.6.0 page out 1280 px wide: no element reaches past the page's right edge
+    (measured by a script in a copy of the page), and a screenshot of the whole page shows nothing in its
+    right margin (the body is at most 1100 px wide: a table running off the page would draw there)."""
+    from tests.png import read_png
+
+    root = pytorch_260_root()
+    page = tmp_path / "status.html"
+    assert run_cli("status", "--root", str(root), "--format", "html", "-o", str(page)).returncode == 0
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
+    dom = chromium("--window-size=1280,800", "--dump-dom", probe.resolve().as_uri()).stdout
+    width, scroll_width, right, height = map(int, re.search(r'data-fit="([\d ]+)"', dom).group(1).split())
+    assert width == 1280 and scroll_width <= 1280 and right <= 1140, (width, scroll_width, right)
+    assert height > 2000  # the whole family table is there
+
+    shot = tmp_path / "page.png"
+    chromium("--force-device-scale-factor=0.5", f"--window-size=1280,{height + 100}", f"--screenshot={shot}",
+             page.resolve().as_uri())
+    img = read_png(shot.read_bytes())
+    scale = img.shape[1] / 1280
+    assert img.shape[0] >= height * scale * 0.95
+    margin = img[:, round(1145 * scale):, :3]
+    assert (margin == 255).all(), f"{int((margin != 255).any(axis=2).sum())} pixels in the right margin"
+    assert (img[:, : round(1100 * scale), :3] != 255).any(axis=2).sum() > 10000  # the page did render

@@ -12,7 +12,8 @@ from migrate.status.text import port_cell
 
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}
-table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ddd;padding:3px 8px}
+table{border-collapse:collapse;margin:.5em 0 1.5em;max-width:100%}
+th,td{border:1px solid #ddd;padding:3px 8px;vertical-align:top;overflow-wrap:anywhere}p,li{overflow-wrap:anywhere}
 th{background:#f5f5f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .sw{display:inline-block;width:10px;height:10px;margin-right:6px;border:1px solid #999}
 tr.half td:first-child{font-weight:bold}code{font-size:90%}.muted{color:#666}

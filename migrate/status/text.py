@@ -1,13 +1,24 @@
-"""Terminal summary of a status (and of a comparison)."""
+"""Terminal summary of a status (and of a comparison), within WIDTH columns."""
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 
 from migrate.status.compare import Progress
 from migrate.status.counting import KINDS, FamilyStatus, Status
 
+WIDTH = 160
 SHORT = {"metal-shared": "shared", "metal-mps": "mps-mtl", "mpsgraph": "graph", "delegating": "deleg",
          "composite": "comp", "undefined": "broken", "none": "none"}
+
+
+def clip(text: str, width: int = WIDTH) -> str:
+    """``text`` cut to ``width`` characters, ending with an ellipsis when cut."""
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, subsequent_indent="    ", break_on_hyphens=False) or [""]
 
 
 def port_cell(f: FamilyStatus) -> str:
@@ -45,18 +56,21 @@ def render_text(s: Status) -> str:
         hosts = ", ".join(h.rsplit("/", 1)[-1] for h in f.hosts) or "-"
         port = "" if s.port_note else f"  port: {port_cell(f)}"
         lines.append(f"  {mark}{f.name:<32} {len(f.graph_overloads):>3} on MPSGraph, {len(f.metal_overloads):>3} Metal  [{hosts}]{port}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(clip(x) for x in lines) + "\n"
 
 
 def render_progress_text(p: Progress) -> str:
     lines = [f"mps-migrate status: {p.before.root} -> {p.after.root}", "", "Overload routes by kind (before -> after)"]
     for k, (a, b) in p.kind_delta().items():
         lines.append(f"  {KINDS[k]:<28}{a:>6} -> {b:<6} ({b - a:+d})")
-    lines += ["", f"Migrated families ({len(p.migrated)}): " + (", ".join(p.migrated) or "-"),
-              f"Advanced (fewer MPSGraph overloads) ({len(p.advanced)}): " + (", ".join(p.advanced) or "-"),
-              f"Regressed ({len(p.regressed)}): " + (", ".join(f"{f} [{', '.join(o)}]" for f, o in p.regressed) or "-")]
+    lists = [f"Migrated families ({len(p.migrated)}): " + (", ".join(p.migrated) or "-"),
+             f"Advanced (fewer MPSGraph overloads) ({len(p.advanced)}): " + (", ".join(p.advanced) or "-"),
+             f"Regressed ({len(p.regressed)}): " + (", ".join(f"{f} [{', '.join(o)}]" for f, o in p.regressed) or "-")]
     routed = [(f, st) for f, st in p.new if st != "other"]
-    lines.append(f"New families ({len(p.new)}, {len(routed)} with an MPS kernel): "
+    lists.append(f"New families ({len(p.new)}, {len(routed)} with an MPS kernel): "
                  + (", ".join(f"{f} ({st})" for f, st in routed) or "-"))
-    lines.append(f"Removed families ({len(p.removed)}): " + (", ".join(p.removed) or "-"))
-    return "\n".join(lines) + "\n"
+    lists.append(f"Removed families ({len(p.removed)}): " + (", ".join(p.removed) or "-"))
+    lines.append("")
+    for x in lists:
+        lines += _wrap(x)
+    return "\n".join(clip(x) for x in lines) + "\n"
