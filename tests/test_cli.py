@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -25,8 +26,26 @@ def test_rule_prints_documentation():
 
 def test_rule_all_lists_every_rule():
     p = run_cli("rule", "--all")
-    codes = [line.split()[0] for line in p.stdout.splitlines()]
+    codes = [line.split()[0] for line in p.stdout.splitlines() if not line.startswith(" ")]
     assert codes == [f"MPS{n:03d}" for n in range(1, 16)] + ["MPS900"]
+
+
+@pytest.mark.parametrize("columns", ["100", "160", "200"])
+def test_rule_all_wraps_whole_sentences(columns):
+    """rule --all used to cut each description at the end of its first yaml line, mid-sentence."""
+    import os
+    import subprocess
+    import sys
+
+    from migrate.rulebook import all_rules
+
+    p = subprocess.run([sys.executable, "-m", "migrate", "rule", "--all"], capture_output=True, text=True,
+                       env=dict(os.environ, COLUMNS=columns))
+    assert max(len(line) for line in p.stdout.splitlines()) <= int(columns)
+    entries = re.split(r"\n(?=MPS\d)", p.stdout.strip())
+    for entry, rule in zip(entries, all_rules().values(), strict=True):
+        text = " ".join(entry.split()[3:])
+        assert text.endswith(".") and " ".join(rule.summary.split()).startswith(text), (entry, rule.summary)
 
 
 def test_unknown_rule_is_one_line_error():

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import textwrap
 
 from migrate.errors import UsageError
 from migrate.rulebook import all_rules
@@ -24,8 +27,11 @@ def run(args) -> int:
             print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "fix": r.fix_safety}
                               for r in rules.values()], indent=2))
         else:
+            width = max(80, shutil.get_terminal_size((100, 24)).columns)
             for r in rules.values():
-                print(f"{r.code}  {r.name:<28} {r.severity:<8} {r.summary.split(chr(10))[0]}")
+                head = f"{r.code}  {r.name:<28} {r.severity:<8} "
+                print(textwrap.fill(first_sentence(r.summary), width, initial_indent=head,
+                                    subsequent_indent=" " * len(head), break_on_hyphens=False, break_long_words=False))
         return 0
     code = args.code.upper()
     if code not in rules:
@@ -46,3 +52,9 @@ def rule_table() -> str:
     for r in all_rules().values():
         rows.append(f"| {r.code} | {r.name} | {r.severity} | {' '.join(r.summary.split())} | {r.fix_safety} |")
     return "\n".join(rows) + "\n"
+
+
+
+def first_sentence(text: str) -> str:
+    """What a rule finds, in one sentence (its summary's first)."""
+    return re.split(r"(?<=\.)\s", " ".join(text.split()), maxsplit=1)[0]
