@@ -63,7 +63,7 @@ def render_markdown(s: Status, limit: int = LIMIT) -> str:
     lines = [_family_line(s, f) for f in open_]
     closing = []
     if blocked:
-        lines += ["", f"<details><summary>{len(blocked)} families port cannot move yet</summary>", ""]
+        lines += [""] * bool(lines) + [f"<details><summary>{len(blocked)} families port cannot move yet</summary>", ""]
         lines += [_family_line(s, f) for f in blocked]
         closing = ["", "</details>"]
     head = "\n".join(out) + "\n"
