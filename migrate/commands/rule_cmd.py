@@ -54,7 +54,6 @@ def rule_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-
 def first_sentence(text: str) -> str:
     """What a rule finds, in one sentence (its summary's first)."""
     return re.split(r"(?<=\.)\s", " ".join(text.split()), maxsplit=1)[0]
