@@ -97,13 +97,14 @@ def files_at_revision(root: Path, rev: str, only: list[str] | None) -> tuple[dic
     return out, absent
 
 
-def known_at_revision(root: Path, rev: str, config, only: list[str] | None) -> Counter:
-    """Fingerprints of the findings the same files had at ``rev`` (the rest of the tree as it is now)."""
+def known_at_revision(root: Path, rev: str, config, only: list[str] | None, lint: bool = True) -> Counter:
+    """Fingerprints of the findings the same files had at ``rev`` (the rest of the tree as it is now).
+    ``lint=False`` only checks ``rev`` (nothing to subtract from: the second lint is skipped)."""
     from migrate.lint import lint_tree
     from migrate.tree import load_tree
 
     got = files_at_revision(root, rev, only)
-    if got is None:
+    if got is None or not lint:
         return Counter()
     overlay, absent = got
     tree = load_tree(root, overlay)

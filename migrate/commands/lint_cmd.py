@@ -59,13 +59,14 @@ def resolve_paths(paths: list[str]) -> tuple[Path, list[str] | None]:
     return root, rels
 
 
-def known_findings(args, root: Path, config, only) -> Counter | None:
-    """Fingerprints not to report: the --baseline file's and the --since revision's; None without either."""
+def known_findings(args, root: Path, config, only, current: list | None = None) -> Counter | None:
+    """Fingerprints not to report: the --baseline file's and the --since revision's; None without either.
+    ``current``: this run's findings when known; when it has none, the revision is checked, not linted."""
     if not args.baseline and not args.since:
         return None
     known = read_baseline(args.baseline) if args.baseline else Counter()
     if args.since:
-        known += known_at_revision(root, args.since, config, only)
+        known += known_at_revision(root, args.since, config, only, lint=current is None or bool(current))
     return known
 
 
@@ -74,15 +75,15 @@ def run(args) -> int:
     config = load_config(root).apply_flags(args.select, args.extend_select, args.ignore, args.extend_ignore)
     if args.write_baseline and (args.diff or args.fix):
         raise UsageError("--write-baseline records findings; it does not combine with --fix or --diff")
-    known = known_findings(args, root, config, only)
     if args.diff or args.fix:
-        return apply_fixes(args, root, config, only, known=known)
+        return apply_fixes(args, root, config, only, known=known_findings(args, root, config, only))
     tree = load_tree(root)
     every = lint_tree(tree, config, only).findings
     if args.write_baseline:
         atomic_write(args.write_baseline, baseline_text(every, tree.sources).encode())
         print(f"mps-migrate: wrote a baseline of {len(every)} finding(s) to {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
+    known = known_findings(args, root, config, only, every)
     findings = every if known is None else subtract(every, known, tree.sources)
     fixed_texts: dict[str, tuple[str, str]] = {}
     if args.format == "lintrunner":
