@@ -121,11 +121,8 @@ class Index:
 
     @cached_property
     def host_names(self) -> frozenset[str]:
-        names: set[str] = set()
-        for mf in self.tree.metals.values():
-            names |= mf.host_names
-            names |= mf.kernel_functions
-        return frozenset(names)
+        """Every kernel name the tree's Metal libraries export."""
+        return frozenset().union(*(mf.exports for mf in self.tree.metals.values()))
 
     def metal_kernel_exists(self, name: str) -> bool:
         """Is a Metal kernel named ``name`` (or a family ``name_*``) registered anywhere?"""
