@@ -184,7 +184,16 @@ class Index:
         return defs[0] if defs else None
 
     # --------------------------------------------------------------- routes
+    def operators_called(self, kernel: str) -> list[str]:
+        """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""
+        if kernel in self.tree.cpu_stub_calls:
+            return []
+        entry_names = {e.name for e in self.tree.yaml.entries}
+        return sorted(c for c in self.tree.native_at_calls.get(kernel, ()) if c in entry_names)
+
     def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
+        if self.operators_called(kernel):
+            return []  # a composite wrapper: it redispatches, it calls no stub
         known = self.tree.cpu_stub_calls.get(kernel)
         if known:
             return sorted(known)
@@ -239,7 +248,9 @@ class Index:
             if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in self.stubs_of_shared_kernel(k)):
                 return Route(e.overload_name, k, "explicit", "undefined", None,
                              (*hops, "stub has no MPS registration"))
-            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, "shared backend-agnostic kernel"))
+            ops = self.operators_called(k)
+            why = f"composite: calls {', '.join('at::' + o for o in ops)}" if ops else "shared backend-agnostic kernel"
+            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, why))
         fn = self.definition(k)
         if fn is None:
             return Route(e.overload_name, k, "explicit", "undefined", None, (*hops, "kernel not defined in the tree"))
