@@ -153,6 +153,7 @@ class ParseError:
     line: int
     column: int
     message: str
+    partial: bool = False  # content of the file (or part of it) was not read: findings may be missing or false
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,17 @@ HOST_SUFFIXES = (".mm", ".cpp", ".h")
 
 
 
+def file_kind(rel: str) -> str:
+    """What a tree-relative path holds: yaml, host, metal, common_mps, opinfo or native (rules' ``reads``)."""
+    if rel == YAML_REL:
+        return "yaml"
+    if rel == COMMON_MPS_REL:
+        return "common_mps"
+    if rel.startswith(MPS_REL + "/"):
+        return "metal" if rel.endswith(".metal") or ("/kernels/" in rel and rel.endswith(".h")) else "host"
+    return "native" if rel.startswith(NATIVE_REL + "/") else "opinfo"
+
+
 def find_root(start: Path) -> Path:
     """Walk up from ``start`` to the folder holding native_functions.yaml."""
     p = start.resolve()
@@ -50,7 +61,7 @@ def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> 
     try:
         data = overlay[rel] if rel in overlay else file.read_bytes()
     except OSError as exc:
-        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}", partial=True))
         return None
     tree.sources[rel] = data
     return data
@@ -117,11 +128,10 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
                        and r not in on_disk)  # files a patch creates
         for r in on_disk + added:
             f = root / r
-            in_kernels = "/kernels/" in r
             data = _read_bytes(tree, f, r, overlay)
             if data is None:
                 continue
-            if r.endswith(".metal") or (in_kernels and r.endswith(".h")):
+            if file_kind(r) == "metal":
                 mf = cached("metal", r, data, lambda: read_metal_source(data, r, include_dirs=includes), hdr)
                 tree.metals[r] = mf
                 tree.errors.extend(mf.errors)
@@ -177,7 +187,11 @@ def _scan_native_sources(tree: Tree) -> None:
                 continue
             if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
                 continue
-            declared, kernels = cached("native-scan", r, data, lambda: scan_native_file(r, data))
+            try:
+                declared, kernels = cached("native-scan", r, data, lambda: scan_native_file(r, data))
+            except (RecursionError, ValueError, UnicodeError) as exc:  # never a traceback
+                tree.errors.append(ParseError(r, 1, 1, f"could not scan: {exc}", partial=True))
+                continue
             for stub, line in declared:
                 tree.declared_stubs.setdefault(stub, f"{r}:{line}")
             for kernel, stubs, at_calls in kernels:

@@ -49,7 +49,7 @@ def read_host_file(data: bytes, path: str) -> HostFile:
         return _Reader(data, path).read()
     except Exception as exc:  # never a traceback: report and return what is safe
         return HostFile(path, (), (), (), (), (), frozenset(),
-                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}"),))
+                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}", partial=True),))
 
 
 class _Reader:
@@ -262,7 +262,7 @@ class _Reader:
         self.errors.append(ParseError(
             self.path, node.start_point[0] + 1, node.start_point[1] + 1,
             f"could not parse lines {node.start_point[0] + 1}-{node.end_point[0] + 1}; "
-            "definitions there may be missed"))
+            "definitions there may be missed", partial=True))
 
 
 def _word_start(code: bytes, i: int) -> bool:

@@ -487,12 +487,12 @@ def read_metal_source(
     try:
         return _Reader(data, path, include_dirs, pos).run()
     except RecursionError:
-        return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply"),))
+        return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),))
 
 
 def read_metal_file(file: Path, rel: str, include_dirs: Sequence[Path] = ()) -> MetalFile:
     try:
         data = Path(file).read_bytes()
     except OSError as exc:
-        return MetalFile(rel, (), (), frozenset(), frozenset(), (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}"),))
+        return MetalFile(rel, (), (), frozenset(), frozenset(), (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}", partial=True),))
     return read_metal_source(data, rel, include_dirs=include_dirs)

@@ -1,12 +1,16 @@
 """What the shared (CPU-side) kernels of aten/src/ATen/native do, by a byte scan.
 
 For a header: the dispatch stubs it declares.  For a .cpp: per function, the
-stubs it reaches for an MPS tensor (called, or passed to a helper, directly or
-through same-file helpers) and the ``at::`` functions it calls (a kernel that
-calls another operator and reaches no stub is a composite wrapper).  A stub
-reached only inside ``if (cond)`` where ``cond`` holds only on another device
-(``x.is_cpu()``, ``DeviceType::CUDA == ...``, or a same-file predicate that
-returns false off that device) is not reached for MPS.
+``*_stub`` names it reaches for an MPS tensor (called, or passed to a helper,
+directly or through same-file helpers) and the ``at::`` functions it calls (a
+kernel that calls another operator and reaches no stub is a composite wrapper).
+
+A stub or helper used only inside ``if (cond)`` where ``cond`` holds only on
+another device is not reached for MPS.  ``cond`` holds only on another device
+when one of its ``&&`` operands does: ``x.is_cpu()``, ``x.device().type() ==
+DeviceType::CUDA``, an ``||`` of such tests, a ``bool`` local initialised with
+one, or a call of a same-file predicate that returns false off that device
+(``if (!self.device().is_cpu()) return false;``).
 """
 from __future__ import annotations
 
@@ -19,12 +23,13 @@ _CALL = re.compile(rb"\b(\w+)\s*\(")
 _IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
 _IF = re.compile(rb"\bif\s*\(")
 _OTHER_DEVICE = rb"(?:cpu|cuda|xpu|hip|meta)"
-_DEVICE_TEST = re.compile(  # a condition that holds only on a named non-MPS device
-    rb"(?<![!\w])[\w.()\->]*\.is_" + _OTHER_DEVICE + rb"\(\)"
-    rb"|==\s*(?:c10::)?(?:DeviceType::|k)(?i:" + _OTHER_DEVICE + rb")\b"
-    rb"|(?:c10::)?(?:DeviceType::|k)(?i:" + _OTHER_DEVICE + rb")\s*==")
+_CHAIN = rb"[\w.:\->]*(?:\(\)[\w.:\->]*)*"  # self.device().type(), t.is_cpu
+_IS_DEVICE = re.compile(_CHAIN + rb"\.is_" + _OTHER_DEVICE + rb"\(\)")
+_DEVICE_NAME = rb"(?:c10::|at::)?(?:DeviceType::|k)(?i:" + _OTHER_DEVICE + rb")"
+_EQ_DEVICE = re.compile(rb"(?:" + _CHAIN + rb"\s*==\s*" + _DEVICE_NAME + rb"|" + _DEVICE_NAME + rb"\s*==\s*" + _CHAIN + rb")")
+_BOOL_LOCAL = re.compile(rb"\bbool\s+(\w+)\s*=\s*([^;]*);")
 _REQUIRES_DEVICE = re.compile(  # a predicate's "not that device: return false"
-    rb"if\s*\(\s*!\s*[\w.()\->]*\.is_" + _OTHER_DEVICE + rb"\(\)\s*\)\s*\{?\s*return\s+false")
+    rb"if\s*\(\s*!\s*" + _CHAIN + rb"\.is_" + _OTHER_DEVICE + rb"\(\)\s*\)\s*\{?\s*return\s+false")
 
 
 def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
@@ -32,16 +37,24 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
     if rel.endswith(".h"):
         return tuple((m.group(1).decode(), data.count(b"\n", 0, m.start()) + 1)
                      for m in _DECLARE_DISPATCH.finditer(data)), ()
-    heads = list(_IMPL_HEAD.finditer(data))
     bodies: dict[str, list[bytes]] = {}
-    for m in heads:
+    for m in _IMPL_HEAD.finditer(data):
         open_at = data.find(b"{", m.end() - 1)
         close = _match(data, open_at, b"{", b"}") if open_at >= 0 else -1
-        body = data[open_at: close + 1] if close > 0 else b""
-        bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
-    predicates = {name for name, bs in bodies.items() if any(_REQUIRES_DEVICE.search(b) for b in bs)}
-    direct = {name: {s.decode() for b in bs for s in _reached_stubs(b, predicates)} for name, bs in bodies.items()}
-    calls = {name: {c.decode() for b in bs for c in _CALL.findall(b)} & bodies.keys() for name, bs in bodies.items()}
+        if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
+            params = set(_STUB.findall(data, m.start(), open_at))
+            body = _STUB.sub(lambda s: b"_" * len(s.group()) if s.group() in params else s.group(), data[open_at: close + 1])
+            bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
+    predicates = frozenset(n for n, bs in bodies.items() if any(_REQUIRES_DEVICE.search(b) for b in bs))
+    direct: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    for name, bs in bodies.items():
+        direct[name], calls[name] = set(), set()
+        for b in bs:
+            guard = _Guards(b, predicates)
+            direct[name] |= {m.group(1).decode() for m in _STUB.finditer(b) if not guard.off_mps(m.start())}
+            calls[name] |= {m.group(1).decode() for m in _CALL.finditer(b)
+                            if m.group(1).decode() in bodies and not guard.off_mps(m.start())}
     out = []
     for name, bs in bodies.items():
         stubs = set(direct[name])
@@ -58,31 +71,70 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
     return (), tuple(out)
 
 
-def _reached_stubs(body: bytes, predicates: set[str]):
-    for m in _STUB.finditer(body):
-        if not _off_mps(body, m.start(), predicates):
-            yield m.group(1)
+class _Guards:
+    """The ``if`` blocks of one function body whose condition holds only on another device."""
 
+    def __init__(self, body: bytes, predicates: frozenset[str]) -> None:
+        self.body = body
+        self.predicates = predicates
+        self.locals: set[bytes] = set()
+        self.locals = {m.group(1) for m in _BOOL_LOCAL.finditer(body) if self._other_device(m.group(2))}
+        self._blocks: list[tuple[int, int]] | None = None
 
-def _off_mps(body: bytes, pos: int, predicates: set[str]) -> bool:
-    """Does ``pos`` lie in the block of an ``if`` whose condition holds only on another device?"""
-    for m in _IF.finditer(body, 0, pos):
-        close = _match(body, m.end() - 1, b"(", b")")
-        if close < 0 or close > pos:
-            continue
-        rest = body[close + 1:]
-        stripped = rest.lstrip()
-        block_start = close + 1 + len(rest) - len(stripped)
-        if stripped[:1] == b"{":
-            block_end = _match(body, block_start, b"{", b"}")
-        else:
-            block_end = body.find(b";", block_start)
-        if not (block_start <= pos < block_end):
-            continue
-        cond = body[m.end(): close]
-        if _DEVICE_TEST.search(cond) or any(c.decode() in predicates for c in _CALL.findall(cond)):
+    def off_mps(self, pos: int) -> bool:
+        if self._blocks is None:
+            self._blocks = self._find_blocks()
+        return any(a <= pos < b for a, b in self._blocks)
+
+    def _find_blocks(self) -> list[tuple[int, int]]:
+        body, found = self.body, []
+        for m in _IF.finditer(body):
+            close = _match(body, m.end() - 1, b"(", b")")
+            if close < 0 or not self._other_device(body[m.end(): close]):
+                continue
+            start = close + 1 + len(body[close + 1:]) - len(body[close + 1:].lstrip())
+            end = _match(body, start, b"{", b"}") if body[start:start + 1] == b"{" else body.find(b";", start)
+            found.append((start, end if end >= 0 else len(body)))
+        return found
+
+    def _other_device(self, cond: bytes) -> bool:
+        """Does ``cond`` hold only on a device other than MPS?"""
+        cond = _unparen(cond)
+        alts = _split(cond, b"||")
+        if len(alts) > 1:
+            return all(self._other_device(a) for a in alts)
+        parts = _split(cond, b"&&")
+        if len(parts) > 1:
+            return any(self._other_device(p) for p in parts)
+        if cond.startswith(b"!"):
+            return False
+        if _IS_DEVICE.fullmatch(cond) or _EQ_DEVICE.fullmatch(cond) or cond in self.locals:
             return True
-    return False
+        call = re.fullmatch(rb"(\w+)\s*\(.*\)", cond, re.S)
+        return bool(call) and call.group(1).decode() in self.predicates
+
+
+def _unparen(expr: bytes) -> bytes:
+    expr = expr.strip()
+    while expr.startswith(b"(") and _match(expr, 0, b"(", b")") == len(expr) - 1:
+        expr = expr[1:-1].strip()
+    return expr
+
+
+def _split(expr: bytes, op: bytes) -> list[bytes]:
+    """``expr`` split at ``op`` outside brackets."""
+    parts, depth, last = [], 0, 0
+    for m in re.finditer(rb"[()\[\]{}]|" + re.escape(op), expr):
+        t = m.group()
+        if t in (b"(", b"[", b"{"):
+            depth += 1
+        elif t in (b")", b"]", b"}"):
+            depth -= 1
+        elif depth == 0:
+            parts.append(expr[last:m.start()])
+            last = m.end()
+    parts.append(expr[last:])
+    return [_unparen(p) for p in parts]
 
 
 def _match(data: bytes, at: int, opener: bytes, closer: bytes) -> int:
