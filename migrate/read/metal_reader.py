@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 from migrate.tables import load_yaml_text
 
 from migrate.model import Functor, KernelRegistration, MetalFile, ParseError, Span
+from migrate.read.columns import char_column
 from migrate.read.cpre import (
     TOKEN_RE,
     Expander,
@@ -191,9 +192,7 @@ class _Positions:
 
     def line_col(self, off: int) -> tuple[int, int]:
         idx = bisect.bisect_right(self.starts, off) - 1
-        ls = self.starts[idx]
-        chunk = self.data[ls:off]
-        col = (len(chunk) if chunk.isascii() else len(chunk.decode("utf-8", "replace"))) + 1
+        col = char_column(self.data, self.starts[idx], off)
         if idx == 0:
             col += self.base_column - 1
         return self.base_line + idx, col
