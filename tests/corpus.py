@@ -1,4 +1,4 @@
-"""The real PyTorch source trees (2.6.0, 2.7.0a0), fetched by ../shared/corpus/fetch-pytorch-tree.
+"""The real PyTorch 2.6.0 source tree, fetched by ../shared/corpus/fetch-pytorch-tree.
 
 Tests that need it call ``pytorch_260_root()``: it returns the tree root or
 skips the test with the fetch script's own reason.
