@@ -209,8 +209,14 @@ class Index:
         """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""
         if self.stubs_reached(kernel):
             return []
-        entry_names = {e.name for e in self.tree.yaml.entries}
-        return sorted(c for c in self.tree.native_at_calls.get(kernel, ()) if c in entry_names)
+        names = self.entries_by_name
+        return sorted(c for c in self.tree.native_at_calls.get(kernel, ())
+                      if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names)
+
+    @cached_property
+    def entries_by_name(self) -> frozenset[str]:
+        """Operator names of the yaml (``remainder``, ``add_``): ``at::NAME(...)`` calls one of them."""
+        return frozenset(e.name for e in self.tree.yaml.entries)
 
     def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
         if self.operators_called(kernel):

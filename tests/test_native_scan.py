@@ -66,3 +66,10 @@ def test_stubs_of_same_file_helpers_are_followed():
         "Tensor& d_out(const Tensor& self, Tensor& out) {\n  middle(out);\n  return out;\n}\n"
     )
     assert got["d_out"][0] == ("deep_stub",)
+
+
+def test_a_stub_not_named_stub_is_found_by_its_device_argument():
+    got = scan("Tensor& w_out(const Tensor& c, Tensor& out) {\n  auto iter = make_iter(c, out);\n"
+               "  where_kernel(iter.device_type(), iter);\n  if (c.numel() > 0) {\n    fill_kernel(kCPU, out);\n  }\n"
+               "  return out;\n}\n")
+    assert got["w_out"][0] == ("fill_kernel", "where_kernel")  # the index keeps those declared as stubs

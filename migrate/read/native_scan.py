@@ -1,8 +1,9 @@
 """What the shared (CPU-side) kernels of aten/src/ATen/native do, by a byte scan.
 
 For a header: the dispatch stubs it declares.  For a .cpp: per function, the
-``*_stub`` names it reaches for an MPS tensor (called, or passed to a helper,
-directly or through same-file helpers) and the ``at::`` functions it calls (a
+stub names it reaches for an MPS tensor (``*_stub`` called or passed to a
+helper, or any name called with a device type first: ``where_kernel(iter.device_type(), iter)``;
+directly or through same-file helpers; the index keeps those declared as stubs) and the ``at::`` functions it calls (a
 kernel that calls another operator and reaches no stub is a composite wrapper).
 
 A stub or helper used only inside ``if (cond)`` where ``cond`` holds only on
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 
 _DECLARE_DISPATCH = re.compile(rb"\bDECLARE_DISPATCH\s*\(\s*[^;]*?,\s*(\w+)\s*\)")
-_STUB = re.compile(rb"\b(\w+_stub)\b")
+_STUB = re.compile(rb"\b(\w+_stub)\b|\b(?!(?:if|while|switch|return|for)\b)(\w+)(?=\s*\(\s*[\w.\->()]*?(?:device_type\(\)|device\(\)\.type\(\)|\bk(?:CPU|CUDA|MPS)\b))")
 _AT_CALL = re.compile(rb"\bat::(?!native::)(?:_ops::)?(\w+)\s*[(<]")
 _CALL = re.compile(rb"\b(\w+)\s*\(")
 _IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
@@ -42,8 +43,8 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
         open_at = data.find(b"{", m.end() - 1)
         close = _match(data, open_at, b"{", b"}") if open_at >= 0 else -1
         if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
-            params = set(_STUB.findall(data, m.start(), open_at))
-            body = _STUB.sub(lambda s: b"_" * len(s.group()) if s.group() in params else s.group(), data[open_at: close + 1])
+            params = {s.group(1) for s in _STUB.finditer(data, m.start(), open_at) if s.group(1)}
+            body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), data[open_at: close + 1])
             bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
     predicates = frozenset(n for n, bs in bodies.items() if any(_REQUIRES_DEVICE.search(b) for b in bs))
     direct: dict[str, set[str]] = {}
@@ -52,7 +53,7 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
         direct[name], calls[name] = set(), set()
         for b in bs:
             guard = _Guards(b, predicates)
-            direct[name] |= {m.group(1).decode() for m in _STUB.finditer(b) if not guard.off_mps(m.start())}
+            direct[name] |= {m.group().decode() for m in _STUB.finditer(b) if not guard.off_mps(m.start())}
             calls[name] |= {m.group(1).decode() for m in _CALL.finditer(b)
                             if m.group(1).decode() in bodies and not guard.off_mps(m.start())}
     out = []
