@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 
 _DECLARE_DISPATCH = re.compile(rb"\bDECLARE_DISPATCH\s*\(\s*[^;]*?,\s*(\w+)\s*\)")
-_STUB = re.compile(rb"\b(\w+_stub)\b|\b(?!(?:if|while|switch|return|for)\b)(\w+)(?=\s*\(\s*[\w.\->()]*?(?:device_type\(\)|device\(\)\.type\(\)|\bk(?:CPU|CUDA|MPS)\b))")
+_STUB = re.compile(rb"\b(\w+_stub)\b")
+_DEVICE_ARG = re.compile(rb"device_type\(\)|device\(\)\.type\(\)|\bk(?:CPU|CUDA|MPS)\b")
+_CALLED_WITH = re.compile(rb"\b(?!(?:if|while|switch|return|for)\b)(\w+)\s*\(\s*[\w.\->]*(?:\(\)[\w.\->]*)*$")
+_DEVICE_HINT = re.compile(rb"is_[a-z]+\(\)|DeviceType::|\bk[A-Z][A-Za-z]+\b")
 _AT_CALL = re.compile(rb"\bat::(?!native::)(?:_ops::)?(\w+)\s*[(<]")
 _CALL = re.compile(rb"\b(\w+)\s*\(")
 _IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
@@ -43,19 +46,22 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
         open_at = data.find(b"{", m.end() - 1)
         close = _match(data, open_at, b"{", b"}") if open_at >= 0 else -1
         if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
-            params = {s.group(1) for s in _STUB.finditer(data, m.start(), open_at) if s.group(1)}
-            body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), data[open_at: close + 1])
+            params = set(_STUB.findall(data, m.start(), open_at))
+            body = data[open_at: close + 1]
+            if params:
+                body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), body)
             bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
     predicates = frozenset(n for n, bs in bodies.items() if any(_REQUIRES_DEVICE.search(b) for b in bs))
     direct: dict[str, set[str]] = {}
     calls: dict[str, set[str]] = {}
+    defined = {n.encode() for n in bodies}
     for name, bs in bodies.items():
         direct[name], calls[name] = set(), set()
         for b in bs:
             guard = _Guards(b, predicates)
-            direct[name] |= {m.group().decode() for m in _STUB.finditer(b) if not guard.off_mps(m.start())}
-            calls[name] |= {m.group(1).decode() for m in _CALL.finditer(b)
-                            if m.group(1).decode() in bodies and not guard.off_mps(m.start())}
+            direct[name] |= {s.decode() for s, at in _stub_uses(b) if not guard.off_mps(at)}
+            calls[name] |= {c.decode() for c, at in ((m.group(1), m.start()) for m in _CALL.finditer(b))
+                            if c in defined and not guard.off_mps(at)}
     out = []
     for name, bs in bodies.items():
         stubs = set(direct[name])
@@ -72,6 +78,16 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
     return (), tuple(out)
 
 
+def _stub_uses(body: bytes):
+    """(name, offset) of each ``*_stub`` and each name called with a device type first."""
+    for m in _STUB.finditer(body):
+        yield m.group(1), m.start()
+    for m in _DEVICE_ARG.finditer(body):
+        c = _CALLED_WITH.search(body, max(0, m.start() - 120), m.start())
+        if c:
+            yield c.group(1), c.start()
+
+
 class _Guards:
     """The ``if`` blocks of one function body whose condition holds only on another device."""
 
@@ -80,6 +96,7 @@ class _Guards:
         self.predicates = predicates
         self.locals: set[bytes] = set()
         self.locals = {m.group(1) for m in _BOOL_LOCAL.finditer(body) if self._other_device(m.group(2))}
+        self.words = [w.encode() for w in predicates if w.encode() in body] + list(self.locals)
         self._blocks: list[tuple[int, int]] | None = None
 
     def off_mps(self, pos: int) -> bool:
@@ -91,7 +108,10 @@ class _Guards:
         body, found = self.body, []
         for m in _IF.finditer(body):
             close = _match(body, m.end() - 1, b"(", b")")
-            if close < 0 or not self._other_device(body[m.end(): close]):
+            cond = body[m.end(): close]
+            if close < 0 or not (_DEVICE_HINT.search(cond) or any(w in cond for w in self.words)):
+                continue
+            if not self._other_device(cond):
                 continue
             start = close + 1 + len(body[close + 1:]) - len(body[close + 1:].lstrip())
             end = _match(body, start, b"{", b"}") if body[start:start + 1] == b"{" else body.find(b";", start)
