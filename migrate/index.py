@@ -10,7 +10,7 @@ from migrate.model import (
     DispatchLine, HostFunction, KernelRegistration, NativeEntry, Route, StubRegistration,
 )
 from migrate.tables import dispatch_keys, load_markers, load_table
-from migrate.tree import Tree
+from migrate.tree import Tree, file_kind
 
 MPS = "MPS"
 _MPS_NAME = re.compile(r"(^|_)mps(_|$)")
@@ -84,6 +84,22 @@ class Index:
     def used_by_other_backend(self, kernel: str) -> bool:
         return any(MPS not in d.keys for _, d in self.yaml_kernels.get(kernel, ()))
 
+    # ------------------------------------------------------ unread content
+    @cached_property
+    def incomplete(self) -> dict[str, str]:
+        """Files whose content was not, or only partly, read (path -> file kind)."""
+        return {e.path: file_kind(e.path) for e in self.tree.errors if e.partial}
+
+    def hidden_in(self, kind: str, name: str) -> list[str]:
+        """Incompletely read files of ``kind`` that may hold ``name`` (no bytes at all, or bytes naming it)."""
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        return [path for path, k in self.incomplete.items() if k == kind
+                and (path not in self.tree.sources or word.search(self.tree.sources[path]))]
+
+    def _unread_note(self, kind: str, name: str, what: str) -> tuple[str, ...]:
+        paths = self.hidden_in(kind, name)
+        return (f"{paths[0]} could not be read completely: {what} may be there",) if paths else ()
+
     # ------------------------------------------------------------ host side
     @cached_property
     def functions(self) -> dict[str, list[HostFunction]]:
@@ -121,11 +137,8 @@ class Index:
 
     @cached_property
     def host_names(self) -> frozenset[str]:
-        names: set[str] = set()
-        for mf in self.tree.metals.values():
-            names |= mf.host_names
-            names |= mf.kernel_functions
-        return frozenset(names)
+        """Every kernel name the tree's Metal libraries export."""
+        return frozenset().union(*(mf.exports for mf in self.tree.metals.values()))
 
     def metal_kernel_exists(self, name: str) -> bool:
         """Is a Metal kernel named ``name`` (or a family ``name_*``) registered anywhere?"""
@@ -187,10 +200,30 @@ class Index:
         return defs[0] if defs else None
 
     # --------------------------------------------------------------- routes
+    def stubs_reached(self, kernel: str) -> list[str]:
+        """Dispatch stubs a shared kernel's native definition reaches on MPS (the scan's ``*_stub`` names that are stubs)."""
+        return sorted(s for s in self.tree.cpu_stub_calls.get(kernel, ())
+                      if s in self.tree.declared_stubs or s in self.registrations)
+
+    def operators_called(self, kernel: str) -> list[str]:
+        """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""
+        if self.stubs_reached(kernel):
+            return []
+        names = self.entries_by_name
+        return sorted(c for c in self.tree.native_at_calls.get(kernel, ())
+                      if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names)
+
+    @cached_property
+    def entries_by_name(self) -> frozenset[str]:
+        """Operator names of the yaml (``remainder``, ``add_``): ``at::NAME(...)`` calls one of them."""
+        return frozenset(e.name for e in self.tree.yaml.entries)
+
     def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
-        known = self.tree.cpu_stub_calls.get(kernel)
+        if self.operators_called(kernel):
+            return []  # a composite wrapper: it redispatches, it calls no stub
+        known = self.stubs_reached(kernel)
         if known:
-            return sorted(known)
+            return known
         return [s for s in stub_candidates(kernel) if s in self.registrations or s in self.tree.declared_stubs]
 
     def mps_line(self, entry: NativeEntry) -> DispatchLine | None:
@@ -239,14 +272,21 @@ class Index:
                     if fn:
                         hops.append(f"{fn.name} @ {where}")
                     return Route(e.overload_name, k, "explicit", self.impl_of(reg.function), where, tuple(hops))
-            if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in self.stubs_of_shared_kernel(k)):
+            stubs = self.stubs_of_shared_kernel(k)
+            if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in stubs):
+                notes = [n for s in stubs for n in self._unread_note("host", s, f"the MPS registration of {s}")]
                 return Route(e.overload_name, k, "explicit", "undefined", None,
-                             (*hops, "stub has no MPS registration"))
-            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, "shared backend-agnostic kernel"))
+                             (*hops, "stub has no MPS registration", *notes[:1]))
+            ops = self.operators_called(k)
+            why = f"composite: calls {', '.join('at::' + o for o in ops)}" if ops else "shared backend-agnostic kernel"
+            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, why))
         fn = self.definition(k)
         if fn is None:
-            return Route(e.overload_name, k, "explicit", "undefined", None, (*hops, "kernel not defined in the tree"))
+            return Route(e.overload_name, k, "explicit", "undefined", None,
+                         (*hops, "kernel not defined in the tree", *self._unread_note("host", k, "its definition")))
         hops.append(f"{fn.name} ({fn.kind}) @ {fn.span.where}")
+        if fn.path in self.incomplete:
+            hops.append(f"{fn.path} could not be read completely: this route may be incomplete")
         return Route(e.overload_name, k, "explicit", self.impl_of(k), fn.span.where, tuple(hops))
 
     # ------------------------------------------------------- dead and live

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from migrate.config import Config
 from migrate.index import Index
-from migrate.model import Finding
+from migrate.model import Finding, ParseError
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
-from migrate.tree import Tree
+from migrate.tree import Tree, file_kind
 
 
 @dataclass
@@ -22,9 +22,19 @@ class LintResult:
 def parse_error_findings(tree: Tree) -> list[Finding]:
     rule = all_rules()["MPS900"]
     return [
-        Finding("MPS900", e.message, e.path, e.line, e.column, e.line, e.column + 1, rule.severity)
+        Finding("MPS900", e.message + _incomplete_checks(e), e.path, e.line, e.column, e.line, e.column + 1,
+                rule.severity)
         for e in tree.errors
     ]
+
+
+def _incomplete_checks(e: ParseError) -> str:
+    """For an error that left (part of) a file unread: the rules whose findings depend on that kind of file."""
+    if not e.partial:
+        return ""
+    kind = file_kind(e.path)
+    codes = [code for code, rule in all_rules().items() if kind in rule.reads]
+    return f"; checks that may be incomplete: {', '.join(codes)}" if codes else ""
 
 
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:

@@ -153,6 +153,7 @@ class ParseError:
     line: int
     column: int
     message: str
+    partial: bool = False  # content of the file (or part of it) was not read: findings may be missing or false
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,12 @@ class MetalFile:
     host_names: frozenset[str]  # every [[host_name("...")]] after macro expansion
     kernel_functions: frozenset[str]  # names of kernel functions/templates defined
     errors: tuple[ParseError, ...] = ()
+    hidden_kernels: frozenset[str] = frozenset()  # kernel_functions not exported by their name: templates, [[host_name]]-attributed
+
+    @property
+    def exports(self) -> frozenset[str]:
+        """The host names a Metal library built from this source exports."""
+        return self.host_names | (self.kernel_functions - self.hidden_kernels)
 
 
 # -------------------------------------------------------- common_mps layer

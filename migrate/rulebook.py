@@ -26,6 +26,7 @@ class Rule:
     fix: str
     fix_safety: str  # safe | unsafe | none
     check: str | None  # module under migrate.checks
+    reads: tuple[str, ...] = ()  # kinds of files its findings depend on (migrate.tree.file_kind)
 
     def finding(self, span: Span, *, overload: str | None = None, kernel: str | None = None,
                 fix: Fix | None = None, family: str | None = None, **fmt) -> Finding:
@@ -56,6 +57,6 @@ def all_rules() -> dict[str, Rule]:
         rules[d["code"]] = Rule(
             code=d["code"], name=d["name"], severity=d["severity"], message=d["message"],
             summary=d["summary"], why=d["why"], example=d["example"], fix=d.get("fix", "No automatic fix."),
-            fix_safety=d.get("fix_safety", "none"), check=d.get("check"),
+            fix_safety=d.get("fix_safety", "none"), check=d.get("check"), reads=tuple(d.get("reads") or ()),
         )
     return rules

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.cache import cached
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
+from migrate.read.native_scan import scan_native_file
 from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
@@ -18,9 +18,17 @@ COMMON_MPS_REL = "torch/testing/_internal/common_mps.py"
 C10_METAL_REL = "c10/metal"
 HOST_SUFFIXES = (".mm", ".cpp", ".h")
 
-_DECLARE_DISPATCH = re.compile(rb"\bDECLARE_DISPATCH\s*\(\s*[^;]*?,\s*(\w+)\s*\)")
-_STUB_CALL = re.compile(rb"\b(\w+_stub)\s*\(")
-_IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
+
+
+def file_kind(rel: str) -> str:
+    """What a tree-relative path holds: yaml, host, metal, common_mps, opinfo or native (rules' ``reads``)."""
+    if rel == YAML_REL:
+        return "yaml"
+    if rel == COMMON_MPS_REL:
+        return "common_mps"
+    if rel.startswith(MPS_REL + "/"):
+        return "metal" if rel.endswith(".metal") or ("/kernels/" in rel and rel.endswith(".h")) else "host"
+    return "native" if rel.startswith(NATIVE_REL + "/") else "opinfo"
 
 
 def find_root(start: Path) -> Path:
@@ -42,7 +50,8 @@ class Tree:
     metals: dict[str, MetalFile] = field(default_factory=dict)
     common_mps: CommonMps | None = None
     declared_stubs: dict[str, str] = field(default_factory=dict)  # stub -> "path:line"
-    cpu_stub_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> stubs it calls
+    cpu_stub_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> stubs it reaches on MPS
+    native_at_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> at:: functions it calls
     errors: list[ParseError] = field(default_factory=list)
     opinfo_files: list[str] = field(default_factory=list)  # OpInfo database files present in the tree
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
@@ -52,7 +61,7 @@ def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> 
     try:
         data = overlay[rel] if rel in overlay else file.read_bytes()
     except OSError as exc:
-        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}", partial=True))
         return None
     tree.sources[rel] = data
     return data
@@ -119,11 +128,10 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
                        and r not in on_disk)  # files a patch creates
         for r in on_disk + added:
             f = root / r
-            in_kernels = "/kernels/" in r
             data = _read_bytes(tree, f, r, overlay)
             if data is None:
                 continue
-            if r.endswith(".metal") or (in_kernels and r.endswith(".h")):
+            if file_kind(r) == "metal":
                 mf = cached("metal", r, data, lambda: read_metal_source(data, r, include_dirs=includes), hdr)
                 tree.metals[r] = mf
                 tree.errors.extend(mf.errors)
@@ -157,7 +165,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
 
 
 def _scan_native_sources(tree: Tree) -> None:
-    """Stub declarations (headers) and which stub each CPU-side kernel calls (.cpp).
+    """Stub declarations (headers), which stubs each CPU-side kernel reaches and which at:: functions it calls (.cpp).
 
     Byte scans of aten/src/ATen/native/**.{h,cpp} outside mps/, when the tree has them;
     a full checkout has hundreds of such files, so each file's result goes through the cache.
@@ -179,23 +187,14 @@ def _scan_native_sources(tree: Tree) -> None:
                 continue
             if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
                 continue
-            declared, calls = cached("native-scan", r, data, lambda: _scan_native_file(r, data))
+            try:
+                declared, kernels = cached("native-scan", r, data, lambda: scan_native_file(r, data))
+            except (RecursionError, ValueError, UnicodeError) as exc:  # never a traceback
+                tree.errors.append(ParseError(r, 1, 1, f"could not scan: {exc}", partial=True))
+                continue
             for stub, line in declared:
                 tree.declared_stubs.setdefault(stub, f"{r}:{line}")
-            for kernel, stubs in calls:
-                tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)
-
-
-def _scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
-    """((stub, line) declared by a header, (kernel, stubs it calls) defined in a .cpp)."""
-    if rel.endswith(".h"):
-        return tuple((m.group(1).decode(), data.count(b"\n", 0, m.start()) + 1)
-                     for m in _DECLARE_DISPATCH.finditer(data)), ()
-    calls = []
-    heads = list(_IMPL_HEAD.finditer(data))
-    for i, m in enumerate(heads):
-        body = data[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(data)]
-        stubs = tuple(sorted({s.decode() for s in _STUB_CALL.findall(body)}))
-        if stubs:
-            calls.append(((m.group(1) or m.group(2)).decode(), stubs))
-    return (), tuple(calls)
+            for kernel, stubs, at_calls in kernels:
+                if stubs:
+                    tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)
+                tree.native_at_calls[kernel] = tree.native_at_calls.get(kernel, frozenset()) | frozenset(at_calls)

@@ -220,6 +220,38 @@ def test_objc_constructs_do_not_hide_functions():
     assert not {"R", "SPIN", "end", "interface", "__bridge"} & hf.identifiers
 
 
+def test_category_implementation_with_sends_and_nested_sends():
+    # an @implementation category whose methods send messages, then functions with nested sends
+    src = (
+        b"@implementation MPSGraph (Fixups)\n"
+        b"- (MPSGraphTensor*)minOf:(MPSGraphTensor*)a other:(MPSGraphTensor*)b {\n"
+        b"  if (([a dataType] & MPSDataTypeFloatBit) == 0) {\n"
+        b"    return [self minimumWithPrimaryTensor:a secondaryTensor:b name:nil];\n"
+        b"  }\n"
+        b"  return [self minimumWithNaNPropagationWithPrimaryTensor:a secondaryTensor:b name:nil];\n"
+        b"}\n@end\n\n"
+        b"namespace at::native::mps {\n"
+        b"void sync_with(dispatch_queue_t q, void (^block)()) {\n  dispatch_sync(q, ^() { block(); });\n}\n\n"
+        b"MPSGraphTensorData* data_for(MPSStream* s, MPSNDArrayDescriptor* desc) {\n"
+        b"  MPSNDArray* a = [[[MPSNDArray alloc] initWithDevice:s->device() descriptor:desc] autorelease];\n"
+        b"  return [[[MPSGraphTensorData alloc] initWithMPSNDArray:a] autorelease];\n}\n\n"
+        b"int after_them(int x) {\n  return x;\n}\n} // namespace at::native::mps\n"
+    )
+    hf = read_host_file(src, "u.mm")
+    assert hf.errors == ()
+    assert [(f.name, f.span.line) for f in hf.functions] == [("sync_with", 11), ("data_for", 15), ("after_them", 20)]
+    assert {"MPSNDArray", "initWithDevice", "autorelease"} <= fn(hf, "data_for").identifiers
+
+
+def test_columns_are_characters():
+    src = "void f(const Tensor& t) {\n  auto s = \"héllo → wörld\"; auto v = t.item<float>();\n}\n"
+    hf = read_host_file(src.encode(), "c.mm")
+    (site,) = [s for s in hf.sites if s.kind == "readback"]
+    line = src.splitlines()[site.span.line - 1]
+    assert site.span.column == line.index(".item") + 1  # characters, not bytes (the line has 3 multibyte ones)
+    assert fn(hf, "f").span.column == 1
+
+
 def test_inline_metal_raw_strings():
     hf, data = read("objc_heavy.mm")
     (metal,) = hf.inline_metal

@@ -419,3 +419,74 @@ def test_260_inline_metal_raw_strings():
             seen += 1
     assert seen >= 3
     assert {"bitwise_and_tensor", "lgamma", "exp_kernel"} <= kernels
+
+
+# ------------------------------------------------------------ the tree's own macros, exported names
+@needs_indexing_h
+def test_a_tree_own_macro_named_like_a_library_one_is_expanded_as_defined():
+    # 2.7.0a0's BinaryKernel.metal defines a two-parameter REGISTER_BINARY_OP of its own
+    src = (
+        "#include <c10/metal/indexing.h>\n"
+        "template <typename T> kernel void cmul(constant T* a, device T* o, uint i) { o[i] = a[i]; }\n"
+        "#define REGISTER_BINARY_OP(NAME, DTYPE) \\\n"
+        "  template [[host_name(#NAME \"_\" #DTYPE)]] kernel void NAME<DTYPE>(constant DTYPE*, device DTYPE*, uint)\n"
+        "REGISTER_BINARY_OP(cmul, float);\nREGISTER_BINARY_OP(cmul, half);\n"
+    )
+    mf = read(src, include_dirs=TORCH_INC)
+    assert mf.errors == ()
+    assert mf.registrations == ()  # not c10/metal's registration macro: no roles read through the table
+    assert mf.exports == {"cmul_float", "cmul_half"}
+
+
+@needs_indexing_h
+def test_library_macro_still_read_through_the_table():
+    mf = read("#include <c10/metal/indexing.h>\nREGISTER_BINARY_OP(hyp, float, float);\n", include_dirs=TORCH_INC)
+    assert mf.errors == ()
+    assert regs(mf) == [("REGISTER_BINARY_OP", "hyp", ("float", "float"), None)]
+    assert mf.registrations[0].host_names and mf.registrations[0].host_names <= mf.exports
+
+
+def test_exports_are_what_a_library_would_export():
+    src = (
+        "kernel void plain(device float* o, uint i) { o[i] = 0; }\n"
+        "void kernel plain_too(device float* o, uint i) { o[i] = 1; }\n"
+        "template <typename T>\nkernel void tmpl(device T* o, uint i) { o[i] = 0; }\n"
+        "template [[host_name(\"tmpl_float\")]] kernel void tmpl<float>(device float*, uint);\n"
+        "[[host_name(\"renamed\")]] kernel void inner_name(device float* o, uint i) { o[i] = 2; }\n"
+    )
+    mf = read(src)
+    assert mf.kernel_functions == {"plain", "plain_too", "tmpl", "inner_name"}
+    assert mf.exports == {"plain", "plain_too", "tmpl_float", "renamed"}
+
+
+def _kernels_270a0() -> Path:
+    from tests.corpus import pytorch_270a0_root
+
+    return pytorch_270a0_root() / "aten/src/ATen/native/mps/kernels"
+
+
+def test_every_270a0_kernel_file_reads_cleanly():
+    root = _kernels_270a0().parents[5]
+    for f in sorted(_kernels_270a0().glob("*.metal")):
+        mf = read_metal_file(f, f.name, [root])
+        assert mf.errors == (), (f.name, mf.errors[:2])
+        assert mf.exports and all(re.fullmatch(r"\w+", n) for n in mf.exports), f.name
+        literal = set(re.findall(r'host_name\("(\w+)"\)', f.read_text()))
+        assert literal <= mf.exports, f.name
+
+
+def test_270a0_binary_kernel_exports_match_the_compiled_library(tmp_path):
+    """The CPU backend compiles the file as the Metal compiler would (slow the first time: ~2 min)."""
+    from migrate.device import get_backend
+
+    f = _kernels_270a0() / "BinaryKernel.metal"
+    root = f.parents[6]
+    mf = read_metal_file(f, f.name, [root])
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MPS_MIGRATE_CACHE", str(tmp_path))
+    try:
+        lib = get_backend("cpu").compile_shader(f.read_text(), include_dirs=[str(root)], opt=0)
+    finally:
+        mp.undo()
+    assert set(lib.kernel_names) == mf.exports
+    assert {"complex_mul_float", "complex_kernel_half", "copysign_dense_long"} <= mf.exports

@@ -1,4 +1,4 @@
-"""MPS001: some overloads of a family use native Metal, others still MPSGraph."""
+"""MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
 from migrate.index import is_shared
 
 GRAPH = ("mpsgraph", "mixed")
@@ -12,8 +12,18 @@ def check(ix, rule):
             continue
         for e, r in routes:
             line = ix.mps_line(e)
-            if r.via != "explicit" or r.impl not in GRAPH or line is None or is_shared(line):
+            if r.via != "explicit" or r.impl not in GRAPH or line is None:
                 continue
-            yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel,
-                               migrated=", ".join(migrated), family=family,
-                               fix=ix.fixes.route_to_shared(e, line))
+            # an MPS-only line may join the shared line; a shared one's stub needs a Metal body: a port
+            fix = None if is_shared(line) else ix.fixes.route_to_shared(e, line)
+            command = f"mps-migrate {'fix' if fix else 'port'} {family}"
+            yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel, runs=_runs(ix, r),
+                               migrated=", ".join(migrated), family=family, command=command, fix=fix)
+
+
+def _runs(ix, route) -> str:
+    """What the overload runs: its MPSGraph kernel, or the MPSGraph body a shared stub registers."""
+    for stub in ix.stubs_of_shared_kernel(route.kernel) if route.kernel not in ix.functions else ():
+        for reg in ix.registrations.get(stub, ()):
+            return f"{reg.function} (the MPS side of {stub})"
+    return route.kernel

@@ -9,5 +9,5 @@ def check(ix, rule):
             continue
         stubs = ix.stubs_of_shared_kernel(line.kernel_name)
         known = [s for s in stubs if s in ix.tree.declared_stubs or s in ix.tree.cpu_stub_calls.get(line.kernel_name, ())]
-        if known and not any(s in ix.registrations for s in stubs):
+        if known and not any(s in ix.registrations or ix.hidden_in("host", s) for s in stubs):
             yield rule.finding(line.span, overload=e.overload_name, kernel=line.kernel_name, stub=known[0])

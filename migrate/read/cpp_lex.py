@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
+from .columns import char_column
+
 # every byte -> space, except newlines (line structure is kept)
 _BLANK = bytes(10 if b == 10 else 32 for b in range(256))
 
@@ -70,7 +72,7 @@ class Scrubbed:
         return bisect.bisect_right(self.line_starts, offset)
 
     def column_of(self, offset: int) -> int:
-        return offset - self.line_starts[self.line_of(offset) - 1] + 1
+        return char_column(self.data, self.line_starts[self.line_of(offset) - 1], offset)
 
     def in_directive(self, offset: int) -> bool:
         i = bisect.bisect_right(self._dstarts, offset) - 1

@@ -445,13 +445,15 @@ def find_functors(toks: list[Tok]) -> Iterable[str]:
                 yield name.text[: -len("_functor")]
 
 
-def find_kernel_functions(toks: list[Tok]) -> Iterable[str]:
-    """``kernel void NAME(`` / ``void kernel NAME(`` (definitions and declarations, not instantiations)."""
+def find_kernel_functions(toks: list[Tok]) -> Iterable[tuple[str, bool]]:
+    """``kernel void NAME(`` / ``void kernel NAME(`` (definitions and declarations, not instantiations)
+    -> (NAME, whether a library exports it under NAME: not a template, no ``[[host_name]]``)."""
     n = len(toks)
     for i, t in enumerate(toks):
-        if t.kind == "id" and t.text == "kernel" and i + 3 < n:
-            if toks[i + 1].text == "void" and toks[i + 2].kind == "id" and toks[i + 3].text == "(":
-                yield toks[i + 2].text
-        elif t.kind == "id" and t.text == "void" and i + 3 < n:
-            if toks[i + 1].text == "kernel" and toks[i + 2].kind == "id" and toks[i + 3].text == "(":
-                yield toks[i + 2].text
+        if t.kind != "id" or i + 3 >= n or toks[i + 2].kind != "id" or toks[i + 3].text != "(":
+            continue
+        if (t.text, toks[i + 1].text) in (("kernel", "void"), ("void", "kernel")):
+            yield toks[i + 2].text, not (i and toks[i - 1].text in EXPORT_HIDERS)
+
+
+EXPORT_HIDERS = (">", "]")  # "template <...> kernel", "[[host_name(...)]] kernel": not exported by its own name

@@ -49,7 +49,7 @@ def read_host_file(data: bytes, path: str) -> HostFile:
         return _Reader(data, path).read()
     except Exception as exc:  # never a traceback: report and return what is safe
         return HostFile(path, (), (), (), (), (), frozenset(),
-                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}"),))
+                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}", partial=True),))
 
 
 class _Reader:
@@ -70,14 +70,10 @@ class _Reader:
     def span(self, start: int, end: int) -> Span:
         sc = self.sc
         line, end_line = sc.line_of(start), sc.line_of(end)
-        return Span(self.path, line, start - sc.line_starts[line - 1] + 1,
-                    end_line, end - sc.line_starts[end_line - 1] + 1, start, end)
+        return Span(self.path, line, sc.column_of(start), end_line, sc.column_of(end), start, end)
 
     def node_span(self, node, start: int | None = None) -> Span:
-        if start is not None and start != node.start_byte:
-            return self.span(start, node.end_byte)
-        (r, c), (er, ec) = node.start_point, node.end_point
-        return Span(self.path, r + 1, c + 1, er + 1, ec + 1, node.start_byte, node.end_byte)
+        return self.span(node.start_byte if start is None else start, node.end_byte)
 
     # ----------------------------------------------------------------- read
     def read(self) -> HostFile:
@@ -262,7 +258,7 @@ class _Reader:
         self.errors.append(ParseError(
             self.path, node.start_point[0] + 1, node.start_point[1] + 1,
             f"could not parse lines {node.start_point[0] + 1}-{node.end_point[0] + 1}; "
-            "definitions there may be missed"))
+            "definitions there may be missed", partial=True))
 
 
 def _word_start(code: bytes, i: int) -> bool:

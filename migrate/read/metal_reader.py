@@ -12,17 +12,19 @@ import bisect
 import functools
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 
 from migrate.tables import load_yaml_text
 
 from migrate.model import Functor, KernelRegistration, MetalFile, ParseError, Span
+from migrate.read.columns import char_column
 from migrate.read.cpre import (
     TOKEN_RE,
     Expander,
     Macro,
     Tok,
+    EXPORT_HIDERS,
     find_functors,
     find_host_names,
     find_kernel_functions,
@@ -32,6 +34,8 @@ from migrate.read.cpre import (
 from migrate.resources import rules_dir, torch_include_dir
 
 INDEXING_H = "c10/metal/indexing.h"
+C10_METAL_DIR = "/c10/metal/"
+LIBRARY = "c10/metal"  # origin of the table's stand-in definitions when no indexing.h is at hand
 INTERESTING = frozenset({"host_name", "struct", "kernel"})
 SPECIAL = INTERESTING | {"void"}
 
@@ -188,9 +192,7 @@ class _Positions:
 
     def line_col(self, off: int) -> tuple[int, int]:
         idx = bisect.bisect_right(self.starts, off) - 1
-        ls = self.starts[idx]
-        chunk = self.data[ls:off]
-        col = (len(chunk) if chunk.isascii() else len(chunk.decode("utf-8", "replace"))) + 1
+        col = char_column(self.data, self.starts[idx], off)
         if idx == 0:
             col += self.base_column - 1
         return self.base_line + idx, col
@@ -216,15 +218,17 @@ class _Reader:
         self.macros: dict[str, Macro] = {}
         fallback = dict(header_macros(self.dirs, INDEXING_H)) if self.dirs else {}
         for name, roles in self.table.items():  # base macros stay recognisable without indexing.h
-            fallback.setdefault(name, Macro(name, tuple(f"_{k}" for k in range(len(roles))), []))
+            fallback.setdefault(name, Macro(name, tuple(f"_{k}" for k in range(len(roles))), [], origin=LIBRARY))
         self.expander = Expander(self.macros, frozenset(self.table), self._on_base, fallback)
         self.expander.body_of = self._pruned
         self.relevance: dict[str, int] = {}
         self.pruned: dict[int, list[Tok]] = {}
+        self._forget()
         self.functors: list[Functor] = []
         self.registrations: list[KernelRegistration] = []
         self.host_names: set[str] = set()
         self.kernels: set[str] = set()
+        self.hidden_kernels: set[str] = set()  # templates and [[host_name]]-attributed definitions
         self.errors: list[ParseError] = []
         self._invocation: tuple[int, int, str] = (0, 0, "")
 
@@ -251,7 +255,7 @@ class _Reader:
     def _kind(self, mac: Macro) -> int:
         """2: structural (host_name/struct/kernel, a registration, or a call of a
         parameter or of a structural macro); 1: only pastes names; 0: neither."""
-        if mac.name in self.table:
+        if mac.name in self.expander.base:
             return 2
         known = self.relevance.get(mac.name)
         if known is not None:
@@ -305,6 +309,17 @@ class _Reader:
     def _forget(self) -> None:
         self.relevance.clear()
         self.pruned.clear()
+        self.expander.base = frozenset(n for n in self.table if self._is_library_macro(n))
+
+    def _is_library_macro(self, name: str) -> bool:
+        """Is the definition of ``name`` in scope c10/metal's registration macro, with the table's arity?
+        A tree's own macro of the same name (2.7.0a0's two-parameter REGISTER_BINARY_OP) is expanded
+        as the tree defines it, not read through the table."""
+        mac = self._lookup(name)
+        if mac is None:
+            return False
+        from_library = mac.origin == LIBRARY or C10_METAL_DIR in mac.origin.replace("\\", "/")
+        return from_library and mac.params is not None and len(mac.params) == len(self.table[name])
 
     # -- invocations
     def _read_invocation(self, name: str, start: int, p: int, function_like: bool) -> tuple[list[Tok], int] | None:
@@ -353,12 +368,9 @@ class _Reader:
         start, end, written = self._invocation
         roles = self.table[macro]
         texts = ["".join((" " if k and t.space else "") + t.text for k, t in enumerate(a)) for a in args]
-        if len(texts) != len(roles):
-            self.errors.append(self.pos.error(start, f"{macro}: expected {len(roles)} arguments, got {len(texts)}"))
-            return True
         names = frozenset(find_host_names(result))
         self.host_names.update(names)
-        self.kernels.update(find_kernel_functions(result))
+        self._add_kernels(find_kernel_functions(result))
         self.registrations.append(
             KernelRegistration(
                 macro=macro,
@@ -384,7 +396,7 @@ class _Reader:
         self.expander.errors.clear()
         self.expander.budget = 2_000_000
         self.host_names.update(find_host_names(result))
-        self.kernels.update(find_kernel_functions(result))
+        self._add_kernels(find_kernel_functions(result))
         span = None
         for f in find_functors(result):
             span = span or self.pos.span(start, end)
@@ -428,8 +440,15 @@ class _Reader:
             registrations=tuple(self.registrations),
             host_names=frozenset(self.host_names),
             kernel_functions=frozenset(self.kernels),
+            hidden_kernels=frozenset(self.hidden_kernels),
             errors=tuple(self.errors),
         )
+
+    def _add_kernels(self, found: Iterable[tuple[str, bool]]) -> None:
+        for name, exported in found:
+            self.kernels.add(name)
+            if not exported:
+                self.hidden_kernels.add(name)
 
     def _identifier(self, name: str, start: int, p: int) -> int:
         text = self.text
@@ -438,15 +457,11 @@ class _Reader:
             if a:
                 self.functors.append(Functor(a.group(1), self.path, self.pos.span(start, a.end(1) + len("_functor"))))
             return p
-        if name == "kernel":
-            a = KERNEL_AHEAD_RE.match(text, p)
+        if name in ("kernel", "void"):
+            a = (KERNEL_AHEAD_RE if name == "kernel" else VOID_KERNEL_AHEAD_RE).match(text, p)
             if a:
-                self.kernels.add(a.group(1))
-            return p
-        if name == "void":
-            a = VOID_KERNEL_AHEAD_RE.match(text, p)
-            if a:
-                self.kernels.add(a.group(1))
+                before = text[max(0, start - 200):start].rstrip()[-1:]
+                self._add_kernels([(a.group(1), before not in EXPORT_HIDERS)])
             return p
         if name == "host_name":
             return self._literal_host_name(start, p)
@@ -471,12 +486,12 @@ def read_metal_source(
     try:
         return _Reader(data, path, include_dirs, pos).run()
     except RecursionError:
-        return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply"),))
+        return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),))
 
 
 def read_metal_file(file: Path, rel: str, include_dirs: Sequence[Path] = ()) -> MetalFile:
     try:
         data = Path(file).read_bytes()
     except OSError as exc:
-        return MetalFile(rel, (), (), frozenset(), frozenset(), (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}"),))
+        return MetalFile(rel, (), (), frozenset(), frozenset(), (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}", partial=True),))
     return read_metal_source(data, rel, include_dirs=include_dirs)

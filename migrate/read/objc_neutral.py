@@ -222,9 +222,11 @@ def neutralize(sc: Scrubbed) -> bytearray:
     def wipe(start: int, end: int) -> None:
         out[start:end] = blank(bytes(out[start:end]))
 
+    regions: list[tuple[int, int]] = []  # wiped @interface/@implementation blocks: no edits inside
     if b"@" in code:
         for m in _AT_REGION.finditer(code):
             wipe(*m.span())
+            regions.append(m.span())
         for m in _AT_STMT.finditer(code):
             wipe(*m.span())
         for m in _AT_CALL.finditer(code):
@@ -265,6 +267,8 @@ def neutralize(sc: Scrubbed) -> bytearray:
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             put(m.start(1), b": ")
     for s, e in _square_pairs(code):
+        if any(a <= s < b for a, b in regions):
+            continue
         edits = _message_send(code, s, e)
         if edits:
             for pos, text in edits:

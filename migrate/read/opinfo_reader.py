@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from migrate.model import MpsDecoration, OpInfoEntry, Span
+from migrate.read.columns import char_column
 
 _STRING = rb"""[rRbBuUfF]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
 # comments, strings, brackets, commas, identifiers; everything else is skipped
@@ -61,12 +62,14 @@ def find_entries(data: bytes, path: str, names: Iterable[str] | None = None) -> 
 
 class _LineIndex:
     def __init__(self, data: bytes):
+        self.data = data
         self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
 
     def span(self, path: str, start: int, end: int) -> Span:
         l1 = bisect.bisect_right(self.starts, start)
         l2 = bisect.bisect_right(self.starts, end)
-        return Span(path, l1, start - self.starts[l1 - 1] + 1, l2, end - self.starts[l2 - 1] + 1, start, end)
+        return Span(path, l1, char_column(self.data, self.starts[l1 - 1], start),
+                    l2, char_column(self.data, self.starts[l2 - 1], end), start, end)
 
 
 def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: str, lines: _LineIndex) -> OpInfoEntry:

@@ -21,6 +21,7 @@ from typing import Iterator
 import libcst as cst
 
 from migrate.model import CommonMps, ParseError, Span, XfailEntry
+from migrate.read.columns import char_column
 
 SUPPORTED_COMPLEX = "SUPPORTED_COMPLEX_OPS"
 
@@ -188,8 +189,7 @@ class _Lines:
 
     def line_col(self, off: int) -> tuple[int, int]:
         idx = bisect.bisect_right(self.starts, off) - 1
-        chunk = self.data[self.starts[idx] : off]
-        return idx + 1, (len(chunk) if chunk.isascii() else len(chunk.decode("utf-8", "replace"))) + 1
+        return idx + 1, char_column(self.data, self.starts[idx], off)
 
 
 def _error_position(data: bytes, exc: cst.ParserSyntaxError) -> tuple[int, int]:

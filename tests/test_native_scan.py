@@ -1,0 +1,75 @@
+"""migrate.read.native_scan: what a shared kernel's native definition reaches on MPS."""
+from __future__ import annotations
+
+from migrate.read.native_scan import scan_native_file
+
+
+def scan(src: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    _, kernels = scan_native_file("aten/src/ATen/native/Ops.cpp", src.encode())
+    return {name: (stubs, at_calls) for name, stubs, at_calls in kernels}
+
+
+def test_header_declarations():
+    declared, _ = scan_native_file("x.h", b"#pragma once\nDECLARE_DISPATCH(fn_t, foo_stub)\n\nDECLARE_DISPATCH(fn_t, bar_stub)\n")
+    assert declared == (("foo_stub", 2), ("bar_stub", 4))
+
+
+def test_composite_wrapper_calls_an_operator_and_no_stub():
+    got = scan("Tensor rem(const Scalar& self, const Tensor& other) {\n"
+               "  return at::rem(wrapped_scalar_tensor(self), other);\n}\n")
+    assert got == {"rem": ((), ("rem",))}
+
+
+def test_called_and_passed_stubs_count_parameters_named_like_stubs_do_not():
+    got = scan(
+        "template <typename S>\nvoid impl(const Tensor& t, S& reduce_stub) {\n  reduce_stub(t.device().type(), t);\n}\n"
+        "TORCH_IMPL_FUNC(sc_out)(const Tensor& self, const Tensor& out) {\n  impl(self, sc_stub);\n}\n"
+        "TORCH_IMPL_FUNC(direct_out)(const Tensor& self, const Tensor& out) {\n  direct_stub(kCPU, self);\n}\n"
+    )
+    assert got["sc_out"][0] == ("sc_stub",)
+    assert got["direct_out"][0] == ("direct_stub",)
+    assert "impl" not in got  # its only "stub" is a parameter
+
+
+def test_stub_behind_another_device_is_not_reached():
+    got = scan(
+        "static bool fast_path(const Tensor& self) {\n"
+        "  if (!self.device().is_cpu()) {\n    return false;\n  }\n  return self.is_contiguous();\n}\n"
+        "TORCH_IMPL_FUNC(a_out)(const Tensor& self, const Tensor& out) {\n"
+        "  if (fast_path(out)) {\n    a_fast_stub(self.device().type(), out);\n    return;\n  }\n"
+        "  a_stub(self.device().type(), out);\n}\n"
+        "TORCH_IMPL_FUNC(b_out)(const Tensor& self, const Tensor& out) {\n"
+        "  bool det = ctx.deterministic() && (self.device().type() == DeviceType::CUDA || self.device().type() == DeviceType::XPU);\n"
+        "  if (det && self.defined()) {\n    helper(self);\n  } else {\n    b_stub(self.device().type(), out);\n  }\n"
+        "  if (self.is_cuda()) b_cuda_stub(kCUDA, out);\n}\n"
+        "void helper(const Tensor& t) {\n  index_put_stub(t.device().type(), t);\n}\n"
+    )
+    assert got["a_out"][0] == ("a_stub",)
+    assert got["b_out"][0] == ("b_stub",)  # helper's index_put_stub only under det; else branch reached
+    assert got["helper"][0] == ("index_put_stub",)
+
+
+def test_conditions_that_also_hold_on_mps_keep_the_stub():
+    got = scan(
+        "TORCH_IMPL_FUNC(c_out)(const Tensor& self, const Tensor& out) {\n"
+        "  if (!self.is_cpu()) {\n    c1_stub(kMPS, out);\n  }\n"
+        "  if (self.is_cpu() || self.numel() > 4) {\n    c2_stub(kMPS, out);\n  }\n"
+        "  if (self.device().type() != DeviceType::CPU) c3_stub(kMPS, out);\n}\n"
+    )
+    assert got["c_out"][0] == ("c1_stub", "c2_stub", "c3_stub")
+
+
+def test_stubs_of_same_file_helpers_are_followed():
+    got = scan(
+        "static void inner(const Tensor& t) {\n  deep_stub(t.device().type(), t);\n}\n"
+        "static void middle(const Tensor& t) {\n  inner(t);\n}\n"
+        "Tensor& d_out(const Tensor& self, Tensor& out) {\n  middle(out);\n  return out;\n}\n"
+    )
+    assert got["d_out"][0] == ("deep_stub",)
+
+
+def test_a_stub_not_named_stub_is_found_by_its_device_argument():
+    got = scan("Tensor& w_out(const Tensor& c, Tensor& out) {\n  auto iter = make_iter(c, out);\n"
+               "  where_kernel(iter.device_type(), iter);\n  if (c.numel() > 0) {\n    fill_kernel(kCPU, out);\n  }\n"
+               "  return out;\n}\n")
+    assert got["w_out"][0] == ("fill_kernel", "where_kernel")  # the index keeps those declared as stubs
