@@ -270,6 +270,8 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
     t = toks[i]
     if t.kind == "dir" or (t.kind == "punc" and t.text == ";"):
         return i + 1
+    if t.text == "@" and i + 1 < hi and toks[i + 1].text == "autoreleasepool":  # Objective-C++ host code
+        return _stmt(toks, i + 2, hi, conds, out) if i + 2 < hi else hi
     if t.text == "{":
         c = min(match_close(toks, i), hi)
         j = i + 1
