@@ -443,7 +443,7 @@ def calls(toks: list[Tok], lo: int, hi: int) -> list[Call]:
         if k > lo and toks[k - 1].text in (".", "->"):
             continue  # member call
         q, qual = k, ""
-        while q - 2 >= 0 and toks[q - 1].text == "::" and toks[q - 2].kind == "id":
+        while q - 2 >= 0 and toks[q - 1].text == "::" and toks[q - 2].kind == "id" and toks[q - 2].text not in CONTROL:
             qual = toks[q - 2].text + "::" + qual
             q -= 2
         if q - 1 >= 0 and toks[q - 1].text == "::":
