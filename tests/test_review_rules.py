@@ -236,3 +236,18 @@ def test_real_260_tree_findings():
         ("MPS019", "LinearAlgebra.mm", 199),  # mm: use_metal_mm
         ("MPS019", "Quantized.mm", 127),  # int8 mm: graph kept under #if 1 / #else
     ]
+
+
+def test_status_graph_cache_inventory_and_compare(tmp_path):
+    import json
+    p = run_cli("status", "--root", str(REVIEW), "--graph-cache", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == [{"function": "review_max_mps", "where": f"{OPS}/Review.mm:10",
+                                     "overloads": ["review_max"]}]
+    after = tmp_path / "after"
+    shutil.copytree(REVIEW, after)
+    mm = after / OPS / "Review.mm"
+    mm.write_text(mm.read_text().replace("LookUpOrCreateCachedGraph", "lookup_gone"))
+    p = run_cli("status", "--root", str(after), "--graph-cache", "--compare", str(REVIEW))
+    assert p.stdout.splitlines()[:2] == ["graph-cache sites: 1 -> 0",
+                                         f"  removed  review_max_mps  ({OPS}/Review.mm:10, 1 overloads)"]
