@@ -46,7 +46,7 @@ def check(ix, rule):
                         fix = Fix(f"use {good}", edits, safe=False)
                     yield rule.finding(unit.tok_span(first, end), kernel=_where(fn), detail=call_text, fix=fix,
                                        advice=f"use c10::metal::{c.name.lstrip('f')}" if fixable else
-                                       "this tree's c10/metal/utils.h has no NaN-propagating min/max")
+                                       "this tree has no c10::metal::min/max to use")
 
 
 def _where(fn) -> str:

@@ -27,37 +27,35 @@ def lex(text: str, start: int = 0, end: int | None = None) -> list[Tok]:
     """Tokens of ``text[start:end]`` (``text`` decoded latin-1: one char per byte), comments dropped."""
     end = len(text) if end is None else end
     out: list[Tok] = []
-    p, line_start = start, True
-    match = TOKEN_RE.match
-    while p < end:
-        m = match(text, p, end)
-        if m is None:
-            break
-        kind, val = m.lastgroup, m.group()
+    append = out.append
+    line_start, skip_to = True, -1
+    for m in TOKEN_RE.finditer(text, start, end):
+        p = m.start()
+        if p < skip_to:
+            continue
+        kind = m.lastgroup
         if kind == "nl":
             line_start = True
-        elif kind in ("ws", "comment"):
-            pass
+        elif kind == "ws" or kind == "comment":
+            continue
         elif kind == "badcomment":
             break
-        elif kind == "punc" and val == "#" and line_start:
-            q = p
+        elif line_start and kind == "punc" and m.group() == "#":
+            nl = p
             while True:
-                nl = text.find("\n", q, end)
+                nl = text.find("\n", nl, end)
                 if nl < 0:
                     nl = end
                     break
                 if text[nl - 1] == "\\" or text[nl - 2:nl] == "\\\r":
-                    q = nl + 1
+                    nl += 1
                     continue
                 break
-            out.append(Tok("dir", text[p:nl], p))
-            p, line_start = nl, False
-            continue
+            append(Tok("dir", text[p:nl], p))
+            skip_to, line_start = nl, False
         else:
-            out.append(Tok("other" if kind == "badstr" else kind, val, p))
+            append(Tok("other" if kind == "badstr" else kind, m.group(), p))
             line_start = False
-        p = m.end()
     return out
 
 
