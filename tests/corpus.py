@@ -15,12 +15,13 @@ REPO = Path(__file__).resolve().parents[1]
 FETCH = REPO.parent / "shared" / "corpus" / "fetch-pytorch-tree"
 
 
-@functools.lru_cache(maxsize=1)
-def _fetch() -> tuple[Path | None, str]:
+@functools.lru_cache(maxsize=2)
+def _fetch(version: str | None = None) -> tuple[Path | None, str]:
     if not FETCH.exists():
         return None, f"{FETCH} not found"
     try:
-        proc = subprocess.run(["bash", str(FETCH)], capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(["bash", str(FETCH)] + (["--version", version] if version else []),
+                              capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"fetch-pytorch-tree failed: {exc}"
     if proc.returncode != 0:
@@ -33,4 +34,12 @@ def pytorch_260_root() -> Path:
     root, reason = _fetch()
     if root is None:
         pytest.skip(f"real PyTorch 2.6.0 tree unavailable: {reason}")
+    return root
+
+
+def pytorch_270a0_root() -> Path:
+    """The 2.7.0a0 tree (it has c10/metal, RMSNorm and the Cholesky kernels), or skip."""
+    root, reason = _fetch("2.7.0a0")
+    if root is None:
+        pytest.skip(f"real PyTorch 2.7.0a0 tree unavailable: {reason}")
     return root

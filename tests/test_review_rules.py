@@ -9,7 +9,7 @@ import pytest
 from migrate.config import Config
 from migrate.lint import lint_tree
 from migrate.tree import load_tree
-from tests.corpus import pytorch_260_root
+from tests.corpus import pytorch_260_root, pytorch_270a0_root
 from tests.helpers import FIXTURES, KERNELS, OPS, YAML, lint_json, run_cli, triples
 
 REVIEW = FIXTURES / "review"
@@ -157,6 +157,10 @@ def test_mps018_cases(tmp_path, src, reported):
 MM = """
 namespace at::native {{
 static MetalShaderLibrary lib("");
+static Tensor graph_path(const Tensor& self) {{
+  auto g = LookUpOrCreateCachedGraph<CachedGraph>(key, f);
+  return self;
+}}
 Tensor foo_mps(const Tensor& self) {{
 {body}
 }}
@@ -168,6 +172,8 @@ Tensor foo_mps(const Tensor& self) {{
     ("  if (use_metal(self)) {\n    lib.exec_unary_kernel(self, out, \"foo\");\n  } else {\n"
      "    auto g = LookUpOrCreateCachedGraph<CachedGraph>(key, f);\n  }", "if (use_metal(self))"),
     ("#if 1\n  lib.exec_unary_kernel(self, out, \"foo\");\n#else\n  runMPSGraph(stream, g, feeds, results);\n#endif", "#if 1"),
+    ("  if (self.dim() == 0) {\n    return graph_path(self);\n  }\n  lib.exec_unary_kernel(self, out, \"foo\");",
+     "if (self.dim() == 0)"),  # through a same-file helper that builds the graph
     ("  lib.exec_unary_kernel(self, out, \"foo\");", None),
     ("  auto g = LookUpOrCreateCachedGraph<CachedGraph>(key, f);\n  mtl_setArgs(enc, self);", None),  # no gate between them
 ])
@@ -236,6 +242,30 @@ def test_real_260_tree_findings():
         ("MPS019", "LinearAlgebra.mm", 199),  # mm: use_metal_mm
         ("MPS019", "Quantized.mm", 127),  # int8 mm: graph kept under #if 1 / #else
     ]
+
+
+def test_real_270a0_tree_findings():
+    """Hand-reviewed (see the README): every one a true finding."""
+    res = lint_tree(load_tree(pytorch_270a0_root()), Config(select=list(CODES)))
+    got = sorted((f.code, f.path.rsplit("/", 1)[-1], f.line) for f in res.findings)
+    assert got == [
+        ("MPS016", "FusedOptimizerOps.metal", 108),
+        ("MPS017", "LinearAlgebra.metal", 128),  # simd_sum under `if (linear_tid < 8)` in blockReduceSum
+        ("MPS017", "LinearAlgebra.metal", 201),  # barriers after thread 0's `return` in factorDiagonalBlock
+        ("MPS017", "LinearAlgebra.metal", 228),
+        ("MPS019", "BinaryOps.mm", 387),
+        ("MPS019", "BitwiseOps.mm", 219),
+        ("MPS019", "LinearAlgebra.mm", 437),
+        ("MPS019", "LinearAlgebra.mm", 836),  # bmm: integral dtypes go to the Metal kernel
+        ("MPS019", "Quantized.mm", 127),
+        ("MPS021", "LinearAlgebra.metal", 77),  # naive_bmm batch offsets
+        ("MPS021", "LinearAlgebra.metal", 78),
+        ("MPS021", "LinearAlgebra.metal", 150),  # Cholesky batch offsets bid.x * N * N
+        ("MPS021", "LinearAlgebra.metal", 260),
+        ("MPS021", "LinearAlgebra.metal", 355),
+    ]
+    fix = next(f for f in res.findings if f.code == "MPS016").fix
+    assert fix is not None and [e.replacement for e in fix.edits] == ["c10::metal::max", "#include <c10/metal/utils.h>\n"]
 
 
 def test_status_graph_cache_inventory_and_compare(tmp_path):

@@ -61,11 +61,12 @@ def _gate(ix, f, text, g, m):
             kinds.add("graph")
         if names & m:
             kinds.add("metal")
-        kinds |= {k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
+        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
+        kinds |= set(helpers.values())
         chain = pp.get(st.lo, ()) + tuple(
             ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds)
         if kinds == {"graph"}:
-            graph.append((st, chain, names))
+            graph.append((st, chain, (names & g) or set(helpers)))
         elif kinds == {"metal"}:
             metal.append((st, chain, names))
     for ms, mc, _ in metal:
@@ -77,7 +78,7 @@ def _gate(ix, f, text, g, m):
                 continue
             kind, cond = mc[k] if k < len(mc) else gc[k]
             line = text.count("\n", 0, toks[gs.lo].start) + 1
-            what = sorted(names & g)[0] if names & g else "a graph helper"
+            what = sorted(names)[0]
             return f"{kind} ({cond})" if not kind.startswith("#") else f"{kind} {cond}", line, what
     return None
 
