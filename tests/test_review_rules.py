@@ -116,6 +116,10 @@ KERNEL = "kernel void k(device float* x, uint lane [[thread_index_in_simdgroup]]
     ("  if (sg == 0) { threadgroup_barrier(mem_flags::mem_threadgroup); }", True),
     ("  if (lane == 0) { } else { quad_sum(x[0]); }", True),
     ("  if (sg == 0) { x[0] = simd_sum(x[lane]); }", False),  # uniform within the SIMD group
+    ("  for (uint i = lane; i < n; i += 32) { x[i] = 0; }\n  for (uint i = 0; i < n; ++i) { x[i] = simd_sum(x[i]); }",
+     False),  # the second loop's i is another variable
+    ("  for (uint i = 0; i < n; ++i) { x[i] = 0; }\n  for (uint i = lane; i < n; i += 32) { x[i] = simd_sum(x[i]); }",
+     True),
     ("  if (g < n) { threadgroup_barrier(mem_flags::mem_threadgroup); }", False),  # uniform in the threadgroup
     ("  float s = simd_sum(x[lane]);\n  if (lane == 0) { x[g] = s; }", False),
     ("  if (x[0] > 0) { x[1] = simd_active_threads_mask() ? 1 : 0; }", False),

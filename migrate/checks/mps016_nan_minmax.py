@@ -7,7 +7,7 @@ The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils
 """
 from migrate.model import Edit, Fix
 from migrate.read.metal_body import text_of
-from migrate.read.metal_flow import floating_vars, identifiers, stmt_calls, table, template_may_be_float, tree_helpers, units
+from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_may_be_float, tree_helpers, units
 
 METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
 UTILS = "c10/metal/utils.h"
@@ -32,8 +32,8 @@ def check(ix, rule):
                         continue  # fmax_functor computing fmax
                     if floats is None:
                         floats = floating_vars(unit, flow, template_may_be_float(unit, flow, _dtypes(ix)))
-                    ids = {i for lo, hi in c.args for i in identifiers(unit.toks, lo, hi)}
-                    if not any(i in floats and "data" in flow.tags.get(i, ()) for i in ids):
+                    if not any(name in floats and "data" in tags
+                               for lo, hi in c.args for name, _, tags in flow.tags_at(unit.toks, lo, hi)):
                         continue
                     first = c.at - (2 * c.qualifier.count("::") - (1 if c.qualifier.startswith("::") else 0))
                     end = c.args[-1][1] + 1

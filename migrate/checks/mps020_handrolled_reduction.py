@@ -20,7 +20,7 @@ def check(ix, rule):
         for flow in unit.flows:
             fn = flow.fn
             arrays = {p.name for p in fn.params if p.space == "threadgroup" and p.pointer}
-            arrays |= {a.var for _, a in flow.assigns if a.decl and "threadgroup" in a.decl}
+            arrays |= {a.var for _, a, _ in flow.assigns if a.decl and "threadgroup" in a.decl}
             if not arrays:
                 continue
             loops = {c for st in fn.stmts for c in st.conds if c.kind in ("for", "while")}

@@ -18,10 +18,10 @@ def check(ix, rule):
     for unit in units(ix):
         toks = unit.toks
         for flow in unit.flows:
-            buffers = {v for v, t in flow.types.items() if "*" in t and "data" in flow.tags.get(v, ())}
+            buffers = {v for v, t in flow.types.items() if "*" in t and "data" in flow.any_tags(v)}
             if not buffers:
                 continue
-            for st, a in flow.assigns:
+            for st, a, _ in flow.assigns:
                 if not a.decl or not set(a.decl) & narrow or set(a.decl) & {"*", "&", "threadgroup", "constexpr"}:
                     continue
                 lo, hi = a.rhs

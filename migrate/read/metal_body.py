@@ -124,6 +124,7 @@ class Function:
     params: tuple[Param, ...]
     body: tuple[int, int]  # token indices strictly inside the braces
     name_tok: int
+    head: int = 0  # token index where the declaration starts (template <...>, return type)
     stmts: list["Stmt"] = field(default_factory=list)
 
 
@@ -175,7 +176,7 @@ def find_functions(toks: list[Tok]) -> list[Function]:
                 close = match_close(toks, i)
                 struct = next((nm for kind, nm in reversed(scopes) if kind == "struct"), None)
                 ns = tuple(nm for kind, nm in scopes if kind == "namespace" and nm)
-                out.append(Function(fn[0], struct, ns, "kernel" in words, fn[1], fn[2], (i + 1, close), fn[3]))
+                out.append(Function(fn[0], struct, ns, "kernel" in words, fn[1], fn[2], (i + 1, close), fn[3], hs))
                 i = close
                 floor = i + 1
             elif ("struct" in words or "class" in words) and "enum" not in words:
@@ -308,10 +309,10 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
         test = (semis[0] + 1, semis[1]) if len(semis) > 1 else (b, b)
         step = (semis[1] + 1, b) if len(semis) > 1 else (b, b)
         del parts
-        if init[0] < init[1]:
-            out.append(Stmt(init[0], init[1], conds, "for-init"))
         cond = Cond("for", test[0], test[1], i)
-        out.append(Stmt(test[0], test[1], conds, "cond", None))
+        if init[0] < init[1]:  # its declarations are the loop's: scoped inside it
+            out.append(Stmt(init[0], init[1], conds + (cond,), "for-init"))
+        out.append(Stmt(test[0], test[1], conds + (cond,), "cond", None))
         if step[0] < step[1]:
             out.append(Stmt(step[0], step[1], conds + (cond,), "for-step"))
         return _stmt(toks, j, hi, conds + (cond,), out) if j < hi else j
@@ -451,8 +452,9 @@ def calls(toks: list[Tok], lo: int, hi: int) -> list[Call]:
     return out
 
 
-def identifiers(toks: list[Tok], lo: int, hi: int) -> list[str]:
-    """Identifiers of an expression that name variables (not members after '.', not qualified names)."""
+def identifier_positions(toks: list[Tok], lo: int, hi: int) -> list[tuple[int, str]]:
+    """(token index, name) of an expression's identifiers that name variables (not members after '.',
+    not qualified names)."""
     out = []
     for k in range(lo, hi):
         t = toks[k]
@@ -462,8 +464,12 @@ def identifiers(toks: list[Tok], lo: int, hi: int) -> list[str]:
             continue
         if k + 1 < len(toks) and toks[k + 1].text == "::":
             continue
-        out.append(t.text)
+        out.append((k, t.text))
     return out
+
+
+def identifiers(toks: list[Tok], lo: int, hi: int) -> list[str]:
+    return [name for _, name in identifier_positions(toks, lo, hi)]
 
 
 def text_of(toks: list[Tok], lo: int, hi: int, source: str) -> str:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate.read.metal_body import (
-    Function, Stmt, Tok, assignments, calls, find_functions, identifiers, lex, walk,
+    Function, Stmt, Tok, assignments, calls, find_functions, identifier_positions, identifiers, lex, walk,
 )
 from migrate.tables import load_table, dtype_family
 
@@ -44,32 +44,59 @@ def collective_class(name: str) -> str | None:
 
 @dataclass
 class FnFlow:
+    """Tags of a function's variables.  A variable is a declaration: ``name`` for a parameter,
+    ``name@N`` for a local declared by the N-th statement; a use resolves to the latest earlier
+    declaration whose scope (enclosing conditions) encloses it, so two loops' ``i`` stay apart."""
+
     fn: Function
-    tags: dict[str, set[str]] = field(default_factory=dict)
-    origin: dict[str, str] = field(default_factory=dict)  # var -> "tid [[thread_position_in_threadgroup]]"
-    types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # declared types (params and locals)
-    assigns: list = field(default_factory=list)  # (Stmt, Assign)
+    tags: dict[str, set[str]] = field(default_factory=dict)  # variable -> tags
+    origin: dict[str, str] = field(default_factory=dict)  # variable -> "tid [[thread_position_in_threadgroup]]"
+    types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> declared type (params and locals)
+    assigns: list = field(default_factory=list)  # (Stmt, Assign, variable written)
+    ctx: dict[int, tuple[int, tuple]] = field(default_factory=dict)  # token index -> (statement order, scope)
+    decls: dict[str, list[tuple[int, tuple, str]]] = field(default_factory=dict)  # name -> (order, scope, variable)
+
+    def var(self, name: str, at: int) -> str:
+        order, scope = self.ctx.get(at, (1 << 30, ()))
+        for d_order, d_scope, key in reversed(self.decls.get(name, ())):
+            if d_order <= order and scope[:len(d_scope)] == d_scope:
+                return key
+        return name
+
+    def tags_at(self, toks: list[Tok], lo: int, hi: int) -> list[tuple[str, str, set[str]]]:
+        """(name, variable, tags) of each identifier of ``toks[lo:hi]``."""
+        out = []
+        for k, name in identifier_positions(toks, lo, hi):
+            key = self.var(name, k)
+            out.append((name, key, self.tags.get(key, set())))
+        return out
 
     def expr_tags(self, toks: list[Tok], lo: int, hi: int) -> set[str]:
         out: set[str] = set()
-        for name in identifiers(toks, lo, hi):
-            out |= self.tags.get(name, set())
+        for _, _, tags in self.tags_at(toks, lo, hi):
+            out |= tags
         return out
 
     def origin_of(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
         """Where the first identifier of the expression with one of ``want`` tags comes from."""
-        for name in identifiers(toks, lo, hi):
-            if self.tags.get(name, set()) & want:
-                return self.origin.get(name, name)
+        for name, key, tags in self.tags_at(toks, lo, hi):
+            if tags & want:
+                return self.origin.get(key, name)
         return ""
 
     def why(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
-        """``x`` or ``x (from tid [[thread_position_in_threadgroup]])`` for the expression's first such identifier."""
-        for name in identifiers(toks, lo, hi):
-            if self.tags.get(name, set()) & want:
-                o = self.origin.get(name, name)
-                return o if o == name or o.startswith(name + " [[") else f"{name} (from {o})"
-        return ""
+        """``x (from tid [[thread_position_in_threadgroup]])`` for each identifier of the expression with such tags."""
+        seen: dict[str, str] = {}
+        for name, key, tags in self.tags_at(toks, lo, hi):
+            if tags & want and name not in seen:
+                o = self.origin.get(key, name)
+                seen[name] = o if o == name or o.startswith(name + " [[") else f"{name} (from {o})"
+        return ", ".join(seen.values())
+
+    def any_tags(self, name: str) -> set[str]:
+        """Tags of every variable called ``name``."""
+        keys = [name] + [k for _, _, k in self.decls.get(name, ())]
+        return set().union(*(self.tags.get(k, set()) for k in keys))
 
 
 @dataclass
@@ -111,7 +138,7 @@ def units(ix) -> list[Unit]:
 
 def _units(tree):
     for path in sorted(tree.metals):
-        if "#" in path or not path.endswith(".metal"):
+        if "#" in path or not (path.endswith(".metal") or "/kernels/" in path):
             continue
         data = tree.sources.get(path)
         if data is not None:
@@ -159,11 +186,14 @@ def _sources(toks: list[Tok], fn: Function) -> FnFlow:
             tags.add("size")
         if tags:
             flow.tags[p.name] = tags
-    for st in fn.stmts:
+    for order, st in enumerate(fn.stmts):
+        for k in range(st.lo, st.hi):
+            flow.ctx[k] = (order, st.conds)
         for a in assignments(toks, st):
-            flow.assigns.append((st, a))
             if a.decl:
                 flow.types.setdefault(a.var, a.decl)
+                flow.decls.setdefault(a.var, []).append((order, st.conds, f"{a.var}@{order}"))
+            flow.assigns.append((st, a, flow.var(a.var, st.lo)))
     return flow
 
 
@@ -174,14 +204,14 @@ def _propagate(unit: Unit) -> None:
         for flow in unit.flows:
             for _r in range(8):
                 inner = False
-                for st, a in flow.assigns:
+                for st, a, var in flow.assigns:
                     got = flow.expr_tags(toks, *a.rhs)
                     if a.subscripted:
                         got &= {"data"}
-                    have = flow.tags.setdefault(a.var, set())
+                    have = flow.tags.setdefault(var, set())
                     if not got <= have:
-                        if a.var not in flow.origin and got - {"data", "size"}:
-                            flow.origin[a.var] = flow.origin_of(toks, *a.rhs, want=got - {"data", "size"})
+                        if var not in flow.origin and got - {"data", "size"}:
+                            flow.origin[var] = flow.origin_of(toks, *a.rhs, want=got - {"data", "size"})
                         have |= got
                         inner = changed = True
                 if not inner:
@@ -218,10 +248,24 @@ def is_floating(unit: Unit, flow: FnFlow, words: tuple[str, ...] | None, float_t
 def template_may_be_float(unit: Unit, flow: FnFlow, functor_dtypes: dict | None) -> bool:
     """Is a template parameter of this function possibly a floating type?  A functor: when it is registered
     for a floating dtype; otherwise when the file instantiates some template with one."""
+    head = [t.text for t in unit.toks[flow.fn.head:flow.fn.name_tok]]
+    if "is_floating_point_v" in head or "is_floating_point" in head:
+        return True
+    if {"is_integral_v", "is_integral"} & set(head) or _same_as_integer(head):
+        return False  # enable_if'd to integers
     s = flow.fn.struct or ""
     if functor_dtypes is not None and s.endswith("_functor") and s[:-len("_functor")] in functor_dtypes:
         return bool(set(functor_dtypes[s[:-len("_functor")]]) & set(dtype_family("float")))
     return unit.float_instances
+
+
+def _same_as_integer(head: list[str]) -> bool:
+    """``is_same_v<T, long>`` in a declaration's head."""
+    for k, w in enumerate(head):
+        if w in ("is_same_v", "is_same") and k + 5 < len(head) and head[k + 1] == "<" and head[k + 3] == ",":
+            if head[k + 4] in INT_WORDS:
+                return True
+    return False
 
 
 def floating_vars(unit: Unit, flow: FnFlow, float_t: bool) -> set[str]:
@@ -229,7 +273,7 @@ def floating_vars(unit: Unit, flow: FnFlow, float_t: bool) -> set[str]:
     out = {v for v, t in flow.types.items() if is_floating(unit, flow, t, float_t)}
     for _ in range(4):
         grew = False
-        for st, a in flow.assigns:
+        for st, a, _ in flow.assigns:
             if a.var not in out and a.decl and "auto" in a.decl and set(identifiers(unit.toks, *a.rhs)) & out:
                 out.add(a.var)
                 grew = True
