@@ -158,6 +158,17 @@ def test_mps018_cases(tmp_path, src, reported):
     assert bool(_codes(root, "MPS018")) is reported
 
 
+@pytest.mark.parametrize("src,reported", [
+    ("  [options setFastMathEnabled:YES];", True),
+    ("  options.mathMode = MTLMathModeFast;", True),
+    ("  options.mathMode = fast_math ? MTLMathModeFast : MTLMathModeSafe;", False),  # the user's opt-in
+    ("  // [options setFastMathEnabled:YES];", False),
+])
+def test_mps018_host_compile_options(tmp_path, src, reported):
+    root = _tree(tmp_path, mm=f"void compile(MTLCompileOptions* options) {{\n{src}\n}}\n")
+    assert bool(_codes(root, "MPS018")) is reported
+
+
 MM = """
 namespace at::native {{
 static MetalShaderLibrary lib("");
@@ -285,3 +296,15 @@ def test_status_graph_cache_inventory_and_compare(tmp_path):
     p = run_cli("status", "--root", str(after), "--graph-cache", "--compare", str(REVIEW))
     assert p.stdout.splitlines()[:2] == ["graph-cache sites: 1 -> 0",
                                          f"  removed  review_max_mps  ({OPS}/Review.mm:10, 1 overloads)"]
+
+
+def test_graph_cache_inventory_on_270a0():
+    from migrate.index import Index
+    from migrate.status.graph_cache import inventory
+
+    sites = {s.function: s for s in inventory(Index(load_tree(pytorch_270a0_root())))}
+    assert len(sites) == 122
+    assert sites["mm_out_mps_impl"].overloads == ("mm", "mm.out")
+    assert sites["mm_out_mps_impl"].where == "aten/src/ATen/native/mps/operations/LinearAlgebra.mm:437"
+    assert {"add.Tensor", "atan2.out"} <= set(sites["binaryOpTensor"].overloads)
+    assert "LookUpOrCreateCachedGraph" not in sites  # the cache itself is no site
