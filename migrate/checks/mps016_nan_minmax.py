@@ -16,6 +16,7 @@ UTILS = "c10/metal/utils.h"
 def check(ix, rule):
     names = set(table()["nan_dropping"])
     helpers = tree_helpers(ix.tree.root).get(UTILS, frozenset())
+    dtypes = _dtypes(ix)
     for unit in units(ix):
         fixable = {"min", "max"} <= helpers
         include = None if not fixable or _includes_utils(unit, ix.tree.root) else _include_edit(unit)
@@ -31,7 +32,7 @@ def check(ix, rule):
                     if fn.struct == f"{c.name}_functor":
                         continue  # fmax_functor computing fmax
                     if floats is None:
-                        floats = floating_vars(unit, flow, template_may_be_float(unit, flow, _dtypes(ix)))
+                        floats = floating_vars(unit, flow, template_may_be_float(unit, flow, dtypes))
                     if not any(name in floats and "data" in tags
                                for lo, hi in c.args for name, _, tags in flow.tags_at(unit.toks, lo, hi)):
                         continue

@@ -8,7 +8,7 @@ the grid, or a value derived from one) by a size or stride parameter (``size`` t
 parameter is never a 32-bit type here.
 """
 from migrate.read.metal_body import text_of
-from migrate.read.metal_flow import identifiers, table, units
+from migrate.read.metal_flow import table, units
 
 OPERAND_END = {")", "]"}
 

@@ -142,7 +142,6 @@ class Stmt:
     hi: int  # token range, ';' excluded
     conds: tuple[Cond, ...]  # enclosing conditions, outermost first
     role: str = "stmt"  # stmt | for-init | for-step | cond (a condition, as an expression to scan)
-    loop: int | None = None  # for role "cond": the Cond it is
 
 
 def _header_start(toks: list[Tok], i: int, floor: int) -> int:
@@ -282,7 +281,7 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
         if j < hi and toks[j].text == "constexpr":
             a, b, j = _paren(toks, i + 1, hi)
         cond = Cond("if", a, b, i)
-        out.append(Stmt(a, b, conds, "cond", None))
+        out.append(Stmt(a, b, conds, "cond"))
         j = _stmt(toks, j, hi, conds + (cond,), out) if j < hi else j
         if j < hi and toks[j].text == "else":
             j = _stmt(toks, j + 1, hi, conds + (Cond("else", a, b, j),), out)
@@ -290,29 +289,27 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
     if t.kind == "id" and t.text in ("while", "switch"):
         a, b, j = _paren(toks, i, hi)
         cond = Cond(t.text, a, b, i)
-        out.append(Stmt(a, b, conds, "cond", None))
+        out.append(Stmt(a, b, conds, "cond"))
         return _stmt(toks, j, hi, conds + (cond,), out) if j < hi else j
     if t.kind == "id" and t.text == "do":
         body_end = _stmt(toks, i + 1, hi, conds, [])
         if body_end < hi and toks[body_end].text == "while":
             a, b, after = _paren(toks, body_end, hi)
             cond = Cond("while", a, b, body_end)
-            out.append(Stmt(a, b, conds, "cond", None))
+            out.append(Stmt(a, b, conds, "cond"))
             _stmt(toks, i + 1, hi, conds + (cond,), out)
             return after
         return _stmt(toks, i + 1, hi, conds, out)
     if t.kind == "id" and t.text == "for":
         a, b, j = _paren(toks, i, hi)
-        parts = split_top(toks, a, b, ";") if a < b else []
         semis = [k for k in range(a, b) if toks[k].text == ";" and _depth0(toks, a, k)]
         init = (a, semis[0]) if semis else (a, b)
         test = (semis[0] + 1, semis[1]) if len(semis) > 1 else (b, b)
         step = (semis[1] + 1, b) if len(semis) > 1 else (b, b)
-        del parts
         cond = Cond("for", test[0], test[1], i)
         if init[0] < init[1]:  # its declarations are the loop's: scoped inside it
             out.append(Stmt(init[0], init[1], conds + (cond,), "for-init"))
-        out.append(Stmt(test[0], test[1], conds + (cond,), "cond", None))
+        out.append(Stmt(test[0], test[1], conds + (cond,), "cond"))
         if step[0] < step[1]:
             out.append(Stmt(step[0], step[1], conds + (cond,), "for-step"))
         return _stmt(toks, j, hi, conds + (cond,), out) if j < hi else j

@@ -151,7 +151,7 @@ def _units(tree):
             yield analyse(path, text, im.span.start, im.span.end)
 
 
-def analyse(path: str, text: str, start: int = 0, end: int | None = None, functor_dtypes=None) -> Unit:
+def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
     toks = lex(text, start, end)
     fns = find_functions(toks)
     unit = Unit(path, text, toks, fns)
