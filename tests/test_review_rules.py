@@ -129,6 +129,12 @@ def test_mps017_cases(tmp_path, body, reported):
     assert bool(_codes(root, "MPS017")) is reported
 
 
+def test_mps017_suppressed_by_comment_on_the_line_above(tmp_path):
+    body = "  if (lane < 8) {\n    // mps-migrate: ignore[MPS017] the first 8 lanes reduce on purpose\n    x[0] = simd_sum(x[lane]);\n  }"
+    root = _tree(tmp_path, KERNEL.format(body=body))
+    assert _codes(root, "MPS017") == []
+
+
 def test_mps017_follows_positions_into_helpers(tmp_path):
     root = _tree(tmp_path, """
 float reduce(float v, uint who) {
@@ -287,6 +293,7 @@ def test_status_graph_cache_inventory_and_compare(tmp_path):
     import json
     p = run_cli("status", "--root", str(REVIEW), "--graph-cache", "--format", "json")
     assert p.returncode == 0, p.stderr
+    assert run_cli("status", "--root", str(REVIEW), "--graph-cache", "--format", "html").returncode == 2
     assert json.loads(p.stdout) == [{"function": "review_max_mps", "where": f"{OPS}/Review.mm:10",
                                      "overloads": ["review_max"]}]
     after = tmp_path / "after"

@@ -30,6 +30,8 @@ def status_of(root: str):
 
 
 def _graph_cache(args) -> str:
+    if args.format == "html":
+        raise UsageError("--graph-cache writes text, markdown or json, not html")
     from migrate.index import Index
     from migrate.status import graph_cache
     from migrate.tree import find_root, load_tree
@@ -45,7 +47,7 @@ def _graph_cache(args) -> str:
         return graph_cache.render_change(before, after)
     if args.format == "json":
         return json.dumps(graph_cache.to_json(after), indent=2) + "\n"
-    return graph_cache.render(after, "markdown" if args.format in ("markdown", "html") else "text")
+    return graph_cache.render(after, args.format)
 
 
 def run(args) -> int:  # imports inside: building the CLI parser should not pay for them
