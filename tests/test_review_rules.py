@@ -315,3 +315,16 @@ def test_graph_cache_inventory_on_270a0():
     assert sites["mm_out_mps_impl"].where == "aten/src/ATen/native/mps/operations/LinearAlgebra.mm:437"
     assert {"add.Tensor", "atan2.out"} <= set(sites["binaryOpTensor"].overloads)
     assert "LookUpOrCreateCachedGraph" not in sites  # the cache itself is no site
+
+
+def test_mps016_fix_adds_the_include_once(tmp_path):
+    src = ("#include <metal_stdlib>\nusing namespace metal;\n"
+           "kernel void k(device float* x, constant float* y, uint i [[thread_position_in_grid]]) {\n"
+           "  x[i] = max(x[i], 0.0f);\n  x[i] = min(x[i], y[i]);\n}\n")
+    root = _tree(tmp_path, src)
+    proc = run_cli("lint", str(root), "--select", "MPS016", "--fix", "--unsafe-fixes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (root / KERNELS / "K.metal").read_text()
+    assert text.startswith("#include <c10/metal/utils.h>\n#include <metal_stdlib>\n")
+    assert text.count("c10/metal/utils.h") == 1
+    assert "x[i] = c10::metal::max(x[i], 0.0f);" in text and "x[i] = c10::metal::min(x[i], y[i]);" in text
