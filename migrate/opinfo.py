@@ -56,5 +56,6 @@ def print_next_steps(index, family: str, file=None) -> None:
         print("mps-migrate: next, build PyTorch and run on a Mac:", file=file)
         for c in commands:
             print(f"  {c}", file=file)
+        print(f"  and time it before/after: mps-migrate bench {family} --root TREE -o bench_{family}.py", file=file)
     else:
         print(f"mps-migrate: no OpInfo entry tests {family}: test it by hand", file=file)

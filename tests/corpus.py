@@ -37,6 +37,7 @@ def pytorch_260_root() -> Path:
 
 
 def pytorch_270a0_root() -> Path:
+    """The 2.7.0a0 tree (it has c10/metal, RMSNorm and the Cholesky kernels), or skip."""
     root, reason = _fetch("--version", "2.7.0a0")
     if root is None:
         pytest.skip(f"real PyTorch 2.7.0a0 tree unavailable: {reason}")

@@ -74,6 +74,7 @@ def test_fix_command_prints_test_commands(tmp_path):
     lines = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("python test/")]
     assert lines == ["python test/test_mps.py -k test_output_match_exp",
                      "python test/test_mps.py -k test_output_match_exp_extremal"]
+    assert "time it before/after: mps-migrate bench exp --root TREE -o bench_exp.py" in p.stderr
 
 
 def test_test_commands_from_installed_database_when_tree_has_none():

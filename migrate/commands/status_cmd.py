@@ -14,6 +14,8 @@ def add_arguments(p) -> None:
     p.add_argument("--format", default="text", choices=FORMATS)
     p.add_argument("--compare", metavar="OTHER_ROOT",
                    help="baseline tree (e.g. an older release): report progress from it to --root")
+    p.add_argument("--graph-cache", action="store_true",
+                   help="list every graph-cache site (LookUpOrCreateCachedGraph, ...) with the overloads reaching it")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
 
 
@@ -25,11 +27,34 @@ def status_of(root: str):
     return compute_status(Index(load_tree(find_root(Path(root)))))
 
 
+def _graph_cache(args) -> str:
+    if args.format == "html":
+        raise UsageError("--graph-cache writes text, markdown or json, not html")
+    from migrate.index import Index
+    from migrate.status import graph_cache
+    from migrate.tree import find_root, load_tree
+
+    def sites(root):
+        return graph_cache.inventory(Index(load_tree(find_root(Path(root)))))
+
+    after = sites(args.root)
+    if args.compare:
+        before = sites(args.compare)
+        if args.format == "json":
+            return json.dumps({"before": graph_cache.to_json(before), "after": graph_cache.to_json(after)}, indent=2) + "\n"
+        return graph_cache.render_change(before, after)
+    if args.format == "json":
+        return json.dumps(graph_cache.to_json(after), indent=2) + "\n"
+    return graph_cache.render(after, args.format)
+
+
 def run(args) -> int:  # imports inside: building the CLI parser should not pay for them
     from migrate.status import compare
 
-    after = status_of(args.root)
-    if args.compare:
+    after = None if args.graph_cache else status_of(args.root)
+    if args.graph_cache:
+        text = _graph_cache(args)
+    elif args.compare:
         progress = compare(status_of(args.compare), after)
         text = _render_progress(progress, args.format)
     else:

@@ -1,0 +1,80 @@
+"""MPS016: bare min/max/fmin/fmax on floating-point tensor data in Metal code.
+
+Judged per call: an argument must hold tensor data (metal_flow's ``data`` tag) of a
+floating type (declared float/half/bfloat, or a template parameter the function may
+be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op itself.
+The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
+"""
+from migrate.model import Edit, Fix
+from migrate.read.metal_body import text_of
+from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_may_be_float, tree_helpers, units
+
+METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
+UTILS = "c10/metal/utils.h"
+
+
+def check(ix, rule):
+    names = set(table()["nan_dropping"])
+    helpers = tree_helpers(ix.tree.root).get(UTILS, frozenset())
+    dtypes = _dtypes(ix)
+    for unit in units(ix):
+        fixable = {"min", "max"} <= helpers
+        include = None if not fixable or _includes_utils(unit, ix.tree.root) else _include_edit(unit)
+        for flow in unit.flows:
+            fn = flow.fn
+            if fn.name in names:
+                continue
+            floats = None
+            for st in fn.stmts:
+                for c in stmt_calls(unit, st):
+                    if c.name not in names or c.qualifier not in METAL_QUALIFIERS or not c.args:
+                        continue
+                    if fn.struct == f"{c.name}_functor":
+                        continue  # fmax_functor computing fmax
+                    if floats is None:
+                        floats = floating_vars(unit, flow, template_may_be_float(unit, flow, dtypes))
+                    if not any(name in floats and "data" in tags
+                               for lo, hi in c.args for name, _, tags in flow.tags_at(unit.toks, lo, hi)):
+                        continue
+                    first = c.at - (2 * c.qualifier.count("::") - (1 if c.qualifier.startswith("::") else 0))
+                    end = c.args[-1][1] + 1
+                    call_text = text_of(unit.toks, first, end, unit.text)
+                    fix = None
+                    if fixable:
+                        good = "c10::metal::" + c.name.lstrip("f")
+                        span = unit.tok_span(first, c.at + 1)
+                        edits = (Edit(unit.path, span.start, span.end, good),) + ((include,) if include else ())
+                        fix = Fix(f"use {good}", edits, safe=False)
+                    yield rule.finding(unit.tok_span(first, end), kernel=_where(fn), detail=call_text, fix=fix,
+                                       advice=f"use c10::metal::{c.name.lstrip('f')}" if fixable else
+                                       "this tree has no c10::metal::min/max to use")
+
+
+def _where(fn) -> str:
+    return f"{fn.struct}::{fn.name}" if fn.struct else fn.name
+
+
+def _dtypes(ix) -> dict[str, list[str]]:
+    return {op: [d for r in regs for d in r.dtypes] for op, regs in ix.functor_registrations.items()}
+
+
+def _include_edit(unit) -> Edit:
+    """Insert ``#include <c10/metal/utils.h>`` before the source's first #include (or at its start)."""
+    first = next((t for t in unit.toks if t.kind == "dir" and "include" in t.text), None)
+    at = first.start if first else (unit.toks[0].start if unit.toks else 0)
+    return Edit(unit.path, at, at, f"#include <{UTILS}>\n")
+
+
+def _includes_utils(unit, root) -> bool:
+    """The source includes c10/metal/utils.h, itself or through another c10/metal header."""
+    for t in unit.toks:
+        if t.kind == "dir" and "include" in t.text and "c10/metal/" in t.text:
+            rel = t.text.split("<")[-1].split('"')[-1].rstrip('>" ').split(">")[0]
+            if rel == UTILS:
+                return True
+            try:
+                if UTILS in (root / rel).read_text(encoding="latin-1"):
+                    return True
+            except OSError:
+                continue
+    return False

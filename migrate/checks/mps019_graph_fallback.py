@@ -1,0 +1,103 @@
+"""MPS019: a host function that launches a Metal kernel and keeps an MPSGraph path beside it.
+
+Statements of the function's body are classified by the markers of rules/markers.yaml
+(directly, or through a same-tree helper whose markers are only Metal or only MPSGraph).
+When a Metal statement and a graph statement sit under different conditions (``if``,
+``else``, loop, or a preprocessor ``#if``), the first condition that tells them apart is
+the gate the finding names.
+"""
+from migrate.read.metal_body import Function, lex, match_close, text_of, walk
+
+
+def check(ix, rule):
+    g, m = ix.markers["mpsgraph"], ix.markers["metal"]
+    for path, hf in sorted(ix.tree.hosts.items()):
+        text = None
+        for f in hf.functions:
+            if not _maybe_both(ix, f, g, m):
+                continue
+            text = text or ix.tree.sources[path].decode("latin-1")
+            found = _gate(ix, f, text, g, m)
+            if found:
+                gate, graph_line, graph_what = found
+                yield rule.finding(f.span, kernel=f.name, gate=gate, line=graph_line, graph=graph_what)
+
+
+def _kind_of_call(ix, name, g, m):
+    if name in ix.functions and name not in ix._stop_at:
+        got = ix.marker_closure(name)
+        if got & g and not got & m:
+            return "graph"
+        if got & m and not got & g:
+            return "metal"
+    return None
+
+
+def _maybe_both(ix, f, g, m) -> bool:
+    kinds = {"graph" for _ in [1] if f.markers & g} | {"metal" for _ in [1] if f.markers & m}
+    kinds |= {k for c in f.calls if c != f.name and (k := _kind_of_call(ix, c, g, m))}
+    return kinds == {"graph", "metal"}
+
+
+def _gate(ix, f, text, g, m):
+    toks = lex(text, f.span.start, f.span.end)
+    depth, open_ = 0, None
+    for k, t in enumerate(toks):
+        depth += t.text == "("
+        depth -= t.text == ")"
+        if t.text == "{" and depth == 0:
+            open_ = k
+            break
+    if open_ is None:
+        return None
+    fn = Function(f.name, None, (), False, frozenset(), (), (open_ + 1, match_close(toks, open_)), 0)
+    stmts = [s for s in walk(toks, fn) if s.role != "cond"]
+    pp = _preprocessor(toks, *fn.body)
+    graph, metal = [], []
+    for st in stmts:
+        names = {t.text for t in toks[st.lo:st.hi] if t.kind == "id"}
+        kinds = set()
+        if names & g:
+            kinds.add("graph")
+        if names & m:
+            kinds.add("metal")
+        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
+        kinds |= set(helpers.values())
+        chain = pp.get(st.lo, ()) + tuple(
+            ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds)
+        if kinds == {"graph"}:
+            graph.append((st, chain, (names & g) or set(helpers)))
+        elif kinds == {"metal"}:
+            metal.append((st, chain, names))
+    for ms, mc, _ in metal:
+        for gs, gc, names in graph:
+            k = 0
+            while k < len(mc) and k < len(gc) and mc[k] == gc[k]:
+                k += 1
+            if k == len(mc) and k == len(gc):
+                continue
+            kind, cond = mc[k] if k < len(mc) else gc[k]
+            line = text.count("\n", 0, toks[gs.lo].start) + 1
+            what = sorted(names)[0]
+            return f"{kind} ({cond})" if not kind.startswith("#") else f"{kind} {cond}", line, what
+    return None
+
+
+def _preprocessor(toks, lo, hi) -> dict[int, tuple]:
+    """Token index -> enclosing #if/#else conditions, as ("#if", cond) / ("#else of #if", cond)."""
+    out, stack = {}, []
+    for k in range(lo, hi):
+        t = toks[k]
+        if t.kind == "dir":
+            words = t.text.lstrip("#").split(None, 1)
+            d, rest = (words + ["", ""])[:2] if words else ("", "")
+            rest = " ".join(rest.split())
+            if d in ("if", "ifdef", "ifndef"):
+                stack.append((f"#{d}", rest))
+            elif d in ("else", "elif") and stack:
+                stack[-1] = (f"#{d} of {stack[-1][0]}", stack[-1][1])
+            elif d == "endif" and stack:
+                stack.pop()
+            continue
+        out[k] = tuple(stack)
+    return out

@@ -1,0 +1,301 @@
+"""Small data-flow facts over Metal function bodies (metal_body), for the kernel review rules.
+
+Every variable gets a set of tags saying where its value comes from, propagated
+through assignments (flow-insensitive, to a fixed point) and from call sites into
+the parameters of helpers defined in the same source:
+
+- ``lane`` / ``simdgroup`` / ``grid``: a thread-position parameter (rules/metal_review.yaml)
+- ``data``: a tensor element (device pointer or reference, constant pointer, a functor's argument)
+- ``size``: an integer parameter that is not a position (sizes, strides, counts)
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from migrate.read.metal_body import (
+    Function, Stmt, Tok, assignments, calls, find_functions, identifier_positions, identifiers, lex, walk,
+)
+from migrate.tables import load_table, dtype_family
+
+INT_WORDS = frozenset({"int", "uint", "long", "ulong", "short", "ushort", "char", "uchar", "bool", "unsigned", "size_t",
+                       "int32_t", "uint32_t", "int64_t", "uint64_t", "int16_t", "uint16_t", "int8_t", "uint8_t",
+                       "uint2", "uint3", "uint4", "int2", "int3", "int4", "long2", "long3", "long4", "ulong2", "ulong3",
+                       "ulong4", "packed_uint3"})
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    return load_table("metal_review.yaml")
+
+
+def collective_class(name: str) -> str | None:
+    """"simdgroup" | "threadgroup" | None for a called name."""
+    t = table()
+    if name in t["not_collective"]:
+        return None
+    for cls, pats in t["collectives"].items():
+        if any(fnmatch.fnmatchcase(name, p) for p in pats):
+            return cls
+    return None
+
+
+@dataclass
+class FnFlow:
+    """Tags of a function's variables.  A variable is a declaration: ``name`` for a parameter,
+    ``name@N`` for a local declared by the N-th statement; a use resolves to the latest earlier
+    declaration whose scope (enclosing conditions) encloses it, so two loops' ``i`` stay apart."""
+
+    fn: Function
+    tags: dict[str, set[str]] = field(default_factory=dict)  # variable -> tags
+    origin: dict[str, str] = field(default_factory=dict)  # variable -> "tid [[thread_position_in_threadgroup]]"
+    types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> declared type (params and locals)
+    assigns: list = field(default_factory=list)  # (Stmt, Assign, variable written)
+    ctx: dict[int, tuple[int, tuple]] = field(default_factory=dict)  # token index -> (statement order, scope)
+    decls: dict[str, list[tuple[int, tuple, str]]] = field(default_factory=dict)  # name -> (order, scope, variable)
+
+    def var(self, name: str, at: int) -> str:
+        order, scope = self.ctx.get(at, (1 << 30, ()))
+        for d_order, d_scope, key in reversed(self.decls.get(name, ())):
+            if d_order <= order and scope[:len(d_scope)] == d_scope:
+                return key
+        return name
+
+    def tags_at(self, toks: list[Tok], lo: int, hi: int) -> list[tuple[str, str, set[str]]]:
+        """(name, variable, tags) of each identifier of ``toks[lo:hi]``."""
+        out = []
+        for k, name in identifier_positions(toks, lo, hi):
+            key = self.var(name, k)
+            out.append((name, key, self.tags.get(key, set())))
+        return out
+
+    def expr_tags(self, toks: list[Tok], lo: int, hi: int) -> set[str]:
+        out: set[str] = set()
+        for _, _, tags in self.tags_at(toks, lo, hi):
+            out |= tags
+        return out
+
+    def origin_of(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
+        """Where the first identifier of the expression with one of ``want`` tags comes from."""
+        for name, key, tags in self.tags_at(toks, lo, hi):
+            if tags & want:
+                return self.origin.get(key, name)
+        return ""
+
+    def why(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
+        """``x (from tid [[thread_position_in_threadgroup]])`` for each identifier of the expression with such tags."""
+        seen: dict[str, str] = {}
+        for name, key, tags in self.tags_at(toks, lo, hi):
+            if tags & want and name not in seen:
+                o = self.origin.get(key, name)
+                seen[name] = o if o == name or o.startswith(name + " [[") else f"{name} (from {o})"
+        return ", ".join(seen.values())
+
+    def any_tags(self, name: str) -> set[str]:
+        """Tags of every variable called ``name``."""
+        keys = [name] + [k for _, _, k in self.decls.get(name, ())]
+        return set().union(*(self.tags.get(k, set()) for k in keys))
+
+
+@dataclass
+class Unit:
+    """One Metal source: a .metal file or a raw string of Metal inside a host file."""
+
+    path: str
+    text: str  # the whole file, latin-1 (offsets are byte offsets)
+    toks: list[Tok]
+    functions: list[Function]
+    flows: list[FnFlow] = field(default_factory=list)
+    float_instances: bool = False  # some template is instantiated with a floating type at file scope
+
+    def line_col(self, off: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, off) + 1
+        return line, off - (self.text.rfind("\n", 0, off) + 1) + 1
+
+    def span(self, start: int, end: int):
+        from migrate.model import Span
+        l1, c1 = self.line_col(start)
+        l2, c2 = self.line_col(end)
+        return Span(self.path, l1, c1, l2, c2, start, end)
+
+    def tok_span(self, lo: int, hi: int):
+        last = self.toks[hi - 1]
+        return self.span(self.toks[lo].start, last.start + len(last.text))
+
+    def by_name(self, name: str) -> list[FnFlow]:
+        return [f for f in self.flows if f.fn.name == name]
+
+
+def units(ix) -> list[Unit]:
+    """Every Metal source of the tree, analysed once per Index."""
+    got = ix.__dict__.get("_metal_units")
+    if got is None:
+        got = ix.__dict__["_metal_units"] = list(_units(ix.tree))
+    return got
+
+
+def _units(tree):
+    for path in sorted(tree.metals):
+        if "#" in path or not (path.endswith(".metal") or "/kernels/" in path):
+            continue
+        data = tree.sources.get(path)
+        if data is not None:
+            text = data.decode("latin-1")
+            yield analyse(path, text, 0, len(text))
+    for path in sorted(tree.hosts):
+        text = None
+        for im in tree.hosts[path].inline_metal:
+            text = text or tree.sources[path].decode("latin-1")
+            yield analyse(path, text, im.span.start, im.span.end)
+
+
+def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
+    toks = lex(text, start, end)
+    fns = find_functions(toks)
+    unit = Unit(path, text, toks, fns)
+    inside = set()
+    for f in fns:
+        inside.update(range(f.name_tok, f.body[1] + 1))
+    floats = set(table()["floating"])
+    unit.float_instances = any(
+        t.text in floats and k not in inside and k > 0 and toks[k - 1].text in ("<", "(", ",")
+        for k, t in enumerate(toks))
+    for f in fns:
+        walk(toks, f)
+        unit.flows.append(_sources(toks, f))
+    _propagate(unit)
+    return unit
+
+
+def _sources(toks: list[Tok], fn: Function) -> FnFlow:
+    flow = FnFlow(fn)
+    positions = table()["positions"]
+    functor = bool(fn.struct and fn.struct.endswith("_functor"))
+    for p in fn.params:
+        flow.types[p.name] = p.type
+        tags: set[str] = set()
+        for a in p.attrs:
+            tags |= set(positions.get(a, ()))
+        if any(a in positions for a in p.attrs):
+            flow.origin[p.name] = f"{p.name} [[{next(a for a in p.attrs if a in positions)}]]"
+        elif functor or (p.pointer and p.space in ("device", "constant", "threadgroup")) or (p.reference and p.space == "device"):
+            tags.add("data")
+        elif fn.is_kernel and set(p.type) & INT_WORDS:
+            tags.add("size")
+        if tags:
+            flow.tags[p.name] = tags
+    for order, st in enumerate(fn.stmts):
+        for k in range(st.lo, st.hi):
+            flow.ctx[k] = (order, st.conds)
+        for a in assignments(toks, st):
+            if a.decl:
+                flow.types.setdefault(a.var, a.decl)
+                flow.decls.setdefault(a.var, []).append((order, st.conds, f"{a.var}@{order}"))
+            flow.assigns.append((st, a, flow.var(a.var, st.lo)))
+    return flow
+
+
+def _propagate(unit: Unit) -> None:
+    toks = unit.toks
+    for _ in range(8):
+        changed = False
+        for flow in unit.flows:
+            for _r in range(8):
+                inner = False
+                for st, a, var in flow.assigns:
+                    got = flow.expr_tags(toks, *a.rhs)
+                    if a.subscripted:
+                        got &= {"data"}
+                    have = flow.tags.setdefault(var, set())
+                    if not got <= have:
+                        if var not in flow.origin and got - {"data", "size"}:
+                            flow.origin[var] = flow.origin_of(toks, *a.rhs, want=got - {"data", "size"})
+                        have |= got
+                        inner = changed = True
+                if not inner:
+                    break
+            for st in flow.fn.stmts:
+                for c in calls(toks, st.lo, st.hi):
+                    for callee in unit.by_name(c.name):
+                        if callee is flow or callee.fn.is_kernel:
+                            continue
+                        for k, (lo, hi) in enumerate(c.args):
+                            if k >= len(callee.fn.params):
+                                break
+                            pname = callee.fn.params[k].name
+                            got = flow.expr_tags(toks, lo, hi)
+                            have = callee.tags.setdefault(pname, set())
+                            if not got <= have:
+                                if pname not in callee.origin and got - {"data", "size"}:
+                                    line = unit.line_col(toks[c.at].start)[0]
+                                    callee.origin[pname] = f"{flow.origin_of(toks, lo, hi, got)}, passed at line {line}"
+                                have |= got
+                                changed = True
+        if not changed:
+            break
+
+
+# ------------------------------------------------------------ types
+def is_floating(unit: Unit, flow: FnFlow, words: tuple[str, ...] | None, float_t: bool) -> bool:
+    if not words:
+        return False
+    floats = set(table()["floating"])
+    return any(w in floats or (float_t and w in flow.fn.template_params) for w in words)
+
+
+def template_may_be_float(unit: Unit, flow: FnFlow, functor_dtypes: dict | None) -> bool:
+    """Is a template parameter of this function possibly a floating type?  A functor: when it is registered
+    for a floating dtype; otherwise when the file instantiates some template with one."""
+    head = [t.text for t in unit.toks[flow.fn.head:flow.fn.name_tok]]
+    if "is_floating_point_v" in head or "is_floating_point" in head:
+        return True
+    if {"is_integral_v", "is_integral"} & set(head) or _same_as_integer(head):
+        return False  # enable_if'd to integers
+    s = flow.fn.struct or ""
+    if functor_dtypes is not None and s.endswith("_functor") and s[:-len("_functor")] in functor_dtypes:
+        return bool(set(functor_dtypes[s[:-len("_functor")]]) & set(dtype_family("float")))
+    return unit.float_instances
+
+
+def _same_as_integer(head: list[str]) -> bool:
+    """``is_same_v<T, long>`` in a declaration's head."""
+    for k, w in enumerate(head):
+        if w in ("is_same_v", "is_same") and k + 5 < len(head) and head[k + 1] == "<" and head[k + 3] == ",":
+            if head[k + 4] in INT_WORDS:
+                return True
+    return False
+
+
+def floating_vars(unit: Unit, flow: FnFlow, float_t: bool) -> set[str]:
+    """Variables holding floating-point values: declared so, or ``auto`` from one."""
+    out = {v for v, t in flow.types.items() if is_floating(unit, flow, t, float_t)}
+    for _ in range(4):
+        grew = False
+        for st, a, _ in flow.assigns:
+            if a.var not in out and a.decl and "auto" in a.decl and set(identifiers(unit.toks, *a.rhs)) & out:
+                out.add(a.var)
+                grew = True
+        if not grew:
+            break
+    return out
+
+
+# ------------------------------------------------------------ c10/metal helpers of the tree
+def tree_helpers(root: Path) -> dict[str, frozenset[str]]:
+    """Header -> the helper functions (rules/metal_review.yaml) the tree's c10/metal header defines in c10::metal."""
+    out = {}
+    for rel, wanted in table()["helpers"].items():
+        p = Path(root) / rel
+        try:
+            text = p.read_bytes().decode("latin-1")
+        except OSError:
+            continue
+        fns = find_functions(lex(text))
+        out[rel] = frozenset(f.name for f in fns if f.name in wanted and f.namespace[:2] == ("c10", "metal"))
+    return out
+
+
+def stmt_calls(unit: Unit, st: Stmt):
+    return calls(unit.toks, st.lo, st.hi)
