@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+from migrate.errors import UsageError
+
 HELP = "summarise the migration: overload routes by kind, category and host file; MPSGraph families left"
 FORMATS = ("text", "markdown", "html", "json")
 
