@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from migrate import __version__
-from migrate.errors import EXIT_ERROR, UsageError
+from migrate.errors import EXIT_ERROR, UsageError, missing_extra
 
 COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "status", "bench", "lintrunner")
 
@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         return args._run(args)
     except UsageError as exc:
         print(f"mps-migrate: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ModuleNotFoundError as exc:  # an optional dependency (torch, ziglang, ...) of this command
+        message = missing_extra(exc, args.command)
+        if message is None:
+            raise
+        print(f"mps-migrate: error: {message}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("mps-migrate: interrupted", file=sys.stderr)

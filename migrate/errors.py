@@ -3,6 +3,9 @@ from __future__ import annotations
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2  # no findings | findings | usage or input error
 
+# Optional dependencies -> the extra that installs them (pyproject.toml; tests/test_install.py keeps them in sync).
+EXTRA_OF_MODULE = {"torch": "verify", "numpy": "verify", "ziglang": "verify"}
+
 
 class UsageError(Exception):
     """Bad input the user must fix: message names the file (and line)."""
@@ -11,3 +14,24 @@ class UsageError(Exception):
         self.path, self.line = path, line
         where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
         super().__init__(f"{where}{message}")
+
+
+def install_hint(module: str) -> str:
+    return f"pip install 'mps-migrate[{EXTRA_OF_MODULE[module]}]'"
+
+
+def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
+    """The one-line message for a failed import of an optional dependency; None for any other module."""
+    module = (exc.name or "").partition(".")[0]
+    if module not in EXTRA_OF_MODULE:
+        return None
+    return f"{command} needs {module}, which is not installed: {install_hint(module)}"
+
+
+def require_module(module: str) -> None:
+    """Raise ModuleNotFoundError (with the install hint) unless the optional ``module`` is installed
+    (for one that only runs in a subprocess, as ziglang's compiler)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ModuleNotFoundError(f"No module named {module!r}: {install_hint(module)}", name=module)

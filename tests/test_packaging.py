@@ -1,4 +1,4 @@
-"""A wheel built from the repository carries rules/ and kernels/ and runs."""
+"""A wheel built from the repository (the `wheel` fixture, tests/conftest.py) carries rules/ and kernels/ and runs."""
 from __future__ import annotations
 
 import os
@@ -6,22 +6,7 @@ import subprocess
 import sys
 import zipfile
 
-import pytest
-
-from tests.helpers import MINI, REPO
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-                       capture_output=True, text=True, timeout=600)
-    if p.returncode != 0 and ("Could not find a version" in p.stderr or "No matching distribution" in p.stderr):
-        pytest.skip("cannot fetch the build backend (hatchling): " + p.stderr.strip().splitlines()[-1])
-    assert p.returncode == 0, p.stderr
-    wheels = list(out.glob("mps_migrate-*.whl"))
-    assert len(wheels) == 1
-    return wheels[0]
+from tests.helpers import MINI
 
 
 def test_wheel_contents(wheel):

@@ -18,6 +18,7 @@ def test_quick_start_commands():
     lines = [line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("python3 -m venv")]
     assert len(lines) == 2
     assert lines[0].endswith("mps-migrate lint fixtures/mini")
+    assert "torch" not in lines[0] and "[" not in lines[0]  # the light install: no extra (tests/test_install.py)
     assert lines[1].endswith("python -m pytest -q")
     ci = (REPO / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci

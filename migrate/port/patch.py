@@ -78,11 +78,10 @@ def _name_blockers(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocke
 
 
 def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
-    """Does the CPU operator accept tensors of ``dtype`` ("int32", "bool")? None: no such aten operator."""
-    try:
-        import torch
-    except ImportError:
-        return None
+    """Does the CPU operator accept tensors of ``dtype`` ("int32", "bool")? None: no such aten operator.
+    Needs torch (the [verify] extra): without it the port would register dtypes the operator refuses."""
+    import torch
+
     op = getattr(torch.ops.aten, family, None)
     if op is None:
         return None
@@ -292,7 +291,9 @@ def _hand_written(ix: Index, family: str) -> Port | None:
     return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
 
 
-def plan_port(ix: Index, family: str) -> Port:
+def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
+    """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
+    asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     done = _hand_written(ix, family)
     if done is not None:
         fb = FixBuilder(ix)
@@ -307,7 +308,7 @@ def plan_port(ix: Index, family: str) -> Port:
     alpha = dag.alpha.name if dag.alpha is not None else None
     _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
-    ints, bools = cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")
+    ints, bools = (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
     plan = plan_dtypes(dag, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub)
     has_functor = name in ix.functor_registrations

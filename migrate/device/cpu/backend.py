@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migrate.errors import require_module
 from migrate.resources import torch_include_dir
 
 from ..errors import BackendUnavailable, KernelArgumentError
@@ -29,6 +30,7 @@ class CpuBackend:
     name = "cpu"
 
     def __init__(self, root: str | Path | None = None, opt: int = 1, checked: bool = False):
+        require_module("ziglang")  # the compiler, run as `python -m ziglang`
         self.root = Path(root) if root is not None else None
         self.opt = opt
         self.checked = checked
