@@ -1,7 +1,34 @@
-"""Every test starts from the same random state: random inputs are reproducible."""
+"""Hermetic, reproducible tests.
+
+- Every test starts from the same random state: random inputs are reproducible.
+- One temporary cache folder per session (``MPS_MIGRATE_CACHE``, inherited by the CLI
+  subprocesses): the user's ~/.cache/mps-migrate is never read or written.
+- hypothesis: the derandomized ``ci`` profile by default (the same examples every run);
+  ``HYPOTHESIS_PROFILE=long`` draws ten times as many random ones (tests.fuzzing.examples).
+"""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
+
+from tests.fuzzing import load_profile
+
+load_profile()
+
+_CACHE: list[str] = []
+
+
+def pytest_configure(config):
+    _CACHE.append(tempfile.mkdtemp(prefix="mps-migrate-test-cache-"))
+    os.environ["MPS_MIGRATE_CACHE"] = _CACHE[0]
+
+
+def pytest_unconfigure(config):
+    for d in _CACHE:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ from migrate.lint import lint_tree
 from migrate.tree import load_tree
 from tests.helpers import MINI, YAML
 from tests.test_fix import backend_index, ruamel_roundtrip
+from tests.fuzzing import examples
 
 ENTRY_HEAD = "- func: copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)\n"
 ORIGINAL = (ENTRY_HEAD + "  dispatch:\n    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n  tags: pointwise\n")
@@ -38,7 +39,7 @@ def entries(draw):
     return head + body + blank
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entry=entries())
 def test_dispatch_rewrite_invariants(entry):
     text = (MINI / YAML).read_text()

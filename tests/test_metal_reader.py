@@ -18,6 +18,7 @@ from migrate.read.metal_reader import (
     registration_table,
 )
 from tests.corpus import pytorch_260_root
+from tests.fuzzing import examples
 
 DATA = Path(__file__).parent / "data" / "metal"
 TORCH_INC = default_include_dirs()
@@ -352,7 +353,7 @@ def test_unreadable_file(tmp_path):
 FIXTURE_TEXT = (DATA / "modern_binary.metal").read_bytes()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(st.data())
 def test_never_raises_on_mangled_input(data):
     """Cut, splice and corrupt the fixture: the reader must only report errors."""
