@@ -35,13 +35,33 @@ KEY_MODULES = ("model.py", "codec.py", "tables.py", "resources.py", "tree.py", "
 KEY_PACKAGES = ("mps-migrate", "tree-sitter", "tree-sitter-cpp", "libcst", "pyyaml")
 
 
-def _version(dist: str) -> str:
-    import importlib.metadata
+def _versions() -> str:
+    """``name-version`` of each KEY_PACKAGES distribution first found on sys.path.
 
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "-"
+    Read from the ``.dist-info`` folder names (``{name}-{version}.dist-info``, as installers
+    write them) where importlib.metadata would look; importing importlib.metadata itself
+    would cost a warm one-file lint more than the whole key.
+    """
+    want = {_normalize(d): d for d in KEY_PACKAGES}
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for n in names:
+            stem, dot, suffix = n.rpartition(".")
+            if suffix not in ("dist-info", "egg-info"):
+                continue
+            name, _, version = stem.partition("-")
+            key = _normalize(name)
+            if key in want and key not in found:
+                found[key] = version
+    return ";".join(f"{d}={found.get(_normalize(d), '-')}" for d in KEY_PACKAGES)
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
 
 
 @lru_cache(maxsize=1)
@@ -50,9 +70,7 @@ def _code_digest() -> bytes:
 
     pkg = Path(__file__).resolve().parent
     h = hashlib.blake2b(digest_size=16)
-    h.update(sys.version.encode())
-    for dist in KEY_PACKAGES:
-        h.update(f"\0{dist}={_version(dist)}".encode())
+    h.update(f"{sys.version}\0{_versions()}".encode())
     files = [f for pattern in KEY_MODULES for f in sorted(pkg.glob(pattern))]
     for f in [*files, *sorted(rules_dir().glob("*.yaml"))]:
         with contextlib.suppress(OSError):
