@@ -65,7 +65,12 @@ def test_dispatch_rewrite_invariants(entry):
         assert old_lines == new_lines
         # the key order and separator style of the shared line are kept, MPS after CUDA
         shared = next(line for line in fixed.splitlines() if line.endswith(": copysign_scalar_out"))
-        assert "MPS" in shared and shared.index("CUDA") < shared.index("MPS")
+        was = next(line for line in entry.splitlines() if line.endswith(": copysign_scalar_out")).strip()
+        keys_text = was.split(":")[0]
+        first, second = (k.strip() for k in keys_text.split(","))
+        sep = keys_text[len(first): len(keys_text) - len(second)]
+        keys = ["CUDA", "MPS", "CPU"] if first == "CUDA" else ["CPU", "CUDA", "MPS"]
+        assert shared == "    " + sep.join(keys) + ": copysign_scalar_out"
         if roundtrip_was_noop:
             assert ruamel_roundtrip(fixed) == fixed
         # idempotent
