@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import YAML
+
 REPO = Path(__file__).resolve().parents[1]
 FETCH = REPO.parent / "shared" / "corpus" / "fetch-pytorch-tree"
 TEST_TREE_ENV = "MPS_MIGRATE_TEST_TREE"
@@ -54,6 +56,6 @@ def user_tree_root() -> Path:
     if not value:
         pytest.skip(f"set {TEST_TREE_ENV}=/path/to/pytorch to run these checks on your checkout")
     root = Path(value).expanduser()
-    if not (root / "aten/src/ATen/native/native_functions.yaml").is_file():
-        pytest.fail(f"{TEST_TREE_ENV}={value}: no aten/src/ATen/native/native_functions.yaml there")
+    if not (root / YAML).is_file():
+        pytest.fail(f"{TEST_TREE_ENV}={value}: no {YAML} there")
     return root
