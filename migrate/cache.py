@@ -1,8 +1,11 @@
 """Content-addressed cache of parsed models (one migrate.codec blob per file content).
 
 Lives in ``$MPS_MIGRATE_CACHE`` or ``~/.cache/mps-migrate``; keyed by the
-reader kind, the file's path and bytes, and a digest of the reader code, so a
-changed file or a new mps-migrate version never sees a stale entry.  Writes go
+reader kind, the file's path and bytes, and a digest of everything that decides a
+parse: the code of the modules whose output is cached (``KEY_MODULES``), the rule
+tables, and the versions of Python and of the packages the readers use
+(``KEY_PACKAGES``), so a changed file, a new mps-migrate or an upgraded grammar never
+sees a stale entry.  Writes go
 through a temporary file and an atomic rename, so concurrent processes
 (pre-commit runs hooks in parallel) share it safely.  Any cache problem falls
 back to parsing.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -25,15 +29,52 @@ def cache_dir() -> Path:
     return base / "models"
 
 
+# Modules (relative to the package) whose code decides a cached model: the readers,
+# the model and its codec, the tables they consult and tree.py's native-file scan.
+KEY_MODULES = ("model.py", "codec.py", "tables.py", "resources.py", "tree.py", "cache.py", "read/*.py")
+KEY_PACKAGES = ("mps-migrate", "tree-sitter", "tree-sitter-cpp", "libcst", "pyyaml")
+
+
+def _versions() -> str:
+    """``name-version`` of each KEY_PACKAGES distribution first found on sys.path.
+
+    Read from the ``.dist-info`` folder names (``{name}-{version}.dist-info``, as installers
+    write them) where importlib.metadata would look; importing importlib.metadata itself
+    would cost a warm one-file lint more than the whole key.
+    """
+    want = {_normalize(d): d for d in KEY_PACKAGES}
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for n in names:
+            stem, dot, suffix = n.rpartition(".")
+            if suffix not in ("dist-info", "egg-info"):
+                continue
+            name, _, version = stem.partition("-")
+            key = _normalize(name)
+            if key in want and key not in found:
+                found[key] = version
+    return ";".join(f"{d}={found.get(_normalize(d), '-')}" for d in KEY_PACKAGES)
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
 @lru_cache(maxsize=1)
 def _code_digest() -> bytes:
     from migrate.resources import rules_dir
 
     pkg = Path(__file__).resolve().parent
     h = hashlib.blake2b(digest_size=16)
-    for f in sorted([pkg / "model.py", *(pkg / "read").glob("*.py"), *rules_dir().glob("*.yaml")]):
+    h.update(f"{sys.version}\0{_versions()}".encode())
+    files = [f for pattern in KEY_MODULES for f in sorted(pkg.glob(pattern))]
+    for f in [*files, *sorted(rules_dir().glob("*.yaml"))]:
         with contextlib.suppress(OSError):
-            h.update(f.name.encode() + f.read_bytes())
+            h.update(b"\0" + f.relative_to(f.parents[1]).as_posix().encode() + b"\0" + f.read_bytes())
     return h.digest()
 
 

@@ -5,12 +5,15 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from migrate.model import HostFile, HostFunction
 from migrate.read.cpp_lex import scrub
 from migrate.read.host_reader import load_markers, read_host_file
 from migrate.read.objc_neutral import neutralize
 from tests.corpus import pytorch_260_root
+from tests.fuzzing import check_read, examples
 
 DATA = Path(__file__).parent / "data" / "host"
 MPS_DIR = "aten/src/ATen/native/mps"
@@ -300,6 +303,19 @@ def test_suppression_forms():
 def test_bad_input_never_raises(src):
     hf = read_host_file(src, "bad.mm")
     assert isinstance(hf, HostFile) and hf.path == "bad.mm"
+    check_read(hf, src, lambda: read_host_file(src, "bad.mm"))
+
+
+HOST_SEED = (Path(__file__).parent / "data" / "host" / "native_kernels.mm").read_bytes()
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(0, len(HOST_SEED)), st.integers(0, 8),
+       st.sampled_from([b"{", b"}", b"(", b")", b"/*", b'"', b"\x00", b"\xff", b"#define X(", b"@", b"\\\n"]))
+def test_edited_file_never_raises(at, cut, junk):
+    # not checked: errors point at the edit (an unparsable region is reported from its first line)
+    data = HOST_SEED[:at] + junk + HOST_SEED[at + cut:]
+    check_read(read_host_file(data, "fuzz.mm"), data, lambda: read_host_file(data, "fuzz.mm"))
 
 
 def test_non_utf8_is_reported_and_read_anyway():

@@ -1,6 +1,7 @@
 """port: the Objective-C reader, graph code -> DAG, the selector table, the torch reference."""
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from pathlib import Path
@@ -125,28 +126,136 @@ def test_table_covers_the_elementwise_selectors():
         assert r.metal is not None or r.cls == "bitwise"
 
 
-def _sample(rule, dtype):
-    g = torch.Generator().manual_seed(3)
-    if dtype == torch.bool:
-        return [torch.randint(0, 2, (9,), generator=g).bool() for _ in range(rule.arity)]
-    if not dtype.is_floating_point:
-        return [torch.randint(1, 6, (9,), generator=g, dtype=dtype) for _ in range(rule.arity)]
-    return [(torch.rand(9, generator=g) * 0.8 + 0.1).to(dtype) for _ in range(rule.arity)]
+nan, inf = math.nan, math.inf
 
 
-@pytest.mark.parametrize("op", sorted(table().ops))
-def test_every_torch_reference_runs(op):
+def _round_half_away(x):
+    return math.copysign(math.floor(abs(x) + 0.5), x)
+
+
+def _fmax(a, b):
+    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+
+
+def _fmin(a, b):
+    return b if math.isnan(a) else a if math.isnan(b) else min(a, b)
+
+
+def _maximum(a, b):
+    return nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
+def _minimum(a, b):
+    return nan if math.isnan(a) or math.isnan(b) else min(a, b)
+
+
+# Inputs per domain: operand columns, element-wise.
+_ANY = [-2.5, -1.5, -0.5, -0.0, 0.0, 0.25, 0.5, 1.5, 2.5, 3.75]
+_POS = [0.25, 0.5, 1.0, 1.5, 2.5, 3.75, 10.0]
+_UNIT = [-0.9, -0.5, -0.0, 0.3, 0.75]
+_DOMAINS = {
+    "any": [_ANY], "pos": [_POS], "unit": [_UNIT], "ge1": [[1.0, 1.5, 2.5, 10.0]],
+    "special": [[nan, inf, -inf, 0.0, -0.0, -1.5, 2.0]],
+    "pair": [[-2.5, -1.5, 0.0, 0.5, 1.5, 3.75, 2.0], [1.5, -2.0, 2.0, 0.5, -0.25, 2.5, 2.0]],
+    "nonzero": [[-7.5, -2.5, 0.0, 5.5, 3.75, 7.0], [2.0, -2.0, 1.5, -1.5, 0.5, 3.0]],
+    "zero_div": [[1.5, -2.0, 0.0, 3.0], [0.0, 4.0, 0.0, -1.5]],
+    "nan_pair": [[nan, 1.0, nan, -0.5, 2.0], [1.0, nan, nan, 0.5, -3.0]],
+    "pow": [[0.5, 2.0, 3.0, 1.5, 10.0], [2.0, -1.0, 0.5, 3.0, -0.5]],
+    "bool_pair": [[0.0, 0.0, 1.5, -2.0], [0.0, 3.0, 0.0, -0.5]],
+    "triple": [[-2.0, 0.5, 3.0, 1.0, 0.75], [-1.0, -1.0, 0.0, 2.0, 0.0], [1.0, 1.0, 2.0, 3.0, 0.5]],
+}
+# op -> (independent formula on Python numbers, domain); the formula is what the MPSGraph selector computes
+REFERENCES = {
+    "exp": (math.exp, "any"), "exp2": (lambda x: 2.0 ** x, "any"), "exp10": (lambda x: 10.0 ** x, "any"),
+    "log": (math.log, "pos"), "log2": (math.log2, "pos"), "log10": (math.log10, "pos"),
+    "sqrt": (math.sqrt, "pos"), "rsqrt": (lambda x: 1 / math.sqrt(x), "pos"),
+    "rsqrt2": (lambda x: 1 / math.sqrt(x), "pos"), "reciprocal": (lambda x: 1 / x, "pos"),
+    "sin": (math.sin, "any"), "cos": (math.cos, "any"), "tan": (math.tan, "any"),
+    "sinh": (math.sinh, "any"), "cosh": (math.cosh, "any"), "tanh": (math.tanh, "any"),
+    "asin": (math.asin, "unit"), "acos": (math.acos, "unit"), "atan": (math.atan, "any"),
+    "asinh": (math.asinh, "any"), "acosh": (math.acosh, "ge1"), "atanh": (math.atanh, "unit"),
+    "erf": (math.erf, "any"), "sigmoid": (lambda x: 1 / (1 + math.exp(-x)), "any"),
+    "square": (lambda x: x * x, "any"), "abs": (abs, "any"), "neg": (lambda x: -x, "any"),
+    "sign": (lambda x: float((x > 0) - (x < 0)), "any"), "identity": (lambda x: x, "special"),
+    "signbit": (lambda x: math.copysign(1.0, x) < 0, "special"),
+    "ceil": (math.ceil, "any"), "floor": (math.floor, "any"), "trunc": (math.trunc, "any"),
+    "round": (_round_half_away, "any"),  # MPSGraph rounds halves away from zero ...
+    "rint": (round, "any"),  # ... rint to even
+    "isnan": (math.isnan, "special"), "isinf": (math.isinf, "special"), "isfinite": (math.isfinite, "special"),
+    "logical_not": (lambda x: not x, "special"),
+    "add": (lambda a, b: a + b, "pair"), "sub": (lambda a, b: a - b, "pair"), "mul": (lambda a, b: a * b, "pair"),
+    "div": (lambda a, b: a / b, "nonzero"), "div_no_nan": (lambda a, b: 0.0 if b == 0 else a / b, "zero_div"),
+    "floor_mod": (lambda a, b: a - b * math.floor(a / b), "nonzero"), "mod": (math.fmod, "nonzero"),
+    "pow": (math.pow, "pow"), "atan2": (math.atan2, "pair"),
+    "fmax": (_fmax, "nan_pair"), "fmin": (_fmin, "nan_pair"),  # NaN loses ...
+    "maximum": (_maximum, "nan_pair"), "minimum": (_minimum, "nan_pair"),  # ... NaN wins
+    "eq": (lambda a, b: a == b, "pair"), "ne": (lambda a, b: a != b, "pair"), "lt": (lambda a, b: a < b, "pair"),
+    "le": (lambda a, b: a <= b, "pair"), "gt": (lambda a, b: a > b, "pair"), "ge": (lambda a, b: a >= b, "pair"),
+    "logical_and": (lambda a, b: bool(a) and bool(b), "bool_pair"),
+    "logical_or": (lambda a, b: bool(a) or bool(b), "bool_pair"),
+    "logical_xor": (lambda a, b: bool(a) != bool(b), "bool_pair"),
+    "logical_nand": (lambda a, b: not (a and b), "bool_pair"),
+    "logical_nor": (lambda a, b: not (a or b), "bool_pair"),
+    "logical_xnor": (lambda a, b: bool(a) == bool(b), "bool_pair"),
+    "select": (lambda c, t, f: t if c > 0.5 else f, "triple"),  # the condition node is gt(c, 0.5)
+    "clamp": (lambda x, lo, hi: min(max(x, lo), hi), "triple"),
+}
+# bitwise selectors: 32-bit integers
+INT_REFERENCES = {
+    "bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b, "bitwise_xor": lambda a, b: a ^ b,
+    "bitwise_not": lambda a: ~a, "lshift": lambda a, b: a << b, "rshift": lambda a, b: a >> b,
+}
+# selectors with an integer form: exact integer results
+INT_FORMS = {
+    "abs": abs, "neg": lambda x: -x, "sign": lambda x: (x > 0) - (x < 0), "square": lambda x: x * x,
+    "ceil": lambda x: x, "floor": lambda x: x, "round": lambda x: x, "rint": lambda x: x, "trunc": lambda x: x,
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floor_mod": lambda a, b: a % b, "mod": lambda a, b: int(math.fmod(a, b)),
+    "fmax": max, "fmin": min, "maximum": max, "minimum": min, "clamp": lambda x, lo, hi: min(max(x, lo), hi),
+}
+
+
+def _reference_out(op: str, columns: list[torch.Tensor]) -> torch.Tensor:
     rule = table().ops[op]
     inputs = [Node("input", name=f"i{k}") for k in range(rule.arity)]
     args = list(inputs)
     if rule.cls == "select":
         args[0] = Node("gt", (inputs[0], Node("const", value=0.5, like=inputs[0])))
-    dag = Dag(inputs, Node(op, tuple(args)))
-    dtype = torch.int32 if rule.cls == "bitwise" else torch.float32
-    values = _sample(rule, dtype)
-    out = evaluate_with_torch(dag, {f"i{k}": v for k, v in enumerate(values)})
-    assert out.shape == (9,)
-    assert (out.dtype == torch.bool) == rule.returns_bool
+    return evaluate_with_torch(Dag(inputs, Node(op, tuple(args))), {f"i{k}": c for k, c in enumerate(columns)})
+
+
+def test_every_selector_has_an_independent_reference():
+    assert set(REFERENCES) | set(INT_REFERENCES) == set(table().ops)
+
+
+@pytest.mark.parametrize("op", sorted(REFERENCES))
+def test_torch_reference_values_float(op):
+    formula, domain = REFERENCES[op]
+    columns = [torch.tensor(c, dtype=torch.float32) for c in _DOMAINS[domain]]
+    out = _reference_out(op, columns)
+    rows = list(zip(*(c.double().tolist() for c in columns)))
+    want = [formula(*row) for row in rows]
+    assert (out.dtype == torch.bool) == table().ops[op].returns_bool
+    if out.dtype == torch.bool:
+        assert out.tolist() == [bool(w) for w in want]
+    else:
+        torch.testing.assert_close(out.double(), torch.tensor(want, dtype=torch.float64),
+                                   rtol=2e-6, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", sorted(set(INT_REFERENCES) | set(INT_FORMS)))
+def test_torch_reference_values_int(op):
+    formula = INT_REFERENCES.get(op) or INT_FORMS[op]
+    arity = table().ops[op].arity
+    cols = [[-7, 5, 3, -4, 6, 0], [2, -3, 1, 3, 4, 5], [-1, 0, 2, 1, 5, -2]][:arity]
+    if op in ("lshift", "rshift"):
+        cols[1] = [1, 2, 0, 3, 4, 1]  # shift counts are not negative
+    if op == "clamp":
+        cols = [cols[0], [-2, -2, 0, -5, 0, 1], [2, 4, 1, 0, 3, 2]]
+    columns = [torch.tensor(c, dtype=torch.int32) for c in cols]
+    out = _reference_out(op, columns)
+    assert not out.dtype.is_floating_point, out.dtype
+    assert out.tolist() == [formula(*row) for row in zip(*cols)]
 
 
 def test_evaluate_with_torch_follows_mpsgraph_dtypes():

@@ -18,7 +18,7 @@ from migrate.status.counting import KINDS, NO_HOST
 from migrate.tables import load_table
 from migrate.tree import load_tree
 from tests.corpus import pytorch_260_root
-from tests.helpers import MINI, OPS, YAML, run_cli
+from tests.helpers import FIXTURES, MINI, OPS, YAML, run_cli
 
 CHROMIUM = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
 
@@ -77,6 +77,23 @@ def test_families_half_migrated_first(mini_status):
     assert cs.half_migrated and cs.graph_overloads == ["copysign.Scalar_out"]
     assert cs.metal_overloads == ["copysign.out", "copysign.Tensor"] and cs.kernels == ["copysign_scalar_out_mps"]
     assert not any(f.half_migrated for f in fams[1:])
+
+
+def test_port_column_agrees_with_port_list():
+    """The real migrate.port: status calls a family portable exactly when ``port --list`` does."""
+    root = FIXTURES / "port"
+    p = run_cli("port", "--list", "--root", str(root), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    verdicts = {v["family"]: v for v in json.loads(p.stdout)}
+    status = status_json("--root", str(root))
+    assert status["port_note"] == ""
+    column = {f["name"]: f for f in status["mpsgraph_families"]}
+    assert column.keys() == verdicts.keys()
+    for name, f in column.items():
+        assert f["portable"] is (verdicts[name]["status"] == "portable"), name
+        assert (f["reasons"] == []) is f["portable"]
+    assert column["hypot"]["portable"] is True
+    assert column["mm"]["portable"] is False and "not elementwise" in column["mm"]["reasons"][0]
 
 
 def test_portability_unknown_without_port_function(monkeypatch):

@@ -472,11 +472,13 @@ def test_fixture_files_match_pyyaml(fixture: Path) -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests.fuzzing import check_read, examples  # noqa: E402
+
 SEED = (ATAN2 + GOOD + (DATA / "mixed.yaml").read_text()).encode()
 NOISE = [b" ", b"\n", b":", b": ", b"- ", b"#", b",", b"\t", b"'", b'"', b"[", b"]", b"{}", b"\xc3\xa9", b"\r", b"\xff", b"  ", b"x"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 3), st.sampled_from(NOISE)), max_size=6))
 def test_mutated_input_never_raises_and_both_paths_agree(edits: list[tuple[int, int, bytes]]) -> None:
     data = SEED
@@ -484,6 +486,8 @@ def test_mutated_input_never_raises_and_both_paths_agree(edits: list[tuple[int, 
         at = min(at, len(data))
         data = data[:at] + insert + data[at + cut :]
     _, got = read(data)  # also asserts fast path == line scanner
+    touched = min((min(at, len(SEED)) for at, _, _ in edits), default=None)
+    check_read(got, data, lambda: read_native_yaml(data, PATH), touched_from=touched)
     for e in got.entries:
         spans = [e.span] + [s for d in e.dispatch for s in (d.span, d.kernel_span, *d.key_spans)]
         assert all(0 <= s.start <= s.end <= len(data) and s.line <= s.end_line for s in spans)

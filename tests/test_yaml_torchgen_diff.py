@@ -22,7 +22,7 @@ import pytest
 from migrate.model import NativeYaml
 from migrate.read import yaml_reader
 from migrate.read.yaml_reader import effective_dispatch, read_native_yaml_file
-from tests.corpus import pytorch_260_root
+from tests.corpus import pytorch_260_root, pytorch_270a0_root
 
 # Tags torchgen adds on its own (pt2_compliant_tag to aten ops, out / inplace by schema).
 AUTO_TAGS = {"pt2_compliant_tag", "out", "inplace"}
@@ -160,9 +160,7 @@ print(json.dumps({{"torchgen": torchgen.__file__, "functions": torchgen_view(par
 """
 
 
-@pytest.fixture(scope="module")
-def tree_260() -> tuple[bytes, NativeYaml, list[dict[str, Any]], str]:
-    root = pytorch_260_root()
+def _read_with_torchgen(root, label: str) -> tuple[bytes, NativeYaml, list[dict[str, Any]], str]:
     native = root / "aten" / "src" / "ATen" / "native"
     yaml_path = native / "native_functions.yaml"
     if not (root / "torchgen").is_dir() or not yaml_path.is_file():
@@ -174,10 +172,25 @@ def tree_260() -> tuple[bytes, NativeYaml, list[dict[str, Any]], str]:
         capture_output=True, text=True, env=env, cwd=str(root), timeout=300,
     )
     if proc.returncode != 0:
-        pytest.fail("the 2.6.0 tree's torchgen failed:\n" + proc.stderr[-3000:])
+        pytest.fail(f"the {label} tree's torchgen failed:\n" + proc.stderr[-3000:])
     out = json.loads(proc.stdout)
     ours = read_native_yaml_file(yaml_path, "aten/src/ATen/native/native_functions.yaml")
     return yaml_path.read_bytes(), ours, out["functions"], out["torchgen"]
+
+
+@pytest.fixture(scope="module")
+def tree_260() -> tuple[bytes, NativeYaml, list[dict[str, Any]], str]:
+    return _read_with_torchgen(pytorch_260_root(), "2.6.0")
+
+
+def test_270a0_yaml_matches_its_own_torchgen() -> None:
+    """The tree that ships with the corpus: this check runs everywhere."""
+    data, ours, ref, torchgen_file = _read_with_torchgen(pytorch_270a0_root(), "2.7.0a0")
+    assert "site-packages" not in torchgen_file
+    assert ours.errors == ()
+    problems = compare(ours, ref)
+    assert problems == [], "\n".join(problems[:20])
+    assert check_spans(data, ours) == []
 
 
 def test_260_yaml_matches_its_own_torchgen(tree_260: tuple[bytes, NativeYaml, list[dict[str, Any]], str]) -> None:
