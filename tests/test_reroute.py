@@ -28,15 +28,19 @@ def routes() -> dict[str, dict]:
 
 
 def test_half_migrated_families(findings):
-    assert set(mps001(findings)) == {"copysign.Scalar_out", "nextafter.Scalar_out", "fmin.Scalar_out"}
+    assert set(mps001(findings)) == {"copysign.Scalar_out", "nextafter.Scalar_out", "fmin.Scalar_out",
+                                     "atan2.Scalar_out"}
 
 
-def test_shared_line_in_half_migrated_family_is_not_reported(findings):
+def test_shared_line_in_half_migrated_family_gets_no_reroute(findings):
     r = routes()
-    # atan2.out is native Metal, atan2.Scalar_out is MPSGraph ...
+    # atan2.out is native Metal, atan2.Scalar_out is MPSGraph: half-migrated ...
     assert r["atan2.out"]["impl"] == "metal" and r["atan2.Scalar_out"]["impl"] == "mpsgraph"
-    # ... but its MPS kernel shares the CPU, CUDA line: there is no MPS line to reroute
-    assert "atan2.Scalar_out" not in mps001(findings)
+    f = mps001(findings)["atan2.Scalar_out"]
+    # ... but its MPS kernel shares the CPU, CUDA line: no MPS line to reroute, the next step is a port
+    assert f["fix"] is None and f["message"].endswith("next: mps-migrate port atan2")
+    diff = run_cli("lint", str(TREE), "--diff", "--unsafe-fixes").stdout
+    assert not [ln for ln in diff.splitlines() if ln.startswith(("-", "+")) and "atan2" in ln]
 
 
 def test_mixed_overload_does_not_make_a_family_half_migrated(findings):
