@@ -1,5 +1,4 @@
 """MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
-from migrate.index import is_shared
 
 GRAPH = ("mpsgraph", "mixed")
 
@@ -14,8 +13,8 @@ def check(ix, rule):
             line = ix.mps_line(e)
             if r.via != "explicit" or r.impl not in GRAPH or line is None:
                 continue
-            # an MPS-only line may join the shared line; a shared one's stub needs a Metal body: a port
-            fix = None if is_shared(line) else ix.fixes.route_to_shared(e, line)
+            # an MPS-only line may join the shared line (None for a shared one: its stub needs a port)
+            fix = ix.fixes.route_to_shared(e, line)
             command = f"mps-migrate {'fix' if fix else 'port'} {family}"
             yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel, runs=_runs(ix, r),
                                migrated=", ".join(migrated), family=family, command=command, fix=fix)
