@@ -15,6 +15,8 @@ def launcher(idx: int, k: Kernel) -> str:
         kind, value = p.attr
         if kind == "buffer":
             args.append(f"__msl_buf<__A::arg<{i}>>(__b[{value}])")
+        elif kind == "tgmem":
+            args.append(f"(__A::arg<{i}>)__msl_tgmem<{value}>()")
         else:
             args.append(f"__msl_pos<__A::arg<{i}>>({POSITION_ATTRS[value]})")
     nslots = max(k.slots) + 1 if k.slots else 0
