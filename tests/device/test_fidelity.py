@@ -152,3 +152,16 @@ def test_threadgroup_parameter(lib):
     o = torch.empty(96)
     lib.tg_reverse(o, x, threads=[96], group_size=[32])
     assert torch.equal(o, x.reshape(3, 32).flip(1).reshape(-1))
+
+
+def test_tree_resolves_aten_kernel_headers(cpu, tmp_path):
+    from migrate.device import get_backend
+
+    hdr = tmp_path / "aten" / "src" / "ATen" / "native" / "mps" / "kernels"
+    hdr.mkdir(parents=True)
+    (hdr / "Twice.h").write_text("#pragma once\ntemplate <typename T> inline T twice(T x) { return x + x; }\n")
+    src = ("#include <ATen/native/mps/kernels/Twice.h>\n"
+           "kernel void k(device float* o, uint i [[thread_position_in_grid]]) { o[i] = twice(float(i)); }\n")
+    o = torch.empty(3)
+    get_backend("cpu", root=tmp_path).compile_shader(src, opt=0).k(o, threads=[3])
+    assert o.tolist() == [0.0, 2.0, 4.0]
