@@ -39,6 +39,46 @@ extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(doubl
   return __truncsfbf2(f);
 }
 
+// half <-> float libcalls (x86-64 without F16C). Defined here so that the
+// link does not pull in zig's compiler_rt, whose math functions would then
+// shadow libm's (its expf is several times slower). Bit-exact IEEE RNE.
+extern "C" __attribute__((visibility("hidden"), used)) float __extendhfsf2(_Float16 h) {
+  const uint32_t b = __builtin_bit_cast(uint16_t, h);
+  const uint32_t sign = (b & 0x8000u) << 16, e = (b >> 10) & 0x1fu, m = b & 0x3ffu;
+  if (e == 0x1f) return __builtin_bit_cast(float, sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));  // NaN: quiet
+  if (e == 0) {  // zero or subnormal: m * 2^-24 is exact in float
+    const float v = (float)(int)m * 5.9604644775390625e-8f;
+    return __builtin_bit_cast(float, sign | __builtin_bit_cast(uint32_t, v));
+  }
+  return __builtin_bit_cast(float, sign | ((e + 112u) << 23) | (m << 13));
+}
+extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncsfhf2(float f) {
+  uint32_t x = __builtin_bit_cast(uint32_t, f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  uint32_t o;
+  if (x >= 0x47800000u) {  // >= 65536: inf, NaN (quiet, payload kept) or overflow
+    o = x > 0x7f800000u ? 0x7e00u | ((x >> 13) & 0x3ffu) : 0x7c00u;
+  } else if (x < 0x38800000u) {  // half subnormal or zero: the float add rounds (RNE)
+    const float magic = __builtin_bit_cast(float, 126u << 23);  // 0.5
+    o = __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, x) + magic) - (126u << 23);
+  } else {
+    o = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;  // rebias exponent, round to nearest even
+  }
+  return __builtin_bit_cast(_Float16, (uint16_t)(o | sign));
+}
+extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncdfhf2(double d) {
+  // round to odd into float, then to half: no double rounding
+  float f = (float)d;
+  if (d == d && (double)f != d) {
+    uint32_t b = __builtin_bit_cast(uint32_t, f);
+    if ((double)f > d ? f > 0 : f < 0) b -= 1;
+    b |= 1u;
+    f = __builtin_bit_cast(float, b);
+  }
+  return __truncsfhf2(f);
+}
+
 // ---------------------------------------------------------------- vectors
 #define __MSL_VEC(T, N) typedef T T##N __attribute__((ext_vector_type(N)));
 #define __MSL_VECS(T) __MSL_VEC(T, 2) __MSL_VEC(T, 3) __MSL_VEC(T, 4)

@@ -568,19 +568,25 @@ static void* __msl_worker(void* arg) {
   return nullptr;
 }
 
-template <void (*Body)(void*, const __msl_tctx&)>
-static void __msl_plain_group(__msl_job* j, const uint3& tg, const uint3& sz) {
+template <void (*Body)(void*, const __msl_tctx&), bool Checked>
+static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
   __msl_tctx t;
   const __msl_dispatch* d = j->d;
-  const bool checked = d->checked;
   for (uint z = 0; z < sz.z; ++z)
     for (uint y = 0; y < sz.y; ++y)
       for (uint x = 0; x < sz.x; ++x) {
         __msl_fill_tctx(t, d, tg, sz, x, y, z);
-        if (checked) __msl_cur_t = &t;
+        if (Checked) __msl_cur_t = &t;
         Body(j->env, t);
       }
   __msl_cur_t = nullptr;
+}
+// Unchecked loops keep `t` local, so fields the kernel does not read are
+// never computed.
+template <void (*Body)(void*, const __msl_tctx&)>
+static void __msl_plain_group(__msl_job* j, const uint3& tg, const uint3& sz) {
+  if (j->d->checked) __msl_plain_loop<Body, true>(j, tg, sz);
+  else __msl_plain_loop<Body, false>(j, tg, sz);
 }
 
 static pthread_mutex_t __msl_checked_lock = PTHREAD_MUTEX_INITIALIZER;

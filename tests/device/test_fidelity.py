@@ -66,6 +66,9 @@ kernel void sg_matmul(device float* c [[buffer(0)]], constant float* a [[buffer(
     simdgroup_store(C, c + ti * 8 * 16 + tj * 8, 16);
   }
 }
+// half <-> float conversions (the runtime's own libcalls on x86-64)
+kernel void to_half(device half* o, constant float* x, uint i [[thread_position_in_grid]]) { o[i] = half(x[i]); }
+kernel void from_half(device float* o, constant half* x, uint i [[thread_position_in_grid]]) { o[i] = float(x[i]); }
 // dynamic threadgroup memory
 kernel void tg_reverse(device float* o, constant float* x, threadgroup float* buf [[threadgroup(0)]],
                        uint lid [[thread_position_in_threadgroup]], uint n [[threads_per_threadgroup]],
@@ -165,3 +168,17 @@ def test_tree_resolves_aten_kernel_headers(cpu, tmp_path):
     o = torch.empty(3)
     get_backend("cpu", root=tmp_path).compile_shader(src, opt=0).k(o, threads=[3])
     assert o.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_half_conversions_bit_exact(lib):
+    every = torch.arange(65536, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    wide = torch.empty(65536)
+    lib.from_half(wide, every, threads=[65536])
+    assert torch.equal(wide.view(torch.int32), every.float().view(torch.int32))
+    g = torch.Generator().manual_seed(2)
+    bits = torch.randint(-2**31, 2**31 - 1, (1 << 16,), generator=g, dtype=torch.int64).to(torch.int32)
+    x = torch.cat([bits.view(torch.float32), wide, wide.nextafter(wide + 1), wide.nextafter(wide - 1)])
+    x = x[~x.isnan()]  # NaN payloads are implementation-defined
+    out = torch.empty(x.numel(), dtype=torch.float16)
+    lib.to_half(out, x, threads=[x.numel()])
+    assert torch.equal(out.view(torch.int16), x.half().view(torch.int16))
