@@ -36,7 +36,7 @@ static void body(void* __e, const __msl_tctx& __t) {{
 }}
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_launch_{idx}(void** bufs, __msl_dispatch* d) {{
-  return __msl_run<__msl_k{idx}::body>(d, bufs, {fibers});
+  return __msl_run<__msl_k{idx}::body, {nslots}>(d, bufs, {fibers});
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_info_{idx}(__msl_arginfo* out) {{
   using __A = __msl_k{idx}::__A;
