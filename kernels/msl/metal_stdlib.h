@@ -39,12 +39,52 @@ extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(doubl
   return __truncsfbf2(f);
 }
 
+// half <-> float libcalls (x86-64 without F16C). Defined here so that the
+// link does not pull in zig's compiler_rt, whose math functions would then
+// shadow libm's (its expf is several times slower). Bit-exact IEEE RNE.
+extern "C" __attribute__((visibility("hidden"), used)) float __extendhfsf2(_Float16 h) {
+  const uint32_t b = __builtin_bit_cast(uint16_t, h);
+  const uint32_t sign = (b & 0x8000u) << 16, e = (b >> 10) & 0x1fu, m = b & 0x3ffu;
+  if (e == 0x1f) return __builtin_bit_cast(float, sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));  // NaN: quiet
+  if (e == 0) {  // zero or subnormal: m * 2^-24 is exact in float
+    const float v = (float)(int)m * 5.9604644775390625e-8f;
+    return __builtin_bit_cast(float, sign | __builtin_bit_cast(uint32_t, v));
+  }
+  return __builtin_bit_cast(float, sign | ((e + 112u) << 23) | (m << 13));
+}
+extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncsfhf2(float f) {
+  uint32_t x = __builtin_bit_cast(uint32_t, f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  uint32_t o;
+  if (x >= 0x47800000u) {  // >= 65536: inf, NaN (quiet, payload kept) or overflow
+    o = x > 0x7f800000u ? 0x7e00u | ((x >> 13) & 0x3ffu) : 0x7c00u;
+  } else if (x < 0x38800000u) {  // half subnormal or zero: the float add rounds (RNE)
+    const float magic = __builtin_bit_cast(float, 126u << 23);  // 0.5
+    o = __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, x) + magic) - (126u << 23);
+  } else {
+    o = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;  // rebias exponent, round to nearest even
+  }
+  return __builtin_bit_cast(_Float16, (uint16_t)(o | sign));
+}
+extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncdfhf2(double d) {
+  // round to odd into float, then to half: no double rounding
+  float f = (float)d;
+  if (d == d && (double)f != d) {
+    uint32_t b = __builtin_bit_cast(uint32_t, f);
+    if ((double)f > d ? f > 0 : f < 0) b -= 1;
+    b |= 1u;
+    f = __builtin_bit_cast(float, b);
+  }
+  return __truncsfhf2(f);
+}
+
 // ---------------------------------------------------------------- vectors
 #define __MSL_VEC(T, N) typedef T T##N __attribute__((ext_vector_type(N)));
 #define __MSL_VECS(T) __MSL_VEC(T, 2) __MSL_VEC(T, 3) __MSL_VEC(T, 4)
 __MSL_VECS(float) __MSL_VECS(half) __MSL_VECS(bfloat) __MSL_VECS(int)
 __MSL_VECS(uint) __MSL_VECS(short) __MSL_VECS(ushort) __MSL_VECS(char)
-__MSL_VECS(uchar) __MSL_VECS(long) __MSL_VECS(ulong) __MSL_VECS(bool)
+__MSL_VECS(uchar) __MSL_VECS(long) __MSL_VECS(ulong)
 #undef __MSL_VECS
 #undef __MSL_VEC
 
@@ -77,6 +117,37 @@ template <class E, int N> struct __msl_vinfo<E __attribute__((ext_vector_type(N)
 };
 template <class T> constexpr bool __msl_is_vec = __msl_vinfo<T>::n != 0;
 template <class T> using __msl_elem_t = typename __msl_vinfo<T>::elem;
+
+// Struct vectors with named components: bool vectors (one byte per lane, as
+// in Metal; clang's bool ext-vectors are bit-packed without .x/.y) and
+// packed_* vectors (element alignment, no padding). They convert to and from
+// the ext-vector types.
+template <class T, int N> struct __msl_smem;
+template <class T> struct __msl_smem<T, 2> { T x, y; };
+template <class T> struct __msl_smem<T, 3> { T x, y, z; };
+template <class T> struct __msl_smem<T, 4> { T x, y, z, w; };
+template <class T, int N, int Align> struct alignas(Align) __msl_svec : __msl_smem<T, N> {
+  using __vec = std::conditional_t<std::is_same<T, bool>::value, int, T> __attribute__((ext_vector_type(N)));
+  __msl_svec() = default;
+  template <class... A, std::enable_if_t<sizeof...(A) == N, int> = 0>
+  constexpr __msl_svec(A... a) : __msl_smem<T, N>{T(a)...} {}
+  template <class V, std::enable_if_t<__msl_vinfo<V>::n == N, int> = 0>
+  constexpr __msl_svec(const V& v) : __msl_smem<T, N>{} { for (int i = 0; i < N; ++i) (*this)[i] = T(v[i]); }
+  constexpr T& operator[](int i) { return (&this->x)[i]; }
+  constexpr const T& operator[](int i) const { return (&this->x)[i]; }
+  operator __vec() const { __vec v; for (int i = 0; i < N; ++i) v[i] = (*this)[i]; return v; }
+};
+template <class T, int N, int A> struct __msl_vinfo<__msl_svec<T, N, A>> { static constexpr int n = N; using elem = T; };
+typedef __msl_svec<bool, 2, 2> bool2;
+typedef __msl_svec<bool, 3, 4> bool3;
+typedef __msl_svec<bool, 4, 4> bool4;
+#define __MSL_PACKED(T, N) typedef __msl_svec<T, N, alignof(T)> packed_##T##N;
+#define __MSL_PACKEDS(T) __MSL_PACKED(T, 2) __MSL_PACKED(T, 3) __MSL_PACKED(T, 4)
+__MSL_PACKEDS(float) __MSL_PACKEDS(half) __MSL_PACKEDS(bfloat) __MSL_PACKEDS(int) __MSL_PACKEDS(uint)
+__MSL_PACKEDS(short) __MSL_PACKEDS(ushort) __MSL_PACKEDS(char) __MSL_PACKEDS(uchar) __MSL_PACKEDS(long)
+__MSL_PACKEDS(ulong)
+#undef __MSL_PACKEDS
+#undef __MSL_PACKED
 template <class T> constexpr bool __msl_is_lowp =
     std::is_same<T, half>::value || std::is_same<T, bfloat>::value;
 template <class T> constexpr bool __msl_is_arith = std::is_arithmetic<T>::value || __msl_is_lowp<T>;
@@ -84,16 +155,16 @@ template <class T> constexpr bool __msl_is_arith = std::is_arithmetic<T>::value 
 // Value conversion (never a bit cast): element-wise for vectors, through
 // float between half and bfloat.
 template <class To, class From>
-__MSL_INLINE To __msl_cast(const From& x) {
+__MSL_INLINE constexpr To __msl_cast(const From& x) {
   if constexpr (__msl_is_vec<To> && __msl_is_vec<From>) {
     static_assert(__msl_vinfo<To>::n == __msl_vinfo<From>::n, "vector size mismatch in cast");
     using TE = __msl_elem_t<To>;
     using FE = __msl_elem_t<From>;
-    To r;
+    To r{};
     for (int i = 0; i < __msl_vinfo<To>::n; ++i) r[i] = __msl_cast<TE, FE>(x[i]);
     return r;
   } else if constexpr (__msl_is_vec<To>) {
-    To r;
+    To r{};
     const auto e = __msl_cast<__msl_elem_t<To>>(x);
     for (int i = 0; i < __msl_vinfo<To>::n; ++i) r[i] = e;
     return r;
@@ -113,9 +184,9 @@ __MSL_INLINE To __msl_cast(const From& x) {
 }
 
 template <class V, int I>
-__MSL_INLINE void __msl_vfill(V&) {}
+__MSL_INLINE constexpr void __msl_vfill(V&) {}
 template <class V, int I, class A, class... R>
-__MSL_INLINE void __msl_vfill(V& v, const A& a, const R&... r) {
+__MSL_INLINE constexpr void __msl_vfill(V& v, const A& a, const R&... r) {
   using E = __msl_elem_t<V>;
   if constexpr (__msl_is_vec<A>) {
     for (int j = 0; j < __msl_vinfo<A>::n; ++j) v[I + j] = __msl_cast<E>(a[j]);
@@ -129,7 +200,7 @@ template <class A> constexpr int __msl_width = __msl_is_vec<A> ? __msl_vinfo<A>:
 
 // MSL vector constructor: float4(a, b.xy, c), float2(x) (splat), float2(int2).
 template <class V, class... A>
-__MSL_INLINE V __msl_vec(const A&... a) {
+__MSL_INLINE constexpr V __msl_vec(const A&... a) {
   if constexpr (sizeof...(A) == 0) {
     return V{};
   } else if constexpr (sizeof...(A) == 1) {
@@ -137,7 +208,7 @@ __MSL_INLINE V __msl_vec(const A&... a) {
   } else {
     static_assert((__msl_width<A> + ...) == __msl_vinfo<V>::n,
                   "wrong number of components in vector constructor");
-    V v;
+    V v{};
     __msl_vfill<V, 0>(v, a...);
     return v;
   }
@@ -145,7 +216,7 @@ __MSL_INLINE V __msl_vec(const A&... a) {
 
 // T(args...) where T may be a vector, half or bfloat (functional casts).
 template <class T, class... A>
-__MSL_INLINE T __msl_ctor(const A&... a) {
+__MSL_INLINE constexpr T __msl_ctor(const A&... a) {
   if constexpr (__msl_is_vec<T>) return __msl_vec<T>(a...);
   else if constexpr (sizeof...(A) == 0) return T{};
   else if constexpr (sizeof...(A) == 1 && __msl_is_arith<T>) return __msl_cast<T>(a...);
@@ -153,7 +224,7 @@ __MSL_INLINE T __msl_ctor(const A&... a) {
 }
 
 template <class To, class From>
-__MSL_INLINE To as_type(const From& x) {
+__MSL_INLINE constexpr To as_type(const From& x) {
   static_assert(sizeof(To) == sizeof(From), "as_type requires types of equal size");
   return __builtin_bit_cast(To, x);
 }
@@ -259,16 +330,30 @@ template <> struct numeric_limits<bfloat> {
       r[i] = NAME(__scal<V>(x[i]), __scal<V>(y[i]));                            \
     return r;                                                                   \
   }
+// Integer arguments to float functions compute in float (`precise::log(4)`).
+template <class... A> constexpr bool __msl_all_int = (std::is_integral<A>::value && ...);
+#define __MSL_INT1(NAME)                                                               \
+  template <class I, enable_if_t<__msl_all_int<I>, int> = 0>                           \
+  __MSL_INLINE float NAME(I x) { return NAME(float(x)); }
+#define __MSL_INT2(NAME)                                                               \
+  template <class I, class J, enable_if_t<__msl_all_int<I, J>, int> = 0>               \
+  __MSL_INLINE float NAME(I x, J y) { return NAME(float(x), float(y)); }
+// vector with a scalar (splatted): max(float2, 1.0f), max(1.0f, float2)
+#define __MSL_VSCAL2(NAME)                                                         \
+  template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>                        \
+  __MSL_INLINE V NAME(V x, __scal<V> y) { return NAME(x, __msl_cast<V>(y)); }      \
+  template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>                        \
+  __MSL_INLINE V NAME(__scal<V> x, V y) { return NAME(__msl_cast<V>(x), y); }
 #define __MSL_F1(NAME, IMPL)                                               \
   __MSL_INLINE float NAME(float x) { return IMPL; }                         \
   __MSL_INLINE half NAME(half h) { return (half)NAME((float)h); }           \
   __MSL_INLINE bfloat NAME(bfloat h) { return (bfloat)NAME((float)h); }     \
-  __MSL_VMAP1(NAME)
+  __MSL_INT1(NAME) __MSL_VMAP1(NAME)
 #define __MSL_F2(NAME, IMPL)                                                         \
   __MSL_INLINE float NAME(float x, float y) { return IMPL; }                          \
   __MSL_INLINE half NAME(half a, half b) { return (half)NAME((float)a, (float)b); }   \
   __MSL_INLINE bfloat NAME(bfloat a, bfloat b) { return (bfloat)NAME((float)a, (float)b); } \
-  __MSL_VMAP2(NAME)
+  __MSL_INT2(NAME) __MSL_VMAP2(NAME)
 
 __MSL_F1(sin, __builtin_sinf(x)) __MSL_F1(cos, __builtin_cosf(x)) __MSL_F1(tan, __builtin_tanf(x))
 __MSL_F1(asin, __builtin_asinf(x)) __MSL_F1(acos, __builtin_acosf(x)) __MSL_F1(atan, __builtin_atanf(x))
@@ -308,6 +393,12 @@ __MSL_F2(divide, x / y)
 __MSL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 __MSL_INLINE half fma(half a, half b, half c) { return (half)__builtin_fmaf(a, b, c); }
 __MSL_INLINE bfloat fma(bfloat a, bfloat b, bfloat c) { return (bfloat)__builtin_fmaf(a, b, c); }
+template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>
+__MSL_INLINE V fma(V a, V b, V c) {
+  V r;
+  for (int i = 0; i < __msl_vinfo<V>::n; ++i) r[i] = fma(__scal<V>(a[i]), __scal<V>(b[i]), __scal<V>(c[i]));
+  return r;
+}
 template <class T> __MSL_INLINE T mad(T a, T b, T c) { return a * b + c; }
 __MSL_INLINE float ldexp(float x, int e) { return __builtin_ldexpf(x, e); }
 __MSL_INLINE half ldexp(half x, int e) { return (half)__builtin_ldexpf(x, e); }
@@ -335,36 +426,47 @@ __MSL_CLS(signbit, __builtin_signbit(x))
 template <class A, class B> __MSL_INLINE bool isunordered(A a, B b) { return isnan(a) || isnan(b); }
 template <class A, class B> __MSL_INLINE bool isordered(A a, B b) { return !isunordered(a, b); }
 
-// min/max/abs/clamp/sign/mix/select on any arithmetic scalar or vector
-template <class T> __MSL_INLINE T __mx(T a, T b) {
-  if constexpr (is_floating_point_v<T>) return (T)__builtin_fmaxf((float)a, (float)b);
-  else return a > b ? a : b;
+// min/max/clamp/abs: non-template overloads per scalar type, as Apple's (so
+// they win over generic templates such as c10::metal::max; no bfloat min/max,
+// which FusedOptimizerOps.metal defines itself), vectors element-wise.
+#define __MSL_MINMAX(NAME, FB, OP)                                                              \
+  __MSL_INLINE float NAME(float a, float b) { return FB(a, b); }                                \
+  __MSL_INLINE half NAME(half a, half b) { return (half)FB((float)a, (float)b); }                \
+  __MSL_IMINMAX(NAME, OP, char) __MSL_IMINMAX(NAME, OP, signed char) __MSL_IMINMAX(NAME, OP, uchar)  \
+  __MSL_IMINMAX(NAME, OP, short) __MSL_IMINMAX(NAME, OP, ushort) __MSL_IMINMAX(NAME, OP, int)        \
+  __MSL_IMINMAX(NAME, OP, uint) __MSL_IMINMAX(NAME, OP, long) __MSL_IMINMAX(NAME, OP, ulong)         \
+  __MSL_VMAP2(NAME) __MSL_VSCAL2(NAME)
+#define __MSL_IMINMAX(NAME, OP, T) \
+  __MSL_INLINE T NAME(T a, T b) { return a OP b ? a : b; }
+__MSL_MINMAX(max, __builtin_fmaxf, >)
+__MSL_MINMAX(min, __builtin_fminf, <)
+#undef __MSL_MINMAX
+#undef __MSL_IMINMAX
+__MSL_INLINE float clamp(float x, float lo, float hi) { return min(max(x, lo), hi); }
+__MSL_INLINE half clamp(half x, half lo, half hi) { return min(max(x, lo), hi); }
+#define __MSL_ICLAMP(T) __MSL_INLINE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
+__MSL_ICLAMP(char) __MSL_ICLAMP(signed char) __MSL_ICLAMP(uchar) __MSL_ICLAMP(short) __MSL_ICLAMP(ushort)
+__MSL_ICLAMP(int) __MSL_ICLAMP(uint) __MSL_ICLAMP(long) __MSL_ICLAMP(ulong)
+#undef __MSL_ICLAMP
+template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>
+__MSL_INLINE V clamp(V x, V lo, V hi) { return min(max(x, lo), hi); }
+template <class V, enable_if_t<__msl_is_vec<V>, int> = 0>
+__MSL_INLINE V clamp(V x, __scal<V> lo, __scal<V> hi) { return min(max(x, lo), hi); }
+__MSL_INLINE float abs(float x) { return __builtin_fabsf(x); }
+__MSL_INLINE half abs(half x) { return (half)__builtin_fabsf((float)x); }
+__MSL_INLINE bfloat abs(bfloat x) { return (bfloat)__builtin_fabsf((float)x); }
+template <class I, enable_if_t<__msl_all_int<I>, int> = 0>
+__MSL_INLINE I abs(I x) {
+  if constexpr (std::is_signed<I>::value) return x < 0 ? I(-x) : x;
+  else return x;
 }
-template <class T> __MSL_INLINE T __mn(T a, T b) {
-  if constexpr (is_floating_point_v<T>) return (T)__builtin_fminf((float)a, (float)b);
-  else return a < b ? a : b;
-}
-template <class T> __MSL_INLINE T max(T a, T b) {
-  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = __mx<__scal<T>>(a[i], b[i]); return r; }
-  else return __mx(a, b);
-}
-template <class T> __MSL_INLINE T min(T a, T b) {
-  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = __mn<__scal<T>>(a[i], b[i]); return r; }
-  else return __mn(a, b);
-}
+__MSL_VMAP1(abs)
 template <class T> __MSL_INLINE T max3(T a, T b, T c) { return max(max(a, b), c); }
 template <class T> __MSL_INLINE T min3(T a, T b, T c) { return min(min(a, b), c); }
 template <class T> __MSL_INLINE T fmax3(T a, T b, T c) { return max(max(a, b), c); }
 template <class T> __MSL_INLINE T fmin3(T a, T b, T c) { return min(min(a, b), c); }
 template <class T> __MSL_INLINE T median3(T a, T b, T c) { return max(min(a, b), min(max(a, b), c)); }
-template <class T> __MSL_INLINE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 template <class T, class S> __MSL_INLINE T mix(T x, T y, S a) { return x + (y - x) * a; }
-template <class T> __MSL_INLINE T abs(T x) {
-  if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = abs<__scal<T>>(x[i]); return r; }
-  else if constexpr (is_floating_point_v<T>) return (T)__builtin_fabsf((float)x);
-  else if constexpr (is_signed_v<T>) return x < 0 ? T(-x) : x;
-  else return x;
-}
 template <class T> __MSL_INLINE T sign(T x) {
   if constexpr (__msl_is_vec<T>) { T r; for (int i = 0; i < __msl_vinfo<T>::n; ++i) r[i] = sign<__scal<T>>(x[i]); return r; }
   else { float f = (float)x; return (T)(f > 0 ? 1.0f : f < 0 ? -1.0f : f); }
@@ -498,6 +600,143 @@ template <class T, class U> __MSL_INLINE T atomic_fetch_max_explicit(atomic<T>* 
 template <class T, class U> __MSL_INLINE T atomic_fetch_min_explicit(atomic<T>* p, U v, memory_order) {
   return __atomic_rmw(p, [&](T o) { return o < T(v) ? o : T(v); });
 }
+
+// ---------------------------------------------------------------- matrices
+// floatCxR: C columns of R-vectors; `v * m` is a row vector times m.
+template <class T, int C, int R>
+struct __msl_matrix {
+  typedef T col __attribute__((ext_vector_type(R)));
+  typedef T row __attribute__((ext_vector_type(C)));
+  col __c[C];
+  __msl_matrix() = default;
+  explicit __msl_matrix(T d) {  // diagonal, as Metal's scalar constructor
+    for (int i = 0; i < C; ++i)
+      for (int j = 0; j < R; ++j) __c[i][j] = i == j ? d : T(0);
+  }
+  template <class... V, enable_if_t<sizeof...(V) == C && (__msl_is_vec<V> && ...), int> = 0>
+  __msl_matrix(const V&... v) : __c{__msl_cast<col>(v)...} {}
+  col& operator[](int i) { return __c[i]; }
+  const col& operator[](int i) const { return __c[i]; }
+  __msl_matrix& operator+=(const __msl_matrix& o) { for (int i = 0; i < C; ++i) __c[i] += o.__c[i]; return *this; }
+};
+template <class T, int C, int R>
+__MSL_INLINE typename __msl_matrix<T, C, R>::row operator*(typename __msl_matrix<T, C, R>::col v,
+                                                           const __msl_matrix<T, C, R>& m) {
+  typename __msl_matrix<T, C, R>::row r;
+  for (int i = 0; i < C; ++i) r[i] = dot(v, m.__c[i]);
+  return r;
+}
+template <class T, int C, int R>
+__MSL_INLINE typename __msl_matrix<T, C, R>::col operator*(const __msl_matrix<T, C, R>& m,
+                                                           typename __msl_matrix<T, C, R>::row v) {
+  typename __msl_matrix<T, C, R>::col r = T(0);
+  for (int i = 0; i < C; ++i) r += m.__c[i] * v[i];
+  return r;
+}
+template <class T, int C, int K, int R>
+__MSL_INLINE __msl_matrix<T, C, R> operator*(const __msl_matrix<T, K, R>& a, const __msl_matrix<T, C, K>& b) {
+  __msl_matrix<T, C, R> r;
+  for (int i = 0; i < C; ++i) r.__c[i] = a * b.__c[i];
+  return r;
+}
+template <class T, int C, int R>
+__MSL_INLINE __msl_matrix<T, C, R> operator+(__msl_matrix<T, C, R> a, const __msl_matrix<T, C, R>& b) { return a += b; }
+template <class T, int C, int R>
+__MSL_INLINE __msl_matrix<T, C, R> operator*(T s, __msl_matrix<T, C, R> m) {
+  for (int i = 0; i < C; ++i) m.__c[i] *= s;
+  return m;
+}
+template <class T, int C, int R>
+__MSL_INLINE __msl_matrix<T, C, R> operator*(const __msl_matrix<T, C, R>& m, T s) { return s * m; }
+template <class T, int C, int R>
+__MSL_INLINE __msl_matrix<T, R, C> transpose(const __msl_matrix<T, C, R>& m) {
+  __msl_matrix<T, R, C> r;
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < R; ++j) r.__c[j][i] = m.__c[i][j];
+  return r;
+}
+#define __MSL_MAT(T, C, R) typedef __msl_matrix<T, C, R> T##C##x##R;
+#define __MSL_MATS(T) __MSL_MAT(T, 2, 2) __MSL_MAT(T, 2, 3) __MSL_MAT(T, 2, 4) __MSL_MAT(T, 3, 2) \
+  __MSL_MAT(T, 3, 3) __MSL_MAT(T, 3, 4) __MSL_MAT(T, 4, 2) __MSL_MAT(T, 4, 3) __MSL_MAT(T, 4, 4)
+__MSL_MATS(float) __MSL_MATS(half)
+#undef __MSL_MATS
+#undef __MSL_MAT
+
 }  // namespace metal
 
+// [[threadgroup(N)]] kernel parameters: one block per OS worker thread; a
+// threadgroup runs on one worker, so its threads share it (32 KiB, Apple's limit).
+template <int N> __MSL_INLINE void* __msl_tgmem() {
+  alignas(64) static thread_local unsigned char m[32768];
+  return m;
+}
+
 #include "msl_runtime_exec.h"
+
+namespace metal {
+// --------------------------------------------------------- simdgroup_matrix
+// Every lane holds the whole 8x8 matrix: simdgroup_matrix operations are
+// uniform across the simdgroup, so each lane computing the full result gives
+// what the hardware's distributed fragments give. Loads and stores are
+// simdgroup collectives (no lane stores before all have loaded); the first
+// active lane stores.
+template <class T, int Cols, int Rows>
+struct simdgroup_matrix {
+  T __e[Rows][Cols];
+  simdgroup_matrix() = default;
+  explicit simdgroup_matrix(T diag) {  // diagonal matrix, as Metal's constructor
+    for (int r = 0; r < Rows; ++r)
+      for (int c = 0; c < Cols; ++c) __e[r][c] = r == c ? diag : T(0);
+  }
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+template <class T, int Cols, int Rows = Cols>
+__MSL_INLINE simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T v) {
+  simdgroup_matrix<T, Cols, Rows> m;
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) m.__e[r][c] = v;
+  return m;
+}
+template <class T, int Cols, int Rows, class U>
+__MSL_INLINE void simdgroup_load(simdgroup_matrix<T, Cols, Rows>& d, const U* src, ulong elements_per_row = Cols,
+                                 ulong2 origin = ulong2{0, 0}, bool transpose = false) {
+  simdgroup_barrier(mem_flags::mem_none);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) {
+      const ulong row = origin.y + (transpose ? c : r), col = origin.x + (transpose ? r : c);
+      d.__e[r][c] = __msl_cast<T>(src[row * elements_per_row + col]);
+    }
+}
+template <class T, int Cols, int Rows, class U>
+__MSL_INLINE void simdgroup_store(const simdgroup_matrix<T, Cols, Rows>& a, U* dst, ulong elements_per_row = Cols,
+                                  ulong2 origin = ulong2{0, 0}, bool transpose = false) {
+  simdgroup_barrier(mem_flags::mem_none);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) {
+      const ulong row = origin.y + (transpose ? c : r), col = origin.x + (transpose ? r : c);
+      dst[row * elements_per_row + col] = __msl_cast<U>(a.__e[r][c]);
+    }
+}
+// d = a * b (+ c), accumulated in float
+template <class T, int C, int R, class A, int K, class B, class E>
+__MSL_INLINE void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<A, K, R>& a,
+                                                const simdgroup_matrix<B, C, K>& b,
+                                                const simdgroup_matrix<E, C, R>& c) {
+  simdgroup_matrix<T, C, R> out;
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < C; ++j) {
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) acc += float(a.__e[r][k]) * float(b.__e[k][j]);
+      out.__e[r][j] = __msl_cast<T>(acc + float(c.__e[r][j]));
+    }
+  d = out;
+}
+template <class T, int C, int R, class A, int K, class B>
+__MSL_INLINE void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<A, K, R>& a,
+                                     const simdgroup_matrix<B, C, K>& b) {
+  simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)));
+}
+}  // namespace metal
+

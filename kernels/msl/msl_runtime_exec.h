@@ -568,26 +568,35 @@ static void* __msl_worker(void* arg) {
   return nullptr;
 }
 
-template <void (*Body)(void*, const __msl_tctx&)>
-static void __msl_plain_group(__msl_job* j, const uint3& tg, const uint3& sz) {
+template <void (*Body)(void*, const __msl_tctx&), bool Checked, int NSlots>
+static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
   __msl_tctx t;
   const __msl_dispatch* d = j->d;
-  const bool checked = d->checked;
+  void* bufs[NSlots ? NSlots : 1];  // a local copy: stores through buffers cannot alias it
+  for (int i = 0; i < NSlots; ++i) bufs[i] = ((void**)j->env)[i];
+  void* env = NSlots ? (void*)bufs : j->env;
   for (uint z = 0; z < sz.z; ++z)
     for (uint y = 0; y < sz.y; ++y)
       for (uint x = 0; x < sz.x; ++x) {
         __msl_fill_tctx(t, d, tg, sz, x, y, z);
-        if (checked) __msl_cur_t = &t;
-        Body(j->env, t);
+        if (Checked) __msl_cur_t = &t;
+        Body(env, t);
       }
   __msl_cur_t = nullptr;
+}
+// Unchecked loops keep `t` and the buffer table local, so fields the kernel
+// does not read are never computed and buffer pointers stay in registers.
+template <void (*Body)(void*, const __msl_tctx&), int NSlots>
+static void __msl_plain_group(__msl_job* j, const uint3& tg, const uint3& sz) {
+  if (j->d->checked) __msl_plain_loop<Body, true, NSlots>(j, tg, sz);
+  else __msl_plain_loop<Body, false, NSlots>(j, tg, sz);
 }
 
 static pthread_mutex_t __msl_checked_lock = PTHREAD_MUTEX_INITIALIZER;
 
-template <void (*Body)(void*, const __msl_tctx&)>
+template <void (*Body)(void*, const __msl_tctx&), int NSlots = 0>  // NSlots: env is void*[NSlots]
 static int __msl_run(__msl_dispatch* d, void* env, bool fibers) {
-  __msl_job j{d, Body, env, fibers, &__msl_plain_group<Body>, 0, 0, 0};
+  __msl_job j{d, Body, env, fibers, &__msl_plain_group<Body, NSlots>, 0, 0, 0};
   j.total = (uint64_t)d->ngroups[0] * d->ngroups[1] * d->ngroups[2];
   if (j.total == 0) return 0;
   if (d->checked) {

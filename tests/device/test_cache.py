@@ -50,3 +50,14 @@ def test_headers_of_migrated_tree_are_used_and_tracked(cpu, tmp_path):
     assert not be.last_build.cached  # header change invalidates the cache entry
     lib.k(out, threads=[2])
     assert out.tolist() == [52, 52]
+
+
+def test_first_build_of_the_runtime_reports_progress(tmp_path, capfd):
+    from migrate.device.cpu import toolchain
+
+    toolchain.ensure_runtime(tmp_path, announce_after=0.0)  # any real compile outlasts 0 s
+    err = capfd.readouterr().err
+    assert "zig builds its C++ runtime once" in err and "C++ runtime ready" in err
+    assert list(tmp_path.glob("runtime-*.ready"))
+    toolchain.ensure_runtime(tmp_path, announce_after=0.0)  # done once: silent, no compile
+    assert capfd.readouterr().err == ""

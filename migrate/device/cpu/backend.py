@@ -13,12 +13,15 @@ from .library import CpuLibrary
 
 def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:
     """Include path: user dirs, then the migrated tree's c10/metal (if it has
-    one), then the installed torch's headers."""
+    one) and its aten/src (for <ATen/native/mps/kernels/*.h>, as PyTorch's
+    shader library), then the installed torch's headers."""
     dirs = [Path(p).resolve() for p in include_dirs]
     if root is not None:
         root = Path(root).resolve()
         if (root / "c10" / "metal").is_dir():
             dirs.append(root)
+        if (root / "aten" / "src" / "ATen").is_dir():
+            dirs.append(root / "aten" / "src")
     if not any((d / "c10" / "metal").is_dir() for d in dirs):
         inc = torch_include_dir()
         if inc is not None:

@@ -15,6 +15,8 @@ def launcher(idx: int, k: Kernel) -> str:
         kind, value = p.attr
         if kind == "buffer":
             args.append(f"__msl_buf<__A::arg<{i}>>(__b[{value}])")
+        elif kind == "tgmem":
+            args.append(f"(__A::arg<{i}>)__msl_tgmem<{value}>()")
         else:
             args.append(f"__msl_pos<__A::arg<{i}>>({POSITION_ATTRS[value]})")
     nslots = max(k.slots) + 1 if k.slots else 0
@@ -34,7 +36,7 @@ static void body(void* __e, const __msl_tctx& __t) {{
 }}
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_launch_{idx}(void** bufs, __msl_dispatch* d) {{
-  return __msl_run<__msl_k{idx}::body>(d, bufs, {fibers});
+  return __msl_run<__msl_k{idx}::body, {nslots}>(d, bufs, {fibers});
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_info_{idx}(__msl_arginfo* out) {{
   using __A = __msl_k{idx}::__A;

@@ -44,9 +44,8 @@ POSITION_ATTRS = {
 }
 IGNORED_ATTRS = {"host_name", "buffer", "kernel", "max_total_threads_per_threadgroup", "visible",
                  "user", "early_fragment_tests"}
+TG_ATTRS = ("threadgroup", "__msl_threadgroup")  # [[threadgroup(N)]] parameters
 UNSUPPORTED_ATTRS = {
-    "threadgroup": "[[threadgroup(N)]] kernel parameters (declare threadgroup arrays in the kernel)",
-    "__msl_threadgroup": "[[threadgroup(N)]] kernel parameters (declare threadgroup arrays in the kernel)",
     "texture": "textures ([[texture(N)]])",
     "sampler": "samplers ([[sampler(N)]])",
     "function_constant": "function constants ([[function_constant]])",
@@ -60,14 +59,6 @@ UNSUPPORTED_ATTRS = {
     "raster_order_group": "raster order groups",
 }
 UNSUPPORTED_NAMES = {
-    "simdgroup_matrix": "simdgroup_matrix",
-    "simdgroup_float8x8": "simdgroup_matrix (simdgroup_float8x8)",
-    "simdgroup_half8x8": "simdgroup_matrix (simdgroup_half8x8)",
-    "simdgroup_bfloat8x8": "simdgroup_matrix (simdgroup_bfloat8x8)",
-    "simdgroup_load": "simdgroup_matrix (simdgroup_load)",
-    "simdgroup_store": "simdgroup_matrix (simdgroup_store)",
-    "simdgroup_multiply": "simdgroup_matrix (simdgroup_multiply)",
-    "simdgroup_multiply_accumulate": "simdgroup_matrix (simdgroup_multiply_accumulate)",
     "sampler": "samplers",
     "imageblock": "imageblocks",
     "threadgroup_imageblock": "imageblocks",
@@ -77,9 +68,9 @@ UNSUPPORTED_NAMES = {
     "mesh_grid_properties": "mesh shaders",
 }
 UNSUPPORTED_PREFIXES = (("texture", "textures"), ("depth2d", "depth textures"), ("depthcube", "depth textures"),
-                        ("packed_", "packed vector types (packed_floatN, ...)"), ("quad_", "quad-group functions"))
+                        ("quad_", "quad-group functions"))
 STD_ATTR_NAMES = {"maybe_unused", "nodiscard", "fallthrough", "noreturn", "deprecated", "likely", "unlikely"}
-SYNC_NAMES = ("simd_", "simdgroup_barrier", "threadgroup_barrier")
+SYNC_NAMES = ("simd_", "simdgroup_barrier", "threadgroup_barrier", "simdgroup_load", "simdgroup_store")
 
 
 @dataclass
@@ -223,6 +214,8 @@ def _parse_params(tokens: list[Token]) -> list[Param]:
                         raise UnsupportedMetalFeature(UNSUPPORTED_ATTRS[name], tok.file, tok.line, tok.col)
                     if name == "buffer":
                         attr = ("buffer", "".join(a.text for a in args))
+                    elif name in TG_ATTRS:
+                        attr = ("tgmem", "".join(a.text for a in args))
                     elif name in POSITION_ATTRS:
                         attr = ("pos", name)
                 k = k2
@@ -317,6 +310,8 @@ class _Scanner:
         # explicit instantiation: `template [[host_name(..)]] __msl_kernel ...`
         host = None
         j = k - 1
+        if j >= 0 and toks[j].text == "void":  # `void kernel f(...)` spelling
+            j -= 1
         while j >= 0 and toks[j].text == "]":
             start = j
             depth = 0
@@ -387,7 +382,7 @@ class _Scanner:
     def _is_template(self, k: int) -> bool:
         toks = self.tokens
         j = k - 1
-        while j >= 0 and toks[j].kind == IDENT and toks[j].text in ("static", "inline"):
+        while j >= 0 and toks[j].kind == IDENT and toks[j].text in ("static", "inline", "void"):
             j -= 1
         if j < 0 or toks[j].text != ">":
             return False

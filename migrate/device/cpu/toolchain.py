@@ -7,6 +7,8 @@ import importlib.metadata
 import platform
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from ...resources import kernels_dir
@@ -32,10 +34,25 @@ def compiler_cmd() -> list[str]:
     return [sys.executable, "-m", "ziglang", "c++"]
 
 
+X86_64_V3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}
+
+
+@functools.lru_cache(maxsize=None)
+def _x86_64_level() -> str:
+    """x86_64_v3 where the host has it (AVX2 vectors, F16C half conversions), else v2."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return "x86_64_v3" if X86_64_V3 <= set(flags) else "x86_64_v2"
+
+
+@functools.lru_cache(maxsize=None)
 def target_flags() -> tuple[str, ...]:
     machine = platform.machine().lower()
     if machine in ("x86_64", "amd64"):
-        return ("-target", "x86_64-linux-gnu", "-mcpu=x86_64_v2")
+        return ("-target", "x86_64-linux-gnu", f"-mcpu={_x86_64_level()}")
     if machine in ("aarch64", "arm64"):
         return ("-target", "aarch64-linux-gnu", "-mcpu=baseline")
     raise OSError(f"CPU backend: unsupported host architecture {platform.machine()!r}")
@@ -82,3 +99,41 @@ def runtime_fingerprint() -> str:
     for f in sorted(Path(__file__).parent.glob("*.py")):
         h.update(f.read_bytes())
     return h.hexdigest()
+
+
+PROBE = "#include <cstdint>\nextern \"C\" int __msl_probe(int x) { return x + 1; }\n"
+
+
+def ensure_runtime(cache: Path, announce_after: float = 2.0, progress_every: float = 10.0) -> None:
+    """zig builds libc++/compiler_rt for a target once (about a minute): do it
+    on a tiny file with progress lines on stderr, so no first build is silent."""
+    flags = compile_cmd(Path("x.cpp"), Path("x.so"), 0)[3:]
+    key = hashlib.sha256(repr((compiler_id(), flags)).encode()).hexdigest()[:16]
+    marker = cache / f"runtime-{key}.ready"
+    if marker.exists():
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    say = lambda msg: print(f"mps-migrate: {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".probe-") as tmp:
+        src, out = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
+        src.write_text(PROBE)
+        proc = subprocess.Popen(compile_cmd(src, out, 0), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+        announced = False
+        while True:
+            try:
+                _, err = proc.communicate(timeout=progress_every if announced else announce_after)
+                break
+            except subprocess.TimeoutExpired:
+                if not announced:
+                    say("first use of the CPU backend on this machine: zig builds its C++ runtime once "
+                        "(about a minute)...")
+                    announced = True
+                else:
+                    say(f"  still building the C++ runtime ({time.monotonic() - t0:.0f} s)")
+        if proc.returncode != 0:
+            raise OSError("the C++ compiler cannot build a trivial library: " + err.strip()[-500:])
+    if announced:
+        say(f"C++ runtime ready ({time.monotonic() - t0:.0f} s)")
+    marker.write_text("ok\n")
