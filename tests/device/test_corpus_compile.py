@@ -12,13 +12,13 @@ from migrate.device import get_backend
 from tests import corpus
 
 KERNELS = Path("aten/src/ATen/native/mps/kernels")
-TREES = {"2.6.0": (), "2.7.0a0": ("--version", "2.7.0a0")}
+TREES = ("2.6.0", "2.7.0a0")
 
 
 def _cases():
     out = []
-    for version, args in TREES.items():
-        root, reason = corpus._fetch(*args)
+    for version in TREES:
+        root, reason = corpus._fetch(version)
         files = sorted((root / KERNELS).glob("*.metal")) if root is not None else []
         if not files:
             why = reason or f"no .metal files under {KERNELS}"
