@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +65,8 @@ def load_config(root: Path) -> Config:
         f = root / name
         if not f.is_file():
             continue
+        import tomllib
+
         try:
             data = tomllib.loads(f.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

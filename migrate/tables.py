@@ -3,16 +3,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import yaml
-
 from migrate.resources import rules_dir
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster
-
-
 def load_yaml_text(text: str):
-    return yaml.load(text, Loader=_LOADER)
+    import yaml  # imported on first use: a lint served from the result cache reads no table
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x faster
 
 
 @lru_cache(maxsize=None)

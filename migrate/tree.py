@@ -8,7 +8,6 @@ from pathlib import Path
 from migrate.cache import cached
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
-from migrate.read.native_scan import scan_native_file
 from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
@@ -173,6 +172,8 @@ def _scan_native_sources(tree: Tree) -> None:
     native = tree.root / NATIVE_REL
     if not native.is_dir():
         return
+    from migrate.read.native_scan import scan_native_file
+
     mps = tree.root / MPS_REL
     for dirpath, dirnames, filenames in os.walk(native):
         dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d) != mps)
