@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,21 +93,36 @@ def cached(kind: str, path: str, data: bytes, parse, *extra: str):
         return parse()
     from migrate import codec
 
-    h = hashlib.blake2b(_code_digest() + codec.VERSION, digest_size=20)
+    return _cached(cache_dir(), kind, path, data, parse, extra, codec.dumps, codec.loads, codec.VERSION)
+
+
+def cached_plain(kind: str, path: str, data: bytes, parse):
+    """``cached`` for plain data (dicts, lists, str, numbers: a parsed table), stored with marshal."""
+    if not _ENABLED[0]:
+        return parse()
+    import marshal
+
+    return _cached(cache_dir().parent / "tables", kind, path, data, parse, (), marshal.dumps, marshal.loads, b"marshal")
+
+
+def _cached(folder: Path, kind, path, data, parse, extra, dumps, loads, version: bytes):
+    h = hashlib.blake2b(_code_digest() + version, digest_size=20)
     for part in (kind, path, *extra):
         h.update(part.encode() + b"\0")
     h.update(data)
     key = h.hexdigest()
-    file = cache_dir() / key[:2] / key
+    file = folder / key[:2] / key
     try:
         with open(file, "rb") as fh:
-            return codec.loads(fh.read())
+            return loads(fh.read())
     except Exception:  # missing or unreadable entry: parse
         pass
     model = parse()
     tmp = None
     try:
-        blob = codec.dumps(model)
+        import tempfile
+
+        blob = dumps(model)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:

@@ -23,7 +23,7 @@ class Config:
         """Command-line flags win over the file: --select/--ignore replace, --extend-* add."""
         for flag, value in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore),
                             ("--extend-ignore", extend_ignore)):
-            if value is not None:
+            if value:  # an empty list names no code to check
                 check_codes(list(value), flag)
         if select is not None:
             self.select = list(select)

@@ -95,3 +95,16 @@ def test_stale_result_from_other_code_or_versions_is_not_served(tree, tmp_path, 
     fakes = tmp_path / "fake"
     fake_dist(fakes, "tree-sitter-cpp", "99.0")
     assert lint_json(tree, cache, [fakes, package]) == ["MPS003"]
+
+
+def test_table_entry_is_keyed_by_the_table_bytes(tmp_path, monkeypatch):
+    """Rule tables go through the parse cache (marshal): other bytes under the same name never get old data."""
+    from migrate.tables import load_yaml_bytes
+
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
+    assert load_yaml_bytes("t.yaml", b"files: [a, b]\n") == {"files": ["a", "b"]}
+    entries = [p for p in (tmp_path / "cache/tables").rglob("*") if p.is_file()]
+    assert len(entries) == 1
+    entries[0].write_bytes(__import__("marshal").dumps({"files": ["served"]}))
+    assert load_yaml_bytes("t.yaml", b"files: [a, b]\n") == {"files": ["served"]}  # a hit
+    assert load_yaml_bytes("t.yaml", b"files: [c]\n") == {"files": ["c"]}
