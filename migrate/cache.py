@@ -105,31 +105,61 @@ def cached_plain(kind: str, path: str, data: bytes, parse):
     return _cached(cache_dir().parent / "tables", kind, path, data, parse, (), marshal.dumps, marshal.loads, b"marshal")
 
 
-def _cached(folder: Path, kind, path, data, parse, extra, dumps, loads, version: bytes):
+def _file(folder: Path, kind: str, path: str, data: bytes, extra, version: bytes) -> Path:
     h = hashlib.blake2b(_code_digest() + version, digest_size=20)
     for part in (kind, path, *extra):
         h.update(part.encode() + b"\0")
     h.update(data)
     key = h.hexdigest()
-    file = folder / key[:2] / key
+    return folder / key[:2] / key
+
+
+def _cached(folder: Path, kind, path, data, parse, extra, dumps, loads, version: bytes):
+    file = _file(folder, kind, path, data, extra, version)
     try:
         with open(file, "rb") as fh:
             return loads(fh.read())
     except Exception:  # missing or unreadable entry: parse
         pass
     model = parse()
+    with contextlib.suppress(Exception):  # an unencodable model is only not cached
+        _write(file, dumps(model))
+    return model
+
+
+def lookup(kind: str, path: str, data: bytes, *extra: str):
+    """The cached model of these bytes (``cached``'s entry), or None."""
+    if not _ENABLED[0]:
+        return None
+    from migrate import codec
+
+    try:
+        with open(_file(cache_dir(), kind, path, data, extra, codec.VERSION), "rb") as fh:
+            return codec.loads(fh.read())
+    except Exception:  # missing or unreadable entry
+        return None
+
+
+def store_blob(kind: str, path: str, data: bytes, blob: bytes, *extra: str) -> None:
+    """Store a model already in migrate.codec form as ``cached``'s entry for these bytes."""
+    if _ENABLED[0]:
+        from migrate import codec
+
+        _write(_file(cache_dir(), kind, path, data, extra, codec.VERSION), blob)
+
+
+def _write(file: Path, blob: bytes) -> None:
+    """Atomically; an unwritable cache only costs speed."""
+    import tempfile
+
     tmp = None
     try:
-        import tempfile
-
-        blob = dumps(model)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
         os.replace(tmp, file)
-    except Exception:  # an unwritable cache only costs speed
+    except Exception:
         if tmp:
             with contextlib.suppress(Exception):
                 os.unlink(tmp)
-    return model
