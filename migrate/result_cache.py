@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from migrate import cache
@@ -46,6 +47,7 @@ def _walk(base: Path, suffixes: tuple[str, ...]) -> list[Path]:
     return out
 
 
+@lru_cache(maxsize=1)
 def _code_digest() -> bytes:
     """cache.py's key (Python, packages, reader code, tables) plus the code of every other module."""
     pkg = Path(__file__).resolve().parent
