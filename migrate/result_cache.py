@@ -67,7 +67,7 @@ def _head(root: Path, config, only, overlay: dict[str, bytes]) -> hashlib.blake2
     return h
 
 
-def _stat_key(head, files: list[Path], overlay) -> tuple[str, float]:
+def _stat_key(head, files: list[Path]) -> tuple[str, float]:
     """(digest of the inputs' stats, newest ctime/mtime among them)."""
     h, newest = head.copy(), 0.0
     for f in files:
@@ -163,9 +163,11 @@ def lint_findings(root: Path, config, only: list[str] | None, overlay: dict[str,
     over = {root / rel for rel in overlay}
     files = [f for f in inputs(root) if f not in over]
     head = _head(root, config, only, overlay)
-    fast, newest = _stat_key(head, files, overlay)
+    fast, newest = _stat_key(head, files)
     trust_stat = newest < time.time() - RACY_S
     alias = _read(fast) if trust_stat else None
+    if alias is not None and not (len(alias) == 41 and alias[:1] == b"c" and alias[1:].isalnum()):
+        alias = None  # not a content key: ignore it
     slow = alias.decode() if alias else _content_key(head, files)
     blob = _read(slow)
     if blob is not None:

@@ -51,6 +51,10 @@ def test_same_size_rewrite_with_the_old_mtime_is_linted_again(tree, tmp_path, mo
     old = host.stat()
     assert codes(result_cache.lint_findings(tree, Config(), None)[0]) == ["MPS003"]
     assert any(p.name.startswith("s") for p in (tmp_path / "cache/results").iterdir())  # a stat alias
+    real = result_cache._content_key
+    monkeypatch.setattr(result_cache, "_content_key", None)  # unchanged stats: served without reading a file
+    assert codes(result_cache.lint_findings(tree, Config(), None)[0]) == ["MPS003"]
+    monkeypatch.setattr(result_cache, "_content_key", real)
     host.write_text(DEFINES.format("hypot_out_mps"))  # same size, same inode
     os.utime(host, ns=(old.st_atime_ns, old.st_mtime_ns))
     assert host.stat().st_size == old.st_size and host.stat().st_mtime_ns == old.st_mtime_ns
