@@ -100,13 +100,11 @@ def files_at_revision(root: Path, rev: str, only: list[str] | None) -> tuple[dic
 def known_at_revision(root: Path, rev: str, config, only: list[str] | None, lint: bool = True) -> Counter:
     """Fingerprints of the findings the same files had at ``rev`` (the rest of the tree as it is now).
     ``lint=False`` only checks ``rev`` (nothing to subtract from: the second lint is skipped)."""
-    from migrate.lint import lint_tree
-    from migrate.tree import load_tree
+    from migrate.result_cache import lint_findings
 
     got = files_at_revision(root, rev, only)
     if got is None or not lint:
         return Counter()
     overlay, absent = got
-    tree = load_tree(root, overlay)
-    found = [f for f in lint_tree(tree, config, only).findings if f.path not in absent]
-    return fingerprints(found, tree.sources)
+    findings, sources = lint_findings(root, config, only, overlay)
+    return fingerprints([f for f in findings if f.path not in absent], sources)

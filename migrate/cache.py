@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,28 +93,73 @@ def cached(kind: str, path: str, data: bytes, parse, *extra: str):
         return parse()
     from migrate import codec
 
-    h = hashlib.blake2b(_code_digest() + codec.VERSION, digest_size=20)
+    return _cached(cache_dir(), kind, path, data, parse, extra, codec.dumps, codec.loads, codec.VERSION)
+
+
+def cached_plain(kind: str, path: str, data: bytes, parse):
+    """``cached`` for plain data (dicts, lists, str, numbers: a parsed table), stored with marshal."""
+    if not _ENABLED[0]:
+        return parse()
+    import marshal
+
+    return _cached(cache_dir().parent / "tables", kind, path, data, parse, (), marshal.dumps, marshal.loads, b"marshal")
+
+
+def _file(folder: Path, kind: str, path: str, data: bytes, extra, version: bytes) -> Path:
+    h = hashlib.blake2b(_code_digest() + version, digest_size=20)
     for part in (kind, path, *extra):
         h.update(part.encode() + b"\0")
     h.update(data)
     key = h.hexdigest()
-    file = cache_dir() / key[:2] / key
+    return folder / key[:2] / key
+
+
+def _cached(folder: Path, kind, path, data, parse, extra, dumps, loads, version: bytes):
+    file = _file(folder, kind, path, data, extra, version)
     try:
         with open(file, "rb") as fh:
-            return codec.loads(fh.read())
+            return loads(fh.read())
     except Exception:  # missing or unreadable entry: parse
         pass
     model = parse()
+    with contextlib.suppress(Exception):  # an unencodable model is only not cached
+        _write(file, dumps(model))
+    return model
+
+
+def lookup(kind: str, path: str, data: bytes, *extra: str):
+    """The cached model of these bytes (``cached``'s entry), or None."""
+    if not _ENABLED[0]:
+        return None
+    from migrate import codec
+
+    try:
+        with open(_file(cache_dir(), kind, path, data, extra, codec.VERSION), "rb") as fh:
+            return codec.loads(fh.read())
+    except Exception:  # missing or unreadable entry
+        return None
+
+
+def store_blob(kind: str, path: str, data: bytes, blob: bytes, *extra: str) -> None:
+    """Store a model already in migrate.codec form as ``cached``'s entry for these bytes."""
+    if _ENABLED[0]:
+        from migrate import codec
+
+        _write(_file(cache_dir(), kind, path, data, extra, codec.VERSION), blob)
+
+
+def _write(file: Path, blob: bytes) -> None:
+    """Atomically; an unwritable cache only costs speed."""
+    import tempfile
+
     tmp = None
     try:
-        blob = codec.dumps(model)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
         os.replace(tmp, file)
-    except Exception:  # an unwritable cache only costs speed
+    except Exception:
         if tmp:
             with contextlib.suppress(Exception):
                 os.unlink(tmp)
-    return model

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ class Config:
         """Command-line flags win over the file: --select/--ignore replace, --extend-* add."""
         for flag, value in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore),
                             ("--extend-ignore", extend_ignore)):
-            if value is not None:
+            if value:  # an empty list names no code to check
                 check_codes(list(value), flag)
         if select is not None:
             self.select = list(select)
@@ -66,6 +65,8 @@ def load_config(root: Path) -> Config:
         f = root / name
         if not f.is_file():
             continue
+        import tomllib
+
         try:
             data = tomllib.loads(f.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -26,6 +26,11 @@ def is_shared(line: DispatchLine) -> bool:
     return MPS in line.keys and any(k in dispatch_keys("shared_with") for k in line.keys)
 
 
+def under(path: str, prefixes: list[str]) -> bool:
+    """Is ``path`` one of ``prefixes`` or inside one of them ("" and "." hold everything)?"""
+    return any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
 def stub_candidates(kernel: str) -> list[str]:
     """Stub names a shared kernel plausibly calls (``atan2_out`` -> ``atan2_stub``)."""
     base = kernel
@@ -46,6 +51,10 @@ def is_implementation(f: HostFunction) -> bool:
 class Index:
     tree: Tree
     markers: dict[str, frozenset[str]] = field(default_factory=load_markers)
+    scope: list[str] | None = None  # paths whose findings are wanted (None: all); per-file analyses skip the rest
+
+    def in_scope(self, path: str) -> bool:
+        return self.scope is None or under(path, self.scope)
 
     # ------------------------------------------------------------ yaml side
     @cached_property

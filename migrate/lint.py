@@ -5,7 +5,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from migrate.config import Config
-from migrate.index import Index
+from migrate.index import Index, under
 from migrate.model import Finding, ParseError
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
@@ -39,7 +39,7 @@ def _incomplete_checks(e: ParseError) -> str:
 
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
     config = config or Config()
-    index = Index(tree)
+    index = Index(tree, scope=only_paths)
     findings: list[Finding] = []
     for code, rule in all_rules().items():
         if not config.enabled(code):
@@ -50,13 +50,9 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
     if config.severity:
         findings = [dataclasses.replace(f, severity=config.severity.get(f.code, f.severity)) for f in findings]
     if only_paths is not None:
-        findings = [f for f in findings if _under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))]
+        findings = [f for f in findings if under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
     return LintResult(tree, index, findings)
-
-
-def _under(path: str, prefixes: list[str]) -> bool:
-    return any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
 
 
 def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:
@@ -65,7 +61,7 @@ def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:
     entry = index.entries.get(f.overload or "")
     if entry is None:
         return False
-    return any(_under(p, prefixes) for p in family_files(index, entry.base_name))
+    return any(under(p, prefixes) for p in family_files(index, entry.base_name))
 
 
 def family_files(index: Index, family: str) -> set[str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 
-from migrate.tables import load_yaml_text
+from migrate.tables import load_yaml_bytes
 
 from migrate.model import Finding, Fix, Span
 from migrate.resources import rules_dir
@@ -53,7 +53,7 @@ class Rule:
 def all_rules() -> dict[str, Rule]:
     rules = {}
     for f in sorted(rules_dir().glob("MPS*.yaml")):
-        d = load_yaml_text(f.read_text(encoding="utf-8"))
+        d = load_yaml_bytes(f.name, f.read_bytes())
         rules[d["code"]] = Rule(
             code=d["code"], name=d["name"], severity=d["severity"], message=d["message"],
             summary=d["summary"], why=d["why"], example=d["example"], fix=d.get("fix", "No automatic fix."),

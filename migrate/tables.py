@@ -3,22 +3,25 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import yaml
-
 from migrate.resources import rules_dir
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster
-
-
 def load_yaml_text(text: str):
-    return yaml.load(text, Loader=_LOADER)
+    import yaml  # imported on first use: a lint served from the result cache reads no table
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x faster
+
+
+def load_yaml_bytes(name: str, data: bytes):
+    """A rules/ yaml file's data, through the parse cache (a warm run does not import yaml)."""
+    from migrate.cache import cached_plain
+
+    return cached_plain("table", name, data, lambda: load_yaml_text(data.decode("utf-8")))
 
 
 @lru_cache(maxsize=None)
 def load_table(name: str):
-    with open(rules_dir() / name, encoding="utf-8") as fh:
-        return load_yaml_text(fh.read())
+    return load_yaml_bytes(name, (rules_dir() / name).read_bytes())
 
 
 @lru_cache(maxsize=None)

@@ -8,7 +8,6 @@ from pathlib import Path
 from migrate.cache import cached
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
-from migrate.read.native_scan import scan_native_file
 from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
@@ -57,13 +56,19 @@ class Tree:
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
 
 
-def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> bytes | None:
+def _read(file: Path, rel: str, overlay: dict[str, bytes]) -> tuple[bytes | None, ParseError | None]:
     try:
-        data = overlay[rel] if rel in overlay else file.read_bytes()
+        return (overlay[rel] if rel in overlay else file.read_bytes()), None
     except OSError as exc:
-        tree.errors.append(ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}", partial=True))
-        return None
-    tree.sources[rel] = data
+        return None, ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}", partial=True)
+
+
+def _read_bytes(tree: Tree, file: Path, rel: str, overlay: dict[str, bytes]) -> bytes | None:
+    data, error = _read(file, rel, overlay)
+    if error is not None:
+        tree.errors.append(error)
+    else:
+        tree.sources[rel] = data
     return data
 
 
@@ -103,8 +108,8 @@ def _lazy(module: str, name: str):
 
 def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's."""
-    read_native_yaml = _lazy("migrate.read.yaml_reader", "read_native_yaml")
-    read_host_file = _lazy("migrate.read.host_reader", "read_host_file")
+    from migrate.parse_pool import parse_all
+
     read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
     read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
 
@@ -115,38 +120,52 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
         ydata = overlay[rel] if rel in overlay else yaml_file.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", str(yaml_file)) from None
-    tree = Tree(root=root, yaml=cached("yaml", rel, ydata, lambda: read_native_yaml(ydata, rel)))
+    tree = Tree(root=root, yaml=NativeYaml(rel, ()))
     tree.sources[rel] = ydata
-    tree.errors.extend(tree.yaml.errors)
 
     mps = root / MPS_REL
     includes = metal_include_dirs(root)
     hdr = headers_digest(includes)
+    jobs = [("yaml", rel, ydata, "migrate.read.yaml_reader:read_native_yaml", {}, ())]
+    order: list[tuple[str, int | ParseError]] = []  # (path, its job or the error reading it), in walk order
     if mps.is_dir():
         on_disk = [f.relative_to(root).as_posix() for f in _walk(mps, HOST_SUFFIXES + (".metal",))]
         added = sorted(r for r in overlay if r.startswith(MPS_REL + "/") and r.endswith(HOST_SUFFIXES + (".metal",))
                        and r not in on_disk)  # files a patch creates
         for r in on_disk + added:
-            f = root / r
-            data = _read_bytes(tree, f, r, overlay)
+            data, error = _read(root / r, r, overlay)
             if data is None:
+                order.append((r, error))
                 continue
+            tree.sources[r] = data
+            order.append((r, len(jobs)))
             if file_kind(r) == "metal":
-                mf = cached("metal", r, data, lambda: read_metal_source(data, r, include_dirs=includes), hdr)
-                tree.metals[r] = mf
-                tree.errors.extend(mf.errors)
+                jobs.append(("metal", r, data, "migrate.read.metal_reader:read_metal_source",
+                             {"include_dirs": includes}, (hdr,)))
             else:
-                hf = cached("host", r, data, lambda: read_host_file(data, r))
-                tree.hosts[r] = hf
-                tree.errors.extend(hf.errors)
-                for im in hf.inline_metal:
-                    mf = cached("inline-metal", f"{r}:{im.span.start}:{im.span.line}", im.text.encode(),
-                                lambda: read_metal_source(im.text.encode(), r, include_dirs=includes,
-                                                          base_line=im.span.line, base_offset=im.span.start,
-                                                          base_column=im.span.column),
-                                hdr)
-                    key = f"{r}#{im.span.line}"
-                    tree.metals[key] = mf
+                jobs.append(("host", r, data, "migrate.read.host_reader:read_host_file", {}, ()))
+    models = parse_all(jobs)  # one pass over every file, on the machine's cores when many are uncached
+    tree.yaml = models[0]
+    tree.errors.extend(tree.yaml.errors)
+    for r, job in order:
+        if isinstance(job, ParseError):
+            tree.errors.append(job)
+            continue
+        model = models[job]
+        if jobs[job][0] == "metal":
+            tree.metals[r] = model
+            tree.errors.extend(model.errors)
+            continue
+        tree.hosts[r] = hf = model
+        tree.errors.extend(hf.errors)
+        for im in hf.inline_metal:
+            mf = cached("inline-metal", f"{r}:{im.span.start}:{im.span.line}", im.text.encode(),
+                        lambda: read_metal_source(im.text.encode(), r, include_dirs=includes,
+                                                  base_line=im.span.line, base_offset=im.span.start,
+                                                  base_column=im.span.column),
+                        hdr)
+            key = f"{r}#{im.span.line}"
+            tree.metals[key] = mf
     from migrate.tables import load_table
 
     for pattern in load_table("opinfo.yaml")["files"]:
@@ -173,6 +192,8 @@ def _scan_native_sources(tree: Tree) -> None:
     native = tree.root / NATIVE_REL
     if not native.is_dir():
         return
+    from migrate.read.native_scan import scan_native_file
+
     mps = tree.root / MPS_REL
     for dirpath, dirnames, filenames in os.walk(native):
         dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d) != mps)

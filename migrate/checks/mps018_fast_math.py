@@ -28,7 +28,7 @@ def check(ix, rule):
                                    kernel=None)
     for path, hf in sorted(ix.tree.hosts.items()):
         data = ix.tree.sources.get(path, b"")
-        if b"FastMath" not in data and b"MTLMathModeFast" not in data:
+        if not ix.in_scope(path) or b"FastMath" not in data and b"MTLMathModeFast" not in data:
             continue
         code = scrub(data).code
         for m in HOST.finditer(code):

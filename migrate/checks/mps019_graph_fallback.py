@@ -12,6 +12,8 @@ from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 def check(ix, rule):
     g, m = ix.markers["mpsgraph"], ix.markers["metal"]
     for path, hf in sorted(ix.tree.hosts.items()):
+        if not ix.in_scope(path):
+            continue  # findings are reported at the function's own file
         text = None
         for f in hf.functions:
             if not _maybe_both(ix, f, g, m):

@@ -5,15 +5,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from migrate.apply import atomic_write
-from migrate.baseline import baseline_text, fingerprint, known_at_revision, read_baseline, subtract
 from migrate.config import load_config
 from migrate.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from migrate.lint import lint_tree
 from migrate.output.render import render, statistics
 from migrate.output.summary import failing, summary
+from migrate.result_cache import lint_findings
 from migrate.rulebook import SEVERITIES
-from migrate.tree import find_root, load_tree
+from migrate.tree import find_root
+
+# migrate.apply, migrate.baseline and migrate.lint are imported where used: a pre-commit run
+# served from the result cache needs none of them (startup time).
 
 HELP = "report MPSGraph routes and broken links between yaml, host stubs and Metal kernels"
 FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "lintrunner")
@@ -64,6 +65,8 @@ def known_findings(args, root: Path, config, only, current: list | None = None) 
     ``current``: this run's findings when known; when it has none, the revision is checked, not linted."""
     if not args.baseline and not args.since:
         return None
+    from migrate.baseline import known_at_revision, read_baseline
+
     known = read_baseline(args.baseline) if args.baseline else Counter()
     if args.since:
         known += known_at_revision(root, args.since, config, only, lint=current is None or bool(current))
@@ -77,14 +80,26 @@ def run(args) -> int:
         raise UsageError("--write-baseline records findings; it does not combine with --fix or --diff")
     if args.diff or args.fix:
         return apply_fixes(args, root, config, only, known=known_findings(args, root, config, only))
-    tree = load_tree(root)
-    every = lint_tree(tree, config, only).findings
+    if args.format == "lintrunner":  # its fix loop starts from this tree
+        from migrate.lint import lint_tree
+        from migrate.tree import load_tree
+
+        tree = load_tree(root)
+        every, sources = lint_tree(tree, config, only).findings, tree.sources
+    else:
+        tree = None
+        every, sources = lint_findings(root, config, only)
     if args.write_baseline:
-        atomic_write(args.write_baseline, baseline_text(every, tree.sources).encode())
+        from migrate.apply import atomic_write
+        from migrate.baseline import baseline_text
+
+        atomic_write(args.write_baseline, baseline_text(every, sources).encode())
         print(f"mps-migrate: wrote a baseline of {len(every)} finding(s) to {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
     known = known_findings(args, root, config, only, every)
-    findings = every if known is None else subtract(every, known, tree.sources)
+    if known is not None:
+        from migrate.baseline import subtract
+    findings = every if known is None else subtract(every, known, sources)
     fixed_texts: dict[str, tuple[str, str]] = {}
     if args.format == "lintrunner":
         from migrate.fixloop import fix_to_fixed_point
@@ -92,7 +107,7 @@ def run(args) -> int:
         outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=_unknown(known), tree=tree)
         fixed_texts = {p: (outcome.original[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
                        for p, new in outcome.new.items()}
-    report(args, root, tree.sources, findings, fixed_texts, hidden=len(every) - len(findings))
+    report(args, root, sources, findings, fixed_texts, hidden=len(every) - len(findings))
     if args.format == "lintrunner" or args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if failing(findings, args.fail_on) else EXIT_OK
@@ -102,6 +117,8 @@ def _unknown(known: Counter | None):
     """``keep`` for the fix loop: only findings not in ``known``."""
     if known is None:
         return None
+    from migrate.baseline import fingerprint
+
     return lambda f, index: fingerprint(f, index.tree.sources) not in known
 
 
@@ -131,6 +148,8 @@ def apply_fixes(args, root: Path, config, only, keep=None, tree=None, on_written
     remaining = outcome.result.findings
     if keep is not None:
         remaining = [f for f in remaining if keep(f, outcome.result.index)]
+    from migrate.baseline import subtract
+
     shown = remaining if known is None else subtract(remaining, known, outcome.result.tree.sources)
     report(args, root, outcome.result.tree.sources, shown, {}, hidden=len(remaining) - len(shown))
     if on_written is not None:
@@ -157,6 +176,8 @@ def report(args, root: Path, sources, findings, fixed_texts, hidden: int = 0) ->
 
 def _emit(args, text: str, what: str) -> None:
     if args.output:
+        from migrate.apply import atomic_write
+
         atomic_write(args.output, text.encode("utf-8"))
         print(f"mps-migrate: wrote {what} to {args.output}", file=sys.stderr)
     else:

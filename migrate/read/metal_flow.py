@@ -129,22 +129,25 @@ class Unit:
 
 
 def units(ix) -> list[Unit]:
-    """Every Metal source of the tree, analysed once per Index."""
+    """Every Metal source of the tree in the index's scope (findings are reported at the unit's
+    own path), analysed once per Index."""
     got = ix.__dict__.get("_metal_units")
     if got is None:
-        got = ix.__dict__["_metal_units"] = list(_units(ix.tree))
+        got = ix.__dict__["_metal_units"] = list(_units(ix.tree, ix.in_scope))
     return got
 
 
-def _units(tree):
+def _units(tree, wanted=lambda path: True):
     for path in sorted(tree.metals):
-        if "#" in path or not (path.endswith(".metal") or "/kernels/" in path):
+        if "#" in path or not (path.endswith(".metal") or "/kernels/" in path) or not wanted(path):
             continue
         data = tree.sources.get(path)
         if data is not None:
             text = data.decode("latin-1")
             yield analyse(path, text, 0, len(text))
     for path in sorted(tree.hosts):
+        if not wanted(path):
+            continue
         text = None
         for im in tree.hosts[path].inline_metal:
             text = text or tree.sources[path].decode("latin-1")
