@@ -1,0 +1,113 @@
+"""Mutation testing of the core with mutmut (configured in pyproject's [tool.mutmut]); not run by CI.
+
+    .venv/bin/python bench/mutation.py [GROUP ...] [--score-only] [--survivors]
+
+GROUPs (default: all, smallest first): checks, fixes, compare, yaml, index, toolchain.
+Each group runs ``nice -n 19 mutmut run --max-children 1`` over its mutants (each mutant
+against the tests of pyproject's test selection that reach the mutated function), then the
+score per module is printed: killed / (total - equivalent).  Equivalent mutants are the ones
+docs/mutation.md lists with a reason.  Results stay in mutants/ (``mutmut show NAME``);
+``--score-only`` prints the table from them without running anything.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from fnmatch import fnmatch
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CLS = "\u01c1"  # mutmut's class separator in mutant names
+YAML_DISPATCH = ("dispatch_line", "fast_dispatch_line")
+
+# group -> mutant name patterns (mutmut's fnmatch syntax), smallest group first
+GROUPS: dict[str, list[str]] = {
+    "toolchain": ["migrate.device.cpu.toolchain.*"],
+    "compare": ["migrate.verify.compare.*"],
+    "yaml": [f"migrate.read.yaml_reader.x{CLS}_Scanner{CLS}{f}__mutmut_*" for f in YAML_DISPATCH]
+    + ["migrate.read.yaml_reader.x__split_with_offsets__mutmut_*",
+       "migrate.read.yaml_reader.x_effective_dispatch__mutmut_*"],
+    "fixes": ["migrate.fixes.*", "migrate.apply.*", "migrate.fixloop.*"],
+    "checks": ["migrate.checks.*"],
+    "index": ["migrate.index.*"],
+}
+KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # failed, pytest error, timeout, crash
+SURVIVED = {0}
+
+
+def equivalent_mutants() -> set[str]:
+    doc = REPO / "docs" / "mutation.md"
+    text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+    return set(re.findall(r"`(migrate\.[^`\s]+__mutmut_\d+)`", text))
+
+
+def results() -> dict[str, int | None]:
+    """Mutant name -> mutmut's exit code (None: not run yet), from mutants/**/*.meta."""
+    out: dict[str, int | None] = {}
+    for meta in (REPO / "mutants" / "migrate").rglob("*.py.meta"):
+        out.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return out
+
+
+def module_of(name: str) -> str:
+    return re.split(r"\.x(?:_|" + CLS + ")", name, maxsplit=1)[0]
+
+
+def score(groups: list[str], show_survivors: bool) -> int:
+    equivalent, res = equivalent_mutants(), results()
+    rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    survivors = []
+    for name, code in sorted(res.items()):
+        if not any(fnmatch(name, p) for g in groups for p in GROUPS[g]):
+            continue
+        r = rows[module_of(name)]
+        r["total"] += 1
+        if name in equivalent:
+            r["equivalent"] += 1
+        elif code in KILLED:
+            r["killed"] += 1
+        elif code in SURVIVED:
+            r["survived"] += 1
+            survivors.append(name)
+        else:
+            r["other"] += 1  # no tests reach it, not run yet, ...
+            survivors.append(name)
+    print(f"{'module':40} {'killed/scored':>14} {'survived':>9} {'other':>6} {'equiv':>6} {'score':>7}")
+    bad = 0
+    for mod, r in sorted(rows.items()):
+        scored = r["total"] - r["equivalent"]
+        pct = 100.0 * r["killed"] / scored if scored else 100.0
+        bad += pct < 90.0
+        print(f"{mod:40} {r['killed']:>6}/{scored:<7} {r['survived']:>9} {r['other']:>6} {r['equivalent']:>6} {pct:>6.1f}%")
+    if show_survivors:
+        print("\nnot killed:", *survivors, sep="\n  ")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("groups", nargs="*", metavar="GROUP", help=f"one of {', '.join(GROUPS)} (default: all)")
+    ap.add_argument("--score-only", action="store_true")
+    ap.add_argument("--survivors", action="store_true", help="list the mutants not killed")
+    args = ap.parse_args()
+    groups = args.groups or list(GROUPS)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        ap.error(f"unknown group {unknown[0]!r} (known: {', '.join(GROUPS)})")
+    mutmut = Path(sys.executable).with_name("mutmut")
+    env = dict(os.environ, MPS_MIGRATE_CACHE=str(REPO / "mutants" / ".mps-migrate-cache"))  # never the user's cache
+    if not args.score_only:
+        for g in groups:
+            print(f"== {g}", flush=True)
+            subprocess.run(["nice", "-n", "19", str(mutmut), "run", "--max-children", "1", *GROUPS[g]],
+                           cwd=REPO, env=env, check=False)
+    return score(groups, args.survivors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

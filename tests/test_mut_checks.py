@@ -1,0 +1,165 @@
+"""Every rule check, in-process, on fixtures/mini and on small trees: exact findings, messages and fix kinds."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate.config import Config
+from migrate.lint import lint_tree
+from migrate.tree import load_tree
+from tests.helpers import COMMON_MPS, KERNELS, MINI, OPINFO, OPS, YAML
+
+BIN_MM, UN_MM, HIST_MM = f"{OPS}/BinaryOps.mm", f"{OPS}/UnaryOps.mm", f"{OPS}/HistogramKernel.mm"
+
+
+def lint(root: Path, code: str):
+    """(path, line, column, end_line, end_column, overload, kernel, family, message, fix) of one rule's findings."""
+    res = lint_tree(load_tree(root), Config(select=[code]))
+    assert {f.code for f in res.findings} <= {code}
+    return [(f.path, f.line, f.column, f.end_line, f.end_column, f.overload, f.kernel, f.family, f.message,
+             None if f.fix is None else (f.fix.safe, f.fix.description)) for f in res.findings]
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def test_mps001_half_migrated_family():
+    assert lint(MINI, "MPS001") == [
+        (YAML, 36, 5, 36, 33, "copysign.Scalar_out", "copysign_scalar_out_mps", "copysign",
+         "copysign.Scalar_out still routes to MPSGraph kernel copysign_scalar_out_mps, while copysign.out, "
+         "copysign.Tensor of the copysign family use native Metal",
+         (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out")),
+    ]
+
+
+def test_mps002_mpsgraph_inventory():
+    assert lint(MINI, "MPS002") == [
+        (YAML, 36, 5, 36, 33, "copysign.Scalar_out", "copysign_scalar_out_mps", None,
+         "copysign.Scalar_out routes to MPSGraph implementation copysign_scalar_out_mps",
+         (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out")),
+        (YAML, 44, 5, 44, 23, "hypot.out", "hypot_out_mps", None,
+         "hypot.out routes to MPSGraph implementation hypot_out_mps", None),  # hypot_stub has no MPS registration
+        (YAML, 110, 5, 110, 37, "hardtanh.out", "hardtanh_out_mps", None,  # already shared: nothing to rewrite
+         "hardtanh.out routes to MPSGraph implementation hardtanh_out_mps", None),
+    ]
+
+
+def test_mps003_undefined_kernel():
+    assert lint(MINI, "MPS003") == [
+        (YAML, 57, 10, 57, 24, "erfinv.out", "erfinv_out_mps", None,
+         "erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree", None),
+    ]
+
+
+def test_mps004_dead_implementation():
+    assert lint(MINI, "MPS004") == [
+        (BIN_MM, 75, 1, 80, 2, None, "atan2_out_mps", None,
+         "MPS implementation atan2_out_mps is referenced by nothing (dispatch, registration or call)",
+         (True, "delete dead definition of atan2_out_mps")),
+        (UN_MM, 43, 1, 43, 67, None, "exp_out_mps", None,
+         "MPS implementation exp_out_mps is referenced by nothing (dispatch, registration or call)",
+         (True, "delete dead macro invocation generating exp_out_mps")),
+    ]
+
+
+def test_mps005_stale_include():
+    assert lint(MINI, "MPS005") == [
+        (BIN_MM, 10, 1, 10, 35, None, None, "atan2",
+         "#include <ATen/ops/atan2_native.h> is needed by no remaining code in this file",
+         (True, "remove stale include of ATen/ops/atan2_native.h")),
+        (UN_MM, 9, 1, 9, 33, None, None, "exp",
+         "#include <ATen/ops/exp_native.h> is needed by no remaining code in this file",
+         (True, "remove stale include of ATen/ops/exp_native.h")),
+    ]
+
+
+def test_mps006_unregistered_stub():
+    assert lint(MINI, "MPS006") == [
+        (YAML, 64, 5, 64, 29, "fmax.out", "fmax_out", None,
+         "fmax.out shares kernel fmax_out with MPS, but no .mm registers the MPS side of fmax_stub", None),
+    ]
+
+
+def test_mps007_missing_functor():
+    assert lint(MINI, "MPS007") == [
+        (f"{OPS}/BinaryKernel.mm", 32, 3, 32, 44, None, "nextafter", None,
+         'exec_binary_kernel(iter, "nextafter") has no registered Metal functor "nextafter"', None),
+    ]
+
+
+def test_mps008_missing_dtype():
+    assert lint(MINI, "MPS008") == [
+        (f"{KERNELS}/BinaryKernel.metal", 66, 1, 66, 38, None, "xlogy", "float",
+         "functor xlogy is registered without bfloat (float family)", None),
+        (f"{KERNELS}/UnaryKernel.metal", 28, 1, 28, 38, None, "sinc", "float",
+         "functor sinc is registered without half, bfloat (float family)", None),
+    ]
+
+
+def test_mps009_stale_xfail():
+    assert lint(MINI, "MPS009") == [
+        (COMMON_MPS, 16, 13, 16, 26, None, None, "atan2",
+         "UNIMPLEMENTED_XFAILLIST still expects atan2 to fail, but every MPS overload of atan2 routes to native Metal",
+         (False, "remove stale expected failure 'atan2' from UNIMPLEMENTED_XFAILLIST")),
+        (COMMON_MPS, 22, 13, 22, 36, None, None, "exp",
+         "ON_MPS_XFAILLIST still expects exp to fail, but every MPS overload of exp routes to native Metal",
+         (False, "remove stale expected failure 'exp' from ON_MPS_XFAILLIST")),
+    ]
+
+
+def test_mps010_naming():
+    assert lint(MINI, "MPS010") == [
+        (YAML, 106, 5, 106, 22, "softplus.out", "softplus_out", None,
+         "MPS-only dispatch line names softplus_out, which lacks mps in its name",
+         (True, "route softplus.out to the shared kernel softplus_out")),
+        (YAML, 110, 5, 110, 37, "hardtanh.out", "hardtanh_out_mps", None,
+         "shared dispatch line names MPS-only kernel hardtanh_out_mps", None),
+    ]
+
+
+def test_mps011_to_014_host_sites():
+    assert lint(MINI, "MPS011") == [
+        (HIST_MM, 56, 25, 56, 39, None, "histogram_histc_mps", None,
+         ".item<float>() reads a GPU tensor back to the host inside MPS op histogram_histc_mps", None),
+    ]
+    sub = "inside a with_32bit_indexing() loop addresses the whole tensor, not the sub-iterator"
+    assert lint(MINI, "MPS012") == [
+        (HIST_MM, 32, 26, 32, 39, None, "histc_sum_rows", None, f"sub.tensor(0) {sub}", None),
+        (HIST_MM, 32, 41, 32, 54, None, "histc_sum_rows", None, f"sub.tensor(1) {sub}", None),
+    ]
+    assert lint(MINI, "MPS013") == [
+        (HIST_MM, 38, 3, 38, 35, None, "histc_scale", None,
+         "uint32_t length = input.numel(); narrows a numel to 32 bits without c10::checked_convert", None),
+    ]
+    assert lint(MINI, "MPS014") == [
+        (HIST_MM, 44, 3, 45, 35, None, "histc_scale", None,
+         "2 consecutive mtl_setBytes calls: a chain of mtl_setBytes calls that one mtl_setArgs call does", None),
+    ]
+
+
+def test_mps015_stale_opinfo():
+    assert lint(MINI, "MPS015") == [
+        (OPINFO, 15, 25, 16, 56, None, None, "atan2",
+         "expectedFailure of TestConsistency.test_output_match on MPS for atan2, but every MPS overload of atan2 "
+         "routes to native Metal",
+         (False, "remove MPS expectedFailure of TestConsistency.test_output_match for atan2")),
+        (OPINFO, 26, 27, 27, 79, None, None, "exp",
+         "skip of TestConsistency.test_output_match on MPS for exp, but every MPS overload of exp routes to native Metal",
+         (False, "remove MPS skip of TestConsistency.test_output_match for exp")),
+        (OPINFO, 33, 24, 34, 62, None, None, "exp",
+         "expectedFailure of TestCommon.test_dtypes on MPS for exp_extremal, but every MPS overload of exp routes to "
+         "native Metal",
+         (False, "remove MPS expectedFailure of TestCommon.test_dtypes for exp_extremal")),
+    ]
+
+
+@pytest.mark.parametrize("code", [f"MPS{n:03d}" for n in (1, 2, 3, 4, 5, 6, 7, 9, 11, 15)])
+def test_a_tree_with_only_a_yaml_reports_nothing(tmp_path, code):
+    root = write_tree(tmp_path, {YAML: (MINI / YAML).read_text()})
+    assert lint(root, code) == []
