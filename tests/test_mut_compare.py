@@ -172,15 +172,18 @@ def test_zero_dim_tensors():
 
 def test_shape_and_dtype_mismatches_fail_the_whole_output():
     st = compare(torch.zeros(2, 2), torch.zeros(4), no_inputs)
-    assert (st.mismatches, st.elements, st.first.reason) == (4, 4, "shape")
-    assert (st.first.actual, st.first.expected) == ((2, 2), (4,))
+    assert (st.mismatches, st.elements) == (4, 4)
+    assert st.first == Mismatch((), (2, 2), (4,), (), "shape")
+    assert st.first.describe() == "at (): got (2, 2), expected (4,) (inputs: ) [shape]"
     assert not st.ok
     st = compare(torch.zeros(3), torch.zeros(0), no_inputs)
     assert st.mismatches == 1 and st.first.reason == "shape"
     st = compare(torch.zeros(3, dtype=torch.float16), torch.zeros(3), no_inputs)
-    assert (st.mismatches, st.first.reason) == (3, "dtype")
-    assert (st.first.actual, st.first.expected) == ("torch.float16", "torch.float32")
-    assert compare(torch.zeros(0, dtype=torch.int8), torch.zeros(0), no_inputs).first.reason == "dtype"
+    assert st.mismatches == 3
+    assert st.first == Mismatch((), "torch.float16", "torch.float32", (), "dtype")
+    assert st.first.describe() == "at (): got 'torch.float16', expected 'torch.float32' (inputs: ) [dtype]"
+    st = compare(torch.zeros(0, dtype=torch.int8), torch.zeros(0), no_inputs)
+    assert (st.mismatches, st.first.reason) == (1, "dtype")
     assert compare(torch.zeros(0), torch.zeros(0), no_inputs) == Stats()
 
 
