@@ -25,6 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CLS = "\u01c1"  # mutmut's class separator in mutant names
 YAML_DISPATCH = ("dispatch_line", "fast_dispatch_line")
+INDEX_ROUTES = ("_route", "_explicit_route", "impl_of", "marker_closure", "_classify", "definition",
+                "stubs_of_shared_kernel", "mps_line", "used_by_other_backend", "metal_kernel_exists",
+                "family_is_native_metal")
 
 # group -> mutant name patterns (mutmut's fnmatch syntax), fastest first
 GROUPS: dict[str, list[str]] = {
@@ -33,8 +36,10 @@ GROUPS: dict[str, list[str]] = {
     + ["migrate.read.yaml_reader.x__split_with_offsets__mutmut_*",
        "migrate.read.yaml_reader.x_effective_dispatch__mutmut_*"],
     "checks": ["migrate.checks.*"],
-    "index": ["migrate.index.*"],
-    "fixes": ["migrate.fixes.*", "migrate.apply.*", "migrate.fixloop.*"],
+    "index": [f"migrate.index.x{CLS}Index{CLS}{f}__mutmut_*" for f in INDEX_ROUTES]
+    + [f"migrate.index.x_{f}__mutmut_*" for f in ("is_shared", "looks_mps_only", "stub_candidates")],
+    "fixes": ["migrate.fixes.*", "migrate.apply.x_plan_fixes__mutmut_*", "migrate.apply.x_atomic_write__mutmut_*",
+              "migrate.fixloop.*"],
     # the rounding configuration only: a surviving mutant costs a full shader compile (minutes here)
     "toolchain": ["migrate.device.cpu.toolchain.x_numerics_flags__mutmut_*"],
 }

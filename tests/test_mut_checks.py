@@ -163,3 +163,151 @@ def test_mps015_stale_opinfo():
 def test_a_tree_with_only_a_yaml_reports_nothing(tmp_path, code):
     root = write_tree(tmp_path, {YAML: (MINI / YAML).read_text()})
     assert lint(root, code) == []
+
+
+READBACK_MM = """#include <ATen/native/mps/OperationUtils.h>
+namespace at::native {
+Tensor& a_mps(const Tensor& t, Tensor& out) {
+  if (t.is_cpu()) {
+    double v = t.item<double>();
+  }
+  double w = t.item<double>();
+  return out;
+}
+Tensor& b_mps(const Tensor& t, const Tensor& u, Tensor& out) {
+  if (!u.is_mps()) {
+    double v = t.item<double>();
+  }
+  if (flag && ! t.is_mps()) {
+    if (x) { y(); }
+    double v = t.item<double>();
+  }
+  if (!t.is_mps()) g(); double z = t.item<double>();
+  return out;
+}
+Tensor& c_mps(const Tensor& t, Tensor& out) {
+  auto s = t.cpu();
+  return out;
+}
+}
+"""
+
+
+def test_mps011_readback_inside_a_cpu_guard_is_not_reported(tmp_path):
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/R.mm": READBACK_MM})
+    assert [(f[1], f[6], f[8].split(" reads")[0]) for f in lint(root, "MPS011")] == [
+        (7, "a_mps", ".item<double>()"),  # after the guarded block
+        (12, "b_mps", ".item<double>()"),  # the guard is about another tensor
+        (18, "b_mps", ".item<double>()"),  # the guard has no block
+        (22, "c_mps", ".cpu()"),
+    ]
+
+
+DTYPES_METAL = """#include <metal_stdlib>
+using namespace metal;
+REGISTER_UNARY_OP(full, float, float);
+REGISTER_UNARY_OP(full, half, half);
+REGISTER_UNARY_OP(full, bfloat, bfloat);
+REGISTER_UNARY_OP(sinc, int, float);
+REGISTER_UNARY_OP(sinc, float, float);
+REGISTER_UNARY_OP(sinc, long, float);
+REGISTER_UNARY_OP(sinc, half, half);
+REGISTER_UNARY_OP(sinc, bfloat, bfloat);
+REGISTER_UNARY_OP(ints, int, int);
+REGISTER_UNARY_OP(ints, long, long);
+REGISTER_UNARY_OP(halfonly, half, half);
+"""
+
+
+def test_mps008_int_to_float_family_and_the_last_registration(tmp_path):
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": DTYPES_METAL})
+    assert [(f[1], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
+        (10, "sinc", "int-to-float", "functor sinc is registered without short, uchar, char, bool (int-to-float family)"),
+        (13, "halfonly", "float", "functor halfonly is registered without float, bfloat (float family)"),
+    ]
+
+
+ROUTES_YAML = """- func: plain.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA: plain_out
+    MPS: plain_out_mps
+
+- func: half.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA, MPS: half_out
+
+- func: half.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA: half_scalar_out
+    MPS: half_scalar_out_mps
+
+- func: half.Tensor(Tensor self, Tensor other) -> Tensor
+  structured_delegate: half.out
+
+- func: named(Tensor self) -> Tensor
+  dispatch:
+    MPS: named_mps
+
+- func: stubbed.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA, MPS: stubbed_out
+"""
+ROUTES_MM = """#include <ATen/native/mps/OperationUtils.h>
+namespace at::native {
+static void half_kernel_mps(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "half");
+  lib.exec_unary_kernel(iter, "gone");
+  lib.exec_unary_kernel(iter, name);
+}
+REGISTER_DISPATCH(half_stub, &half_kernel_mps)
+Tensor& plain_out_mps(const Tensor& self, Tensor& out) {
+  MPSGraph* g = nullptr;
+  mtl_setArgs(out);
+  return out;
+}
+Tensor& half_scalar_out_mps(const Tensor& self, const Scalar& other, Tensor& out) {
+  MPSGraph* g = nullptr;
+  return out;
+}
+auto fn = &named_mps;
+}
+"""
+ROUTES_METAL = "REGISTER_UNARY_OP(half, float, float);\nREGISTER_UNARY_OP(half, half, half);\n"
+
+
+@pytest.fixture()
+def routes_tree(tmp_path):
+    stubs = "namespace at::native {\nDECLARE_DISPATCH(unary_fn, stubbed_stub)\n}\n"
+    return write_tree(tmp_path, {YAML: ROUTES_YAML, f"{OPS}/Ops.mm": ROUTES_MM, f"{KERNELS}/K.metal": ROUTES_METAL,
+                                 "aten/src/ATen/native/Stubs.h": stubs})
+
+
+def test_mps001_after_a_family_with_nothing_migrated(routes_tree):
+    assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS001")] == [
+        (13, "half.Scalar_out", "half.Scalar_out still routes to MPSGraph kernel half_scalar_out_mps, while half.out, "
+                                "half.Tensor of the half family use native Metal"),
+    ]
+
+
+def test_mps002_names_mixed_implementations(routes_tree):
+    assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS002")] == [
+        (4, "plain.out", "plain.out routes to mixed MPSGraph/Metal implementation plain_out_mps"),
+        (13, "half.Scalar_out", "half.Scalar_out routes to MPSGraph implementation half_scalar_out_mps"),
+    ]
+
+
+def test_mps003_a_kernel_named_in_host_code_is_defined(routes_tree):
+    assert lint(routes_tree, "MPS003") == []
+
+
+def test_mps006_declared_stub_without_mps_registration(routes_tree):
+    assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS006")] == [
+        (24, "stubbed.out", "stubbed.out shares kernel stubbed_out with MPS, but no .mm registers the MPS side of "
+                            "stubbed_stub"),
+    ]
+
+
+def test_mps007_only_named_kernels_of_the_shared_library(routes_tree):
+    assert [(f[1], f[6], f[8]) for f in lint(routes_tree, "MPS007")] == [
+        (5, "gone", 'exec_unary_kernel(iter, "gone") has no registered Metal functor "gone"'),
+    ]
