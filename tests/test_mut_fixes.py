@@ -231,3 +231,49 @@ def test_dead_function_sharing_a_line_is_reported_without_fix(tmp_path):
 
     (f,) = [f for f in lint_tree(load_tree(tmp_path)).findings if f.code == "MPS004"]
     assert f.kernel == "dead_mps" and f.fix is None
+
+
+GRAPH_MM = """#include <ATen/native/mps/OperationUtils.h>
+namespace at::native {
+static void k_kernel_mps(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "k");
+}
+REGISTER_DISPATCH(k_stub, &k_kernel_mps)
+Tensor& k_out_mps(const Tensor& self, Tensor& out) {
+  MPSGraph* g = nullptr;
+  return out;
+}
+}
+"""
+
+
+@pytest.mark.parametrize("entry,fixed", [
+    # rerouted: MPS joins the shared line
+    ("  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
+    ("  dispatch:\n    MPS: k_out_mps\n    CPU, CUDA: k_out\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
+    # not rerouted: registered manually, or no line gives both CPU and CUDA the shared kernel
+    ("  manual_kernel_registration: True\n  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", None),
+    ("  dispatch:\n    CPU: k_out\n    MPS: k_out_mps\n", None),
+    ("  dispatch:\n    CPU, CUDA, XPU: k_out\n    CUDA: k_out_cuda\n    MPS: k_out_mps\n",
+     "  dispatch:\n    CPU, CUDA, MPS, XPU: k_out\n    CUDA: k_out_cuda\n"),
+])
+def test_reroute_to_the_shared_kernel_only_when_legal(tmp_path, entry, fixed):
+    head = "- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+    write(tmp_path, YAML, head + entry)
+    write(tmp_path, f"{OPS}/K.mm", GRAPH_MM)
+    write(tmp_path, "aten/src/ATen/native/mps/kernels/K.metal", "REGISTER_UNARY_OP(k, float, float);\n")
+    outcome = fix_to_fixed_point(tmp_path, keep=lambda f, ix: f.code == "MPS002")
+    assert outcome.new.get(YAML) == (None if fixed is None else (head + fixed).encode())
+
+
+@pytest.mark.parametrize("line,merged", [
+    ("    CPU, CUDA: s_out\n    MPS: s_out\n", "    CPU, CUDA, MPS: s_out\n"),
+    ("    MPS: s_out\n    CPU,CUDA: s_out\n", "    CPU,CUDA,MPS: s_out\n"),
+    ("    CPU: s_out\n    MPS: s_out\n", "    CPU, MPS: s_out\n"),
+    ("    CPU, CUDA: s_other\n    MPS: s_out\n", None),
+])
+def test_mps_only_line_merges_into_the_line_with_the_same_kernel(tmp_path, line, merged):
+    head = "- func: s.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+    write(tmp_path, YAML, head + line)
+    outcome = fix_to_fixed_point(tmp_path, keep=lambda f, ix: f.code == "MPS010")
+    assert outcome.new.get(YAML) == (None if merged is None else (head + merged).encode())
