@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/mutation.py [GROUP ...] [--score-only] [--survivors] [--retest]
 
-GROUPs (default: all, fastest first): compare, yaml, checks, index, fixes, toolchain.
+GROUPs (default: all, fastest first): compare, yaml, checks, index, fixes.
 Each group runs ``nice -n 19 mutmut run --max-children 1`` over its mutants (each mutant
 against the tests of pyproject's test selection that reach the mutated function), then the
 score per module is printed: killed / (total - equivalent).  Equivalent mutants are the ones
@@ -40,8 +40,6 @@ GROUPS: dict[str, list[str]] = {
     + [f"migrate.index.x_{f}__mutmut_*" for f in ("is_shared", "looks_mps_only", "stub_candidates")],
     "fixes": ["migrate.fixes.*", "migrate.apply.x_plan_fixes__mutmut_*", "migrate.apply.x_atomic_write__mutmut_*",
               "migrate.fixloop.*"],
-    # the rounding configuration only: a surviving mutant costs a full shader compile (minutes here)
-    "toolchain": ["migrate.device.cpu.toolchain.x_numerics_flags__mutmut_*"],
 }
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # failed, pytest error, timeout, crash
 SURVIVED = {0}

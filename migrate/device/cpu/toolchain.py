@@ -11,23 +11,17 @@ from pathlib import Path
 
 from ...resources import kernels_dir
 
+# Every half/bfloat operation rounds (as on the GPU); no a*b+c fusion.
+NUMERICS_FLAGS = (
+    "-ffp-contract=off",
+    "-Xclang", "-ffloat16-excess-precision=none",
+    "-Xclang", "-fbfloat16-excess-precision=none",
+    "-fno-math-errno",
+    "-fno-strict-aliasing",
+)
 COMMON_FLAGS = ("-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-color-diagnostics",
                 "-fno-caret-diagnostics", "-ferror-limit=6")
 METAL_VERSION = 310  # Metal 3.1: `if IF_CONSTEXPR` is a plain `if`, both branches must compile
-
-
-def numerics_flags() -> tuple[str, ...]:
-    """Every half/bfloat operation rounds (as on the GPU); no a*b+c fusion.
-
-    A function rather than a constant so that mutation testing (bench/mutation.py) reaches it.
-    """
-    return (
-        "-ffp-contract=off",
-        "-Xclang", "-ffloat16-excess-precision=none",
-        "-Xclang", "-fbfloat16-excess-precision=none",
-        "-fno-math-errno",
-        "-fno-strict-aliasing",
-    )
 
 
 def msl_dir() -> Path:
@@ -69,7 +63,7 @@ def preprocess_cmd(src: Path, include_dirs: list[Path]) -> list[str]:
 def compile_cmd(src: Path, out: Path, opt: int) -> list[str]:
     d = msl_dir()
     return compiler_cmd() + [
-        "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *numerics_flags(), *target_flags(),
+        "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *NUMERICS_FLAGS, *target_flags(),
         "-fvisibility=hidden", f"-I{d}", "-include", str(d / "metal_stdlib.h"),
         "-x", "c++", str(src), "-o", str(out), "-lm", "-lpthread",
     ]
@@ -80,7 +74,7 @@ def runtime_fingerprint() -> str:
     """Hash of everything besides the shader that decides the build output."""
     h = hashlib.sha256()
     h.update(compiler_id().encode())
-    h.update(repr((numerics_flags(), COMMON_FLAGS, target_flags(), METAL_VERSION)).encode())
+    h.update(repr((NUMERICS_FLAGS, COMMON_FLAGS, target_flags(), METAL_VERSION)).encode())
     for f in sorted(msl_dir().rglob("*")):
         if f.is_file():
             h.update(f.name.encode())
