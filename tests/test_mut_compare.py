@@ -205,3 +205,24 @@ def test_merge_accumulates_counts_and_keeps_the_first_mismatch():
     a.merge(Stats(elements=1, mismatches=1, max_abs=0.75, max_ulp=9, first=second, notes=["n3", "n1"]))
     assert a.first is first and a.notes == ["n1", "n2", "n3"]
     assert (a.elements, a.mismatches, a.max_abs, a.max_rel, a.max_ulp) == (9, 4, 0.75, 0.2, 9)
+
+
+def test_infinite_pairs_take_no_part_in_the_ulp_distance():
+    inf = math.inf
+    st = compare(t([inf, 1.0]), t([1.0, 1.0]), no_inputs)
+    assert (st.mismatches, st.max_ulp, st.max_abs) == (1, 0, 0.0)
+    st = compare(t([-inf, 2.0]), t([-inf, 2.0]), no_inputs)
+    assert (st.mismatches, st.max_ulp) == (0, 0)
+
+
+def test_signed_zeros_counted_only_where_the_signs_differ():
+    st = compare(t([0.0, -0.0, 0.0]), t([-0.0, -0.0, 0.0]), no_inputs)
+    assert st.signed_zeros == 1
+
+
+def test_complex_outputs_count_both_parts():
+    a = torch.complex(t([-0.0, 1.0]), t([0.0, 1.0]))
+    e = torch.complex(t([0.0, 1.0]), t([-0.0, 1.0]))
+    assert compare(a, e, no_inputs).signed_zeros == 2
+    st = compare(torch.complex(t([math.nan]), t([1.0])), torch.complex(t([1.0]), t([1.0])), no_inputs)
+    assert (st.mismatches, st.first.reason) == (1, "nan")  # a NaN in the real part alone

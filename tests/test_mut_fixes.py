@@ -277,3 +277,21 @@ def test_mps_only_line_merges_into_the_line_with_the_same_kernel(tmp_path, line,
     write(tmp_path, YAML, head + line)
     outcome = fix_to_fixed_point(tmp_path, keep=lambda f, ix: f.code == "MPS010")
     assert outcome.new.get(YAML) == (None if merged is None else (head + merged).encode())
+
+
+def test_overlapping_fixes_wait_for_the_next_round(tmp_path):
+    fams = ("a", "b")
+    write(tmp_path, YAML, "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+                                  f"    CPU, CUDA, MPS: {n}_out\n\n" for n in fams))
+    write(tmp_path, f"{OPS}/K.mm", "namespace at::native {\n" + "".join(
+        f"static void {n}_kernel_mps(TensorIteratorBase& iter) {{\n  lib.exec_unary_kernel(iter, \"{n}\");\n}}\n"
+        f"REGISTER_DISPATCH({n}_stub, &{n}_kernel_mps)\n" for n in fams) + "}\n")
+    write(tmp_path, "aten/src/ATen/native/mps/kernels/K.metal",
+          "".join(f"REGISTER_UNARY_OP({n}, float, float);\n" for n in fams))
+    cm = "torch/testing/_internal/common_mps.py"
+    write(tmp_path, cm, 'ON_MPS_XFAILLIST = {"a": None, "b": None}\n')
+    outcome = fix_to_fixed_point(tmp_path, unsafe=True)
+    assert outcome.new == {cm: b"ON_MPS_XFAILLIST = {}\n"}
+    assert outcome.rounds == 2 and [f.code for f in outcome.applied] == ["MPS009", "MPS009"]
+    assert [(f.code, r) for f, r in outcome.dropped] == [("MPS009", f"its edit of {cm} overlaps an earlier fix")]
+    assert fix_to_fixed_point(tmp_path).new == {}  # the fixes are unsafe
