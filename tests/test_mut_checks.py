@@ -189,6 +189,23 @@ Tensor& c_mps(const Tensor& t, Tensor& out) {
   auto s = t.cpu();
   return out;
 }
+Tensor& d_mps(const Tensor& t, Tensor& out) {
+  if (!t.is_mps()) {
+    log("{{");
+  }
+  return out;
+}
+Tensor& e_mps(const Tensor& t, Tensor& out) {
+  double v = t.item<double>();
+  return out;
+}
+Tensor& f_mps(const Tensor& t, Tensor& out) {
+  if (!t.is_mps()) { a(); }
+  if (t.is_cpu()) {
+    double v = t.item<double>();
+  }
+  return out;
+}
 }
 """
 
@@ -200,6 +217,7 @@ def test_mps011_readback_inside_a_cpu_guard_is_not_reported(tmp_path):
         (12, "b_mps", ".item<double>()"),  # the guard is about another tensor
         (18, "b_mps", ".item<double>()"),  # the guard has no block
         (22, "c_mps", ".cpu()"),
+        (32, "e_mps", ".item<double>()"),  # a guard of another function does not count
     ]
 
 
@@ -311,3 +329,16 @@ def test_mps007_only_named_kernels_of_the_shared_library(routes_tree):
     assert [(f[1], f[6], f[8]) for f in lint(routes_tree, "MPS007")] == [
         (5, "gone", 'exec_unary_kernel(iter, "gone") has no registered Metal functor "gone"'),
     ]
+
+
+def test_mps011_readback_outside_any_function_is_reported(tmp_path):
+    mm = "static double g = t.item<double>();\nTensor& a_mps(const Tensor& t, Tensor& out) {\n  return out;\n}\n"
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/R.mm": mm})
+    assert [f[:7] for f in lint(root, "MPS011")] == [(f"{OPS}/R.mm", 1, 20, 1, 35, None, None)]
+
+
+def test_mps005_only_mm_files_lose_includes(tmp_path):
+    inc = "#include <ATen/ops/zz_native.h>\n"
+    yaml = "- func: zz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: zz_out\n"
+    root = write_tree(tmp_path, {YAML: yaml, f"{OPS}/A.h": inc, f"{OPS}/B.mm": inc, f"{OPS}/C.mm": inc + "void f() { zz_out(); }\n"})
+    assert [(f[0], f[1], f[7]) for f in lint(root, "MPS005")] == [(f"{OPS}/B.mm", 1, "zz")]
