@@ -342,3 +342,43 @@ def test_mps005_only_mm_files_lose_includes(tmp_path):
     yaml = "- func: zz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: zz_out\n"
     root = write_tree(tmp_path, {YAML: yaml, f"{OPS}/A.h": inc, f"{OPS}/B.mm": inc, f"{OPS}/C.mm": inc + "void f() { zz_out(); }\n"})
     assert [(f[0], f[1], f[7]) for f in lint(root, "MPS005")] == [(f"{OPS}/B.mm", 1, "zz")]
+
+
+def test_mps006_stub_called_by_the_cpu_kernel(tmp_path):
+    cpp = ("namespace at::native {\nTORCH_IMPL_FUNC(w_out)(const Tensor& self, const Tensor& result) {\n"
+           "  w_stub(device_type(), *this);\n}\n}\n")
+    yaml = "- func: w.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: w_out\n"
+    root = write_tree(tmp_path, {YAML: yaml, "aten/src/ATen/native/W.cpp": cpp, f"{OPS}/X.mm": "void x() {}\n"})
+    assert [(f[1], f[5], f[8]) for f in lint(root, "MPS006")] == [
+        (3, "w.out", "w.out shares kernel w_out with MPS, but no .mm registers the MPS side of w_stub")]
+
+
+def test_mps008_alpha_registrations_name_the_output_dtype_last(tmp_path):
+    metal = "REGISTER_UNARY_ALPHA_OP(ia, int, int, float);\nREGISTER_UNARY_ALPHA_OP(ii, int, float, int);\n"
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": metal})
+    assert [(f[1], f[6], f[7]) for f in lint(root, "MPS008")] == [(1, "ia", "int-to-float")]
+
+
+NATIVE_A = {
+    YAML: "- func: a.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: a_out\n",
+    f"{OPS}/K.mm": ("namespace at::native {\nstatic void a_kernel_mps(TensorIteratorBase& iter) {\n"
+                    "  lib.exec_unary_kernel(iter, \"a\");\n}\nREGISTER_DISPATCH(a_stub, &a_kernel_mps)\n}\n"),
+    f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(a, float, float);\n",
+}
+OPINFO_A = """op_db = [
+    ForeachFuncInfo('a',
+                    skips=(DecorateInfo(unittest.expectedFailure, 'TestConsistency', 'test_output_match',
+                                        device_type='mps'),)),
+    UnaryUfuncInfo('a',
+                   skips=(DecorateInfo(unittest.expectedFailure, 'TestCommon', 'test_out', device_type='mps'),
+                          DecorateInfo(unittest.expectedFailure, 'TestConsistency', 'test_output_match',
+                                       device_type='mps'),)),
+]
+"""
+
+
+def test_mps015_skips_other_kinds_and_unaffected_tests(tmp_path):
+    root = write_tree(tmp_path, {**NATIVE_A, OPINFO: OPINFO_A})
+    assert [(f[1], f[7], f[8]) for f in lint(root, "MPS015")] == [
+        (7, "a", "expectedFailure of TestConsistency.test_output_match on MPS for a, but every MPS overload of a "
+                 "routes to native Metal")]
