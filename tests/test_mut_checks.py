@@ -382,3 +382,20 @@ def test_mps015_skips_other_kinds_and_unaffected_tests(tmp_path):
     assert [(f[1], f[7], f[8]) for f in lint(root, "MPS015")] == [
         (7, "a", "expectedFailure of TestConsistency.test_output_match on MPS for a, but every MPS overload of a "
                  "routes to native Metal")]
+
+
+def test_mps002_mps_line_shared_with_another_backend_gets_no_reroute(tmp_path):
+    yaml = ("- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA: k_out\n"
+            "    MPS, XPU: k_out_mps\n")
+    mm = ("namespace at::native {\nstatic void k_kernel_mps(TensorIteratorBase& iter) {\n"
+          "  lib.exec_unary_kernel(iter, \"k\");\n}\nREGISTER_DISPATCH(k_stub, &k_kernel_mps)\n"
+          "Tensor& k_out_mps(const Tensor& self, Tensor& out) {\n  MPSGraph* g = nullptr;\n  return out;\n}\n}\n")
+    root = write_tree(tmp_path, {YAML: yaml, f"{OPS}/K.mm": mm, f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(k, float, float);\n"})
+    assert [(f[1], f[5], f[9]) for f in lint(root, "MPS002")] == [(4, "k.out", None)]  # rerouting would drop XPU
+
+
+def test_mps006_not_reported_on_an_mps_only_line(tmp_path):
+    yaml = "- func: v.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA: v_out\n    MPS: v_out\n"
+    stubs = "namespace at::native {\nDECLARE_DISPATCH(unary_fn, v_stub)\n}\n"
+    root = write_tree(tmp_path, {YAML: yaml, "aten/src/ATen/native/V.h": stubs, f"{OPS}/X.mm": "void x() {}\n"})
+    assert lint(root, "MPS006") == []
