@@ -298,3 +298,18 @@ def test_overlapping_fixes_wait_for_the_next_round(tmp_path):
     assert outcome.rounds == 2 and [f.code for f in outcome.applied] == ["MPS009", "MPS009"]
     assert [(f.code, r) for f, r in outcome.dropped] == [("MPS009", f"its edit of {cm} overlaps an earlier fix")]
     assert fix_to_fixed_point(tmp_path).new == {}  # the fixes are unsafe
+
+
+def test_atomic_write_renames_from_the_same_folder(tmp_path, monkeypatch):
+    f = tmp_path / "x.mm"
+    f.write_bytes(b"old")
+    renames = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        renames.append((Path(src).parent, Path(src).read_bytes(), Path(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write(f, b"new", b"old")
+    assert renames == [(tmp_path, b"new", f)]  # a rename within one file system is atomic
