@@ -273,6 +273,7 @@ def test_reroute_to_the_shared_kernel_only_when_legal(tmp_path, entry, fixed):
     ("    CPU, CUDA: s_out\n    MPS: s_out\n", "    CPU, CUDA, MPS: s_out\n"),
     ("    MPS: s_out\n    CPU,CUDA: s_out\n", "    CPU,CUDA,MPS: s_out\n"),
     ("    CPU: s_out\n    MPS: s_out\n", "    CPU, MPS: s_out\n"),
+    ("    CPU, XPU: s_out\n    MPS: s_out\n", "    CPU, XPU, MPS: s_out\n"),
     ("    CPU, CUDA: s_other\n    MPS: s_out\n", None),
 ])
 def test_mps_only_line_merges_into_the_line_with_the_same_kernel(tmp_path, line, merged):
@@ -313,3 +314,12 @@ def test_atomic_write_renames_from_the_same_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", replace)
     atomic_write(f, b"new", b"old")
     assert renames == [(tmp_path, b"new", f)]  # a rename within one file system is atomic
+
+
+def test_no_reroute_to_a_stub_nothing_registers_for_mps(tmp_path):
+    head = "- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+    write(tmp_path, YAML, head + "  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n")
+    write(tmp_path, f"{OPS}/K.mm", GRAPH_MM.replace("REGISTER_DISPATCH(k_stub, &k_kernel_mps)", ""))
+    write(tmp_path, "aten/src/ATen/native/K.h", "namespace at::native {\nDECLARE_DISPATCH(unary_fn, k_stub)\n}\n")
+    outcome = fix_to_fixed_point(tmp_path, keep=lambda f, ix: f.code == "MPS002")
+    assert outcome.new == {} and outcome.applied == []
