@@ -215,6 +215,19 @@ HEAD = '#include <ATen/native/mps/OperationUtils.h>\n'
     # no blank line before: the one after stays
     (HEAD + "int keep() { return 1; }\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint more() { return 2; }\n",
      HEAD + "int keep() { return 1; }\n\nint more() { return 2; }\n"),
+    # a trailing ';' goes with the definition
+    (HEAD + "\nTensor& dead_mps(Tensor& out) {\n  return out;\n};\n", HEAD + "\n"),
+    # a comment above a blank line is not the definition's
+    (HEAD + "// unrelated\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n", HEAD + "// unrelated\n\n"),
+    # an empty // line is a comment line too
+    (HEAD + "//\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\nint keep() { return 1; }\n",
+     HEAD + "int keep() { return 1; }\n"),
+    # first in the file, a comment last in the file stays
+    ("Tensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n// the end\n",
+     "int keep() { return 1; }\n// the end\n"),
+    # after two blank lines at the top: one blank line of the pair around it goes
+    ("\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
+     "\n\nint keep() { return 1; }\n"),
     # a block comment line is a comment too; code before it is not
     (HEAD + "int keep() { return 1; }\n/* old\n * still\n */\nTensor& dead_mps(Tensor& out) { return out; }\n",
      HEAD + "int keep() { return 1; }\n"),
