@@ -338,3 +338,24 @@ def test_no_reroute_to_a_stub_nothing_registers_for_mps(tmp_path):
     write(tmp_path, "aten/src/ATen/native/K.h", "namespace at::native {\nDECLARE_DISPATCH(unary_fn, k_stub)\n}\n")
     outcome = fix_to_fixed_point(tmp_path, keep=lambda f, ix: f.code == "MPS002")
     assert outcome.new == {} and outcome.applied == []
+
+
+def test_fixed_point_lints_every_round_with_the_config_and_paths_given(tree):
+    from migrate.config import Config
+
+    outcome = fix_to_fixed_point(tree, Config(select=["MPS005"]))
+    assert sorted(outcome.new) == [f"{OPS}/BinaryOps.mm", f"{OPS}/UnaryOps.mm"]
+    assert {f.code for f in outcome.applied} == {"MPS005"} and outcome.rounds == 1
+    outcome = fix_to_fixed_point(tree, only=[YAML, f"{OPS}/BinaryOps.mm"])
+    assert sorted(outcome.new) == [f"{OPS}/BinaryOps.mm", YAML]
+    assert outcome.rounds == 2
+
+
+def test_fixed_point_starts_from_the_tree_given_and_passes_the_index_to_keep(tree):
+    from migrate.tree import load_tree
+
+    text = (tree / YAML).read_bytes().replace(b"    MPS: softplus_out\n", b"")
+    outcome = fix_to_fixed_point(tree, tree=load_tree(tree, {YAML: text}),
+                                 keep=lambda f, ix: f.overload in ix.entries and ix.entries[f.overload].name == "copysign")
+    assert outcome.original[YAML] == text and b"softplus_out\n    MPS" not in outcome.new[YAML]
+    assert [f.overload for f in outcome.applied] == ["copysign.Scalar_out"]
