@@ -359,3 +359,9 @@ def test_fixed_point_starts_from_the_tree_given_and_passes_the_index_to_keep(tre
                                  keep=lambda f, ix: f.overload in ix.entries and ix.entries[f.overload].name == "copysign")
     assert outcome.original[YAML] == text and b"softplus_out\n    MPS" not in outcome.new[YAML]
     assert [f.overload for f in outcome.applied] == ["copysign.Scalar_out"]
+
+
+def test_plan_goes_on_after_findings_without_fix():
+    src = {"f": b"abc"}
+    plan = plan_fixes([Finding("N", "m", "f", 1, 1, 1, 2), finding("A", (0, 1, "X"))], src)
+    assert plan.new_texts == {"f": b"Xbc"} and [f.code for f in plan.applied] == ["A"]
