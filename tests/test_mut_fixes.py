@@ -195,6 +195,7 @@ def test_line_helpers():
     data = b"ab\ncd\n\nef"
     assert [FixBuilder.line_start(data, p) for p in (0, 2, 3, 5, 6, 7, 9)] == [0, 0, 3, 3, 6, 7, 7]
     assert [FixBuilder.line_end(data, p) for p in (0, 2, 3, 6, 7, 9)] == [3, 3, 6, 7, 9, 9]
+    assert (FixBuilder.line_start(b"\nab", 2), FixBuilder.line_end(b"\nab", 0)) == (1, 1)  # a first empty line
 
 
 def write(root: Path, rel: str, text: str) -> None:
