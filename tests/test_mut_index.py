@@ -45,18 +45,18 @@ MINI_ROUTES = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def mini():
     return Index(load_tree(MINI))
 
 
-def test_every_route_of_mini(mini):
+def test_every_route_of_the_mini_tree(mini):
     got = {k: (r.kernel, r.via, r.impl, r.defined_at) for k, r in mini.routes.items()}
     assert got == MINI_ROUTES
     assert all(r.overload == k for k, r in mini.routes.items())
 
 
-def test_hops_explain_each_kind_of_route(mini):
+def test_hops_name_each_step_of_a_route(mini):
     y = f"{YAML}:"
     assert mini.routes["atan2"].hops == (
         f"structured_delegate: atan2.out @ {y}16", f"CPU, CUDA, MPS: atan2_out @ {y}8",
@@ -72,13 +72,13 @@ def test_hops_explain_each_kind_of_route(mini):
     assert mini.routes["hardtanh"].hops == (f"no MPS kernel @ {y}157",)
 
 
-def test_family_is_native_metal(mini):
+def test_families_that_are_native_metal(mini):
     assert [f for f in ("atan2", "copysign", "hypot", "exp", "fmax", "softplus", "logit", "fmin")
             if mini.family_is_native_metal(f)] == ["atan2", "exp", "fmin"]
     assert not mini.family_is_native_metal("no_such_family")
 
 
-def test_dead_functions_of_mini(mini):
+def test_dead_functions_of_the_mini_tree(mini):
     assert sorted(f.name for f in mini.dead_functions) == ["atan2_out_mps", "exp_out_mps"]
 
 
@@ -160,18 +160,29 @@ Tensor& pong_mps(const Tensor& self, Tensor& out) {
   metal_helper(out);
   return out;
 }
+static void mps_copy_(Tensor& dst, const Tensor& src) {
+  mtl_setArgs(dst, src);
+}
+Tensor& over_mps(const Tensor& self, Tensor& out) {
+  MPSGraph* g = nullptr;
+  return out;
+}
+Tensor& over_mps(const Tensor& self, int64_t n, Tensor& out) {
+  return out;
+}
 }
 """
 
 
 def test_classification_follows_same_tree_calls(tmp_path):
-    names = ["both", "graph", "metal", "plain", "copying", "ping"]
+    names = ["both", "graph", "metal", "plain", "copying", "ping", "over"]
     yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    MPS: {n}_mps\n\n"
                    for n in names)
     ix = write_tree(tmp_path, {YAML: yaml, f"{OPS}/Ops.mm": MARKERS_MM})
     assert {n: ix.routes[f"{n}.out"].impl for n in names} == {
-        "both": "mixed", "graph": "mpsgraph", "metal": "metal", "plain": "delegating", "copying": "delegating",
-        "ping": "metal"}
+        "both": "mixed", "graph": "mpsgraph", "metal": "metal", "plain": "delegating",
+        "copying": "delegating",  # a copy helper uses Metal whatever the op computes with: not followed
+        "ping": "metal", "over": "mpsgraph"}  # overloads: the markers of all of them
     assert ix.impl_of("nowhere") == "undefined"
     assert ix.marker_closure("both_mps") == {"MPSGraph", "mtl_setArgs"}
     assert ix.definition("graph_mps").name == "graph_mps" and ix.definition("nowhere") is None
@@ -210,6 +221,22 @@ def test_shared_kernels_route_through_their_stub_registration(tmp_path):
     assert (j.kernel, j.via, j.impl, j.hops) == (None, "none", "undefined", (f"no MPS kernel @ {YAML}:15",))
 
 
-def test_metal_kernel_exists_by_name_or_family(mini):
+def test_metal_kernel_exists_for_a_registered_functor(mini):
     assert mini.metal_kernel_exists("atan2")
     assert not mini.metal_kernel_exists("nextafter") and not mini.metal_kernel_exists("atan")
+
+
+def test_metal_kernel_exists_by_host_name_or_name_prefix(tmp_path):
+    metal = """kernel void baz(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template <typename T>
+kernel void bar(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template [[host_name("bar_float")]] kernel void bar<float>(device float*, uint);
+"""
+    ix = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n",
+                               "aten/src/ATen/native/mps/kernels/K.metal": metal})
+    assert [n for n in ("baz", "bar", "bar_float", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
+        "baz", "bar", "bar_float"]
