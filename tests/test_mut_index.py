@@ -240,3 +240,23 @@ template [[host_name("bar_float")]] kernel void bar<float>(device float*, uint);
                                "aten/src/ATen/native/mps/kernels/K.metal": metal})
     assert [n for n in ("baz", "bar", "bar_float", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
         "baz", "bar", "bar_float"]
+
+
+def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
+    yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+                   f"    CPU, CUDA, MPS: {n}_out\n\n" for n in ("d", "c", "u", "r"))
+    ix = write_tree(tmp_path, {
+        YAML: yaml,
+        "aten/src/ATen/native/D.h": "namespace at::native {\nDECLARE_DISPATCH(unary_fn, d_stub)\n}\n",
+        "aten/src/ATen/native/C.cpp": ("namespace at::native {\nTORCH_IMPL_FUNC(c_out)(const Tensor& self, "
+                                       "const Tensor& result) {\n  c_stub(device_type(), *this);\n}\n}\n"),
+        f"{OPS}/R.mm": "namespace at::native {\nREGISTER_DISPATCH(r_stub, &r_kernel_elsewhere)\n}\n",
+    })
+    for n in ("d", "c"):
+        r = ix.routes[f"{n}.out"]
+        assert (r.impl, r.defined_at, r.hops[-1]) == ("undefined", None, "stub has no MPS registration"), n
+    u = ix.routes["u.out"]
+    assert (u.impl, u.hops[-1]) == ("delegating", "shared backend-agnostic kernel")
+    r = ix.routes["r.out"]  # registered, but the registered function is not in the tree
+    assert (r.impl, r.defined_at) == ("undefined", f"{OPS}/R.mm:2")
+    assert r.hops[1:] == (f"REGISTER_DISPATCH(r_stub, r_kernel_elsewhere) @ {OPS}/R.mm:2",)
