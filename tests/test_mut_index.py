@@ -115,7 +115,7 @@ def test_delegates_to_missing_or_cyclic_targets(tmp_path):
         "- func: c(Tensor x) -> Tensor\n  structured_delegate: b\n")})
     a, b = ix.routes["a"], ix.routes["b"]
     assert (a.kernel, a.via, a.impl, a.defined_at) == (None, "delegate:nope.out", "undefined", None)
-    assert a.hops == (f"structured_delegate nope.out (not found) @ {YAML}:1",)
+    assert a.overload == "a" and a.hops == (f"structured_delegate nope.out (not found) @ {YAML}:1",)
     assert (b.kernel, b.via, b.impl) == (None, "delegate:c", "undefined")
     assert b.hops == (f"structured_delegate: c @ {YAML}:4", f"structured_delegate b (not found) @ {YAML}:7")
 
