@@ -105,6 +105,7 @@ def test_non_ascii_columns_count_characters():
 @pytest.mark.parametrize("line,column,message", [
     ("CPU f_cpu", 5, "dispatch line without ':' (expected 'KEY1, KEY2: kernel')"),
     ("CPU:f_cpu", 8, "expected a space after ':' in dispatch line"),
+    ("CPU:f", 8, "expected a space after ':' in dispatch line"),
     ("'CPU': f_cpu", 5, "quoted dispatch keys are not supported"),
     ('"CPU": f_cpu', 5, "quoted dispatch keys are not supported"),
     ("CPU: ''", 11, "dispatch line needs a kernel name after ':'"),
