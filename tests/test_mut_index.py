@@ -235,11 +235,16 @@ kernel void bar(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]])
   out[i] = 0;
 }
 template [[host_name("bar_float")]] kernel void bar<float>(device float*, uint);
+template <typename T>
+kernel void quux_impl(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template [[host_name("qux_float")]] kernel void quux_impl<float>(device float*, uint);
 """
     ix = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n",
                                "aten/src/ATen/native/mps/kernels/K.metal": metal})
-    assert [n for n in ("baz", "bar", "bar_float", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
-        "baz", "bar", "bar_float"]
+    assert [n for n in ("baz", "bar", "bar_float", "qux", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
+        "baz", "bar", "bar_float", "qux"]
 
 
 def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
