@@ -79,6 +79,7 @@ def test_fast_path_spans_in_a_later_entry_after_non_ascii_text():
     ("CPU,CUDA:  f_k", ("CPU", "CUDA"), "f_k", "CPU,CUDA:  f_k"),
     ("CPU ,  CUDA : f_k  # x", ("CPU", "CUDA"), "f_k", "CPU ,  CUDA : f_k"),
     ('CPU: "f_k"', ("CPU",), "f_k", 'CPU: "f_k"'),
+    ("XLA, CPU: f_k", ("XLA", "CPU"), "f_k", "XLA, CPU: f_k"),
     ("CPU, MPS: 'f_k'  # mps-migrate: ignore[MPS010, MPS002]", ("CPU", "MPS"), "f_k", "CPU, MPS: 'f_k'"),
 ])
 def test_line_scanner_dispatch_lines(line, keys, kernel, whole):
