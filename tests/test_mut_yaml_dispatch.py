@@ -123,3 +123,9 @@ def test_dispatch_line_errors_name_the_column(line, column, message):
 def test_a_dispatch_line_with_an_error_keeps_its_valid_kernel_out():
     got = read_native_yaml((HEAD + "    CPU: f g\n    MPS: m\n").encode(), "n.yaml")
     assert [(d.keys, d.kernel) for d in got.entries[0].dispatch] == [(("CPU",), "f g"), (("MPS",), "m")]
+
+
+def test_a_dispatch_key_with_invalid_utf8_is_reported_not_raised():
+    got = read_native_yaml(HEAD.encode() + b"    C\xffPU: f\n    MPS: m\n", "n.yaml")
+    assert [(e.line, e.message) for e in got.errors] == [(3, "invalid UTF-8 byte"), (3, "bad dispatch key 'C\ufffdPU'")]
+    assert [d.kernel for d in got.entries[0].dispatch] == ["m"]
