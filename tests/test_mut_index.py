@@ -1,0 +1,267 @@
+"""Route resolution in the index: the effective MPS route of every overload, its hops, and the classification."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate.index import Index, is_shared, looks_mps_only, stub_candidates
+from migrate.model import DispatchLine, Span
+from migrate.tree import load_tree
+from tests.helpers import MINI, OPS, YAML
+
+BK, BO, UK = f"{OPS}/BinaryKernel.mm", f"{OPS}/BinaryOps.mm", f"{OPS}/UnaryKernel.mm"
+
+# overload -> (kernel, via, impl, defined_at) on fixtures/mini
+MINI_ROUTES = {
+    "atan2.out": ("atan2_out", "explicit", "metal", f"{BK}:14"),
+    "atan2_": ("atan2_out", "delegate:atan2.out", "metal", f"{BK}:14"),
+    "atan2": ("atan2_out", "delegate:atan2.out", "metal", f"{BK}:14"),
+    "copysign.out": ("copysign_out", "explicit", "metal", f"{BK}:18"),
+    "copysign.Tensor": ("copysign_out", "delegate:copysign.out", "metal", f"{BK}:18"),
+    "copysign.Scalar_out": ("copysign_scalar_out_mps", "explicit", "mpsgraph", f"{BO}:82"),
+    "copysign.Scalar": ("copysign", "composite", "delegating", None),
+    "hypot.out": ("hypot_out_mps", "explicit", "mpsgraph", f"{BO}:72"),
+    "hypot": ("hypot_out_mps", "delegate:hypot.out", "mpsgraph", f"{BO}:72"),
+    "erfinv.out": ("erfinv_out_mps", "explicit", "undefined", None),
+    "erfinv": ("erfinv_out_mps", "delegate:erfinv.out", "undefined", None),
+    "fmax.out": ("fmax_out", "explicit", "undefined", None),
+    "fmax": ("fmax_out", "delegate:fmax.out", "undefined", None),
+    "fmin.out": ("fmin_out", "explicit", "metal", f"{BK}:22"),
+    "fmin": ("fmin_out", "delegate:fmin.out", "metal", f"{BK}:22"),
+    "nextafter.out": ("nextafter_out", "explicit", "metal", f"{BK}:30"),
+    "nextafter": ("nextafter_out", "delegate:nextafter.out", "metal", f"{BK}:30"),
+    "exp.out": ("exp_out", "explicit", "metal", f"{UK}:18"),
+    "exp": ("exp_out", "delegate:exp.out", "metal", f"{UK}:18"),
+    "exp2.out": ("exp2_out_mps", "explicit", "mpsgraph", f"{OPS}/UnaryOps.mm:44"),
+    "exp2": ("exp2_out_mps", "delegate:exp2.out", "mpsgraph", f"{OPS}/UnaryOps.mm:44"),
+    "softplus.out": ("softplus_out", "explicit", "delegating", None),
+    "softplus": ("softplus_out", "delegate:softplus.out", "delegating", None),
+    "hardtanh.out": ("hardtanh_out_mps", "explicit", "mpsgraph", f"{OPS}/Activation.mm:6"),
+    "hardtanh": (None, "none", "undefined", None),
+    "histc": ("histogram_histc_mps", "explicit", "metal", f"{OPS}/HistogramKernel.mm:51"),
+    "histc.out": ("histogram_histc_out_mps", "explicit", "metal", f"{OPS}/HistogramKernel.mm:66"),
+    "logit": ("logit", "composite", "delegating", None),
+}
+
+
+@pytest.fixture()
+def mini():
+    return Index(load_tree(MINI))
+
+
+def test_every_route_of_the_mini_tree(mini):
+    got = {k: (r.kernel, r.via, r.impl, r.defined_at) for k, r in mini.routes.items()}
+    assert got == MINI_ROUTES
+    assert all(r.overload == k for k, r in mini.routes.items())
+
+
+def test_hops_name_each_step_of_a_route(mini):
+    y = f"{YAML}:"
+    assert mini.routes["atan2"].hops == (
+        f"structured_delegate: atan2.out @ {y}16", f"CPU, CUDA, MPS: atan2_out @ {y}8",
+        f"REGISTER_DISPATCH(atan2_stub, atan2_mps_kernel) @ {BK}:39", f"atan2_mps_kernel @ {BK}:14")
+    assert mini.routes["copysign.Scalar_out"].hops == (
+        f"MPS: copysign_scalar_out_mps @ {y}36", f"copysign_scalar_out_mps (function) @ {BO}:82")
+    assert mini.routes["hypot.out"].hops == (f"MPS: hypot_out_mps @ {y}44", f"hypot_out_mps (macro) @ {BO}:72")
+    assert mini.routes["erfinv.out"].hops == (f"MPS: erfinv_out_mps @ {y}57", "kernel not defined in the tree")
+    assert mini.routes["fmax.out"].hops == (f"CPU, CUDA, MPS: fmax_out @ {y}64", "stub has no MPS registration")
+    assert mini.routes["softplus.out"].hops == (f"MPS: softplus_out @ {y}106", "shared backend-agnostic kernel")
+    assert mini.routes["copysign.Scalar"].hops == (f"CompositeExplicitAutograd: copysign @ {y}124",)
+    assert mini.routes["logit"].hops == (f"CompositeImplicitAutograd (no dispatch block) @ {y}116",)
+    assert mini.routes["hardtanh"].hops == (f"no MPS kernel @ {y}157",)
+
+
+def test_families_that_are_native_metal(mini):
+    assert [f for f in ("atan2", "copysign", "hypot", "exp", "fmax", "softplus", "logit", "fmin")
+            if mini.family_is_native_metal(f)] == ["atan2", "exp", "fmin"]
+    assert not mini.family_is_native_metal("no_such_family")
+
+
+def test_dead_functions_of_the_mini_tree(mini):
+    assert sorted(f.name for f in mini.dead_functions) == ["atan2_out_mps", "exp_out_mps"]
+
+
+def line(*keys: str) -> DispatchLine:
+    s = Span("y", 1, 1, 1, 2, 0, 1)
+    return DispatchLine(tuple(keys), "k", s, (s,) * len(keys), s)
+
+
+def test_naming_helpers():
+    assert is_shared(line("CPU", "CUDA", "MPS")) and is_shared(line("MPS", "XPU"))
+    assert not is_shared(line("MPS")) and not is_shared(line("CPU", "CUDA"))
+    assert not is_shared(line("MPS", "CompositeExplicitAutograd"))
+    assert [k for k in ("foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "foomps", "mpsfoo", "foo_mpsx", "mps")
+            if looks_mps_only(k)] == ["foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "mps"]
+    assert stub_candidates("atan2_out") == ["atan2_out_stub", "atan2_stub"]
+    assert stub_candidates("add_") == ["add__stub", "add_stub"]
+    assert stub_candidates("abs") == ["abs_stub"]
+    assert stub_candidates("_out") == ["_out_stub"]
+    assert stub_candidates("x_out_") == ["x_out__stub", "x_out_stub"]
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Index:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return Index(load_tree(root))
+
+
+def test_delegates_to_missing_or_cyclic_targets(tmp_path):
+    ix = write_tree(tmp_path, {YAML: (
+        "- func: a(Tensor x) -> Tensor\n  structured_delegate: nope.out\n\n"
+        "- func: b(Tensor x) -> Tensor\n  structured_delegate: c\n\n"
+        "- func: c(Tensor x) -> Tensor\n  structured_delegate: b\n")})
+    a, b = ix.routes["a"], ix.routes["b"]
+    assert (a.kernel, a.via, a.impl, a.defined_at) == (None, "delegate:nope.out", "undefined", None)
+    assert a.overload == "a" and a.hops == (f"structured_delegate nope.out (not found) @ {YAML}:1",)
+    assert (b.kernel, b.via, b.impl) == (None, "delegate:c", "undefined")
+    assert b.hops == (f"structured_delegate: c @ {YAML}:4", f"structured_delegate b (not found) @ {YAML}:7")
+
+
+MARKERS_MM = """#include <ATen/native/mps/OperationUtils.h>
+namespace at::native {
+static void graph_helper(const Tensor& t) {
+  MPSGraph* g = make_graph();
+}
+static void metal_helper(const Tensor& t) {
+  mtl_setArgs(t);
+}
+static void indirect(const Tensor& t) {
+  graph_helper(t);
+}
+Tensor& both_mps(const Tensor& self, Tensor& out) {
+  indirect(self);
+  metal_helper(out);
+  return out;
+}
+Tensor& graph_mps(const Tensor& self, Tensor& out) {
+  indirect(self);
+  return out;
+}
+Tensor& metal_mps(const Tensor& self, Tensor& out) {
+  metal_helper(self);
+  return out;
+}
+Tensor& plain_mps(const Tensor& self, Tensor& out) {
+  return out;
+}
+Tensor& copying_mps(const Tensor& self, Tensor& out) {
+  mps_copy_(out, self);
+  return out;
+}
+Tensor& ping_mps(const Tensor& self, Tensor& out) {
+  pong_mps(self, out);
+  return out;
+}
+Tensor& pong_mps(const Tensor& self, Tensor& out) {
+  ping_mps(self, out);
+  metal_helper(out);
+  return out;
+}
+static void mps_copy_(Tensor& dst, const Tensor& src) {
+  mtl_setArgs(dst, src);
+}
+Tensor& over_mps(const Tensor& self, Tensor& out) {
+  MPSGraph* g = nullptr;
+  return out;
+}
+Tensor& over_mps(const Tensor& self, int64_t n, Tensor& out) {
+  return out;
+}
+}
+"""
+
+
+def test_classification_follows_same_tree_calls(tmp_path):
+    names = ["both", "graph", "metal", "plain", "copying", "ping", "over"]
+    yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    MPS: {n}_mps\n\n"
+                   for n in names)
+    ix = write_tree(tmp_path, {YAML: yaml, f"{OPS}/Ops.mm": MARKERS_MM})
+    assert {n: ix.routes[f"{n}.out"].impl for n in names} == {
+        "both": "mixed", "graph": "mpsgraph", "metal": "metal", "plain": "delegating",
+        "copying": "delegating",  # a copy helper uses Metal whatever the op computes with: not followed
+        "ping": "metal", "over": "mpsgraph"}  # overloads: the markers of all of them
+    assert ix.impl_of("nowhere") == "undefined"
+    assert ix.marker_closure("both_mps") == {"MPSGraph", "mtl_setArgs"}
+    assert ix.definition("graph_mps").name == "graph_mps" and ix.definition("nowhere") is None
+
+
+SHARED_YAML = (
+    "- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: f_out\n\n"
+    "- func: g.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: g_out\n    MPS: g_out\n\n"
+    "- func: h(Tensor self) -> Tensor\n  dispatch:\n    CompositeImplicitAutograd: h_impl\n    CPU: h_cpu\n\n"
+    "- func: j(Tensor self) -> Tensor\n  structured: True\n"
+)
+SHARED_MM = """#include <ATen/native/mps/OperationUtils.h>
+namespace at::native {
+static void f_kernel_mps(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "f");
+}
+static void g_kernel_mps(TensorIteratorBase& iter) {
+  MPSGraph* graph = nullptr;
+}
+REGISTER_DISPATCH(f_stub, &f_kernel_mps)
+REGISTER_DISPATCH(g_stub, &g_kernel_mps)
+}
+"""
+
+
+def test_shared_kernels_route_through_their_stub_registration(tmp_path):
+    ix = write_tree(tmp_path, {YAML: SHARED_YAML, f"{OPS}/Ops.mm": SHARED_MM})
+    f, g, h, j = (ix.routes[k] for k in ("f.out", "g.out", "h", "j"))
+    assert (f.kernel, f.via, f.impl, f.defined_at) == ("f_out", "explicit", "metal", f"{OPS}/Ops.mm:3")
+    assert f.hops[1:] == (f"REGISTER_DISPATCH(f_stub, f_kernel_mps) @ {OPS}/Ops.mm:9", f"f_kernel_mps @ {OPS}/Ops.mm:3")
+    # an MPS-only line naming a kernel another backend uses is shared too
+    assert (g.kernel, g.impl, g.defined_at) == ("g_out", "mpsgraph", f"{OPS}/Ops.mm:6")
+    assert ix.stubs_of_shared_kernel("g_out") == ["g_stub"] and ix.stubs_of_shared_kernel("zz_out") == []
+    assert ix.used_by_other_backend("g_out") and not ix.used_by_other_backend("nowhere")
+    assert (h.kernel, h.via, h.impl) == ("h_impl", "composite", "delegating")
+    assert (j.kernel, j.via, j.impl, j.hops) == (None, "none", "undefined", (f"no MPS kernel @ {YAML}:15",))
+
+
+def test_metal_kernel_exists_for_a_registered_functor(mini):
+    assert mini.metal_kernel_exists("atan2")
+    assert not mini.metal_kernel_exists("nextafter") and not mini.metal_kernel_exists("atan")
+
+
+def test_metal_kernel_exists_by_host_name_or_name_prefix(tmp_path):
+    metal = """kernel void baz(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template <typename T>
+kernel void bar(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template [[host_name("bar_float")]] kernel void bar<float>(device float*, uint);
+template <typename T>
+kernel void quux_impl(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0;
+}
+template [[host_name("qux_float")]] kernel void quux_impl<float>(device float*, uint);
+"""
+    ix = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n",
+                               "aten/src/ATen/native/mps/kernels/K.metal": metal})
+    assert [n for n in ("baz", "bar", "bar_float", "qux", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
+        "baz", "bar", "bar_float", "qux"]
+
+
+def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
+    yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+                   f"    CPU, CUDA, MPS: {n}_out\n\n" for n in ("d", "c", "u", "r"))
+    ix = write_tree(tmp_path, {
+        YAML: yaml,
+        "aten/src/ATen/native/D.h": "namespace at::native {\nDECLARE_DISPATCH(unary_fn, d_stub)\n}\n",
+        "aten/src/ATen/native/C.cpp": ("namespace at::native {\nTORCH_IMPL_FUNC(c_out)(const Tensor& self, "
+                                       "const Tensor& result) {\n  c_stub(device_type(), *this);\n}\n}\n"),
+        f"{OPS}/R.mm": "namespace at::native {\nREGISTER_DISPATCH(r_stub, &r_kernel_elsewhere)\n}\n",
+    })
+    for n in ("d", "c"):
+        r = ix.routes[f"{n}.out"]
+        assert (r.impl, r.defined_at, r.hops[-1]) == ("undefined", None, "stub has no MPS registration"), n
+    u = ix.routes["u.out"]
+    assert (u.impl, u.hops[-1]) == ("delegating", "shared backend-agnostic kernel")
+    r = ix.routes["r.out"]  # registered, but the registered function is not in the tree
+    assert (r.impl, r.defined_at) == ("undefined", f"{OPS}/R.mm:2")
+    assert r.hops[1:] == (f"REGISTER_DISPATCH(r_stub, r_kernel_elsewhere) @ {OPS}/R.mm:2",)
