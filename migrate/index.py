@@ -210,9 +210,10 @@ class Index:
 
     # --------------------------------------------------------------- routes
     def stubs_reached(self, kernel: str) -> list[str]:
-        """Dispatch stubs a shared kernel's native definition reaches on MPS (the scan's ``*_stub`` names that are stubs)."""
+        """Dispatch stubs a shared kernel's native definition reaches on MPS: the scan's names that are
+        declared or registered stubs, or named ``*_stub`` (a partial tree may lack the declaring header)."""
         return sorted(s for s in self.tree.cpu_stub_calls.get(kernel, ())
-                      if s in self.tree.declared_stubs or s in self.registrations)
+                      if s in self.tree.declared_stubs or s in self.registrations or s.endswith("_stub"))
 
     def operators_called(self, kernel: str) -> list[str]:
         """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""

@@ -32,8 +32,8 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def test_mps001_half_migrated_family():
     assert lint(MINI, "MPS001") == [
         (YAML, 36, 5, 36, 33, "copysign.Scalar_out", "copysign_scalar_out_mps", "copysign",
-         "copysign.Scalar_out still routes to MPSGraph kernel copysign_scalar_out_mps, while copysign.out, "
-         "copysign.Tensor of the copysign family use native Metal",
+         "copysign.Scalar_out still runs MPSGraph kernel copysign_scalar_out_mps, while copysign.out, "
+         "copysign.Tensor of the copysign family run native Metal; next: mps-migrate fix copysign",
          (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out")),
     ]
 
@@ -302,8 +302,8 @@ def routes_tree(tmp_path):
 
 def test_mps001_after_a_family_with_nothing_migrated(routes_tree):
     assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS001")] == [
-        (13, "half.Scalar_out", "half.Scalar_out still routes to MPSGraph kernel half_scalar_out_mps, while half.out, "
-                                "half.Tensor of the half family use native Metal"),
+        (13, "half.Scalar_out", "half.Scalar_out still runs MPSGraph kernel half_scalar_out_mps, while half.out, "
+                                "half.Tensor of the half family run native Metal; next: mps-migrate port half"),
     ]
 
 

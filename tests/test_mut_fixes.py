@@ -154,7 +154,7 @@ def test_atomic_write_failure_removes_the_temp_file(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UsageError, match="x.mm: cannot write: disk full"):
         atomic_write(f, b"new", b"old")
     assert f.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["x.mm"]
 
