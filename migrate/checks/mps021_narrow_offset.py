@@ -7,7 +7,7 @@ the grid, or a value derived from one) by a size or stride parameter (``size`` t
 ``buf += off``).  Kernels templated on the index type are not affected: a template
 parameter is never a 32-bit type here.
 """
-from migrate.read.metal_body import text_of
+from migrate.read.metal_body import match_close, text_of
 from migrate.read.metal_flow import table, units
 
 OPERAND_END = {")", "]"}
@@ -122,13 +122,7 @@ def _indexes(toks, fn, var, buffers):
         if t.kind != "id" or t.text not in buffers:
             continue
         if toks[k + 1].text == "[":
-            depth, q = 0, k + 1
-            while q < hi:
-                depth += toks[q].text == "["
-                depth -= toks[q].text == "]"
-                if depth == 0:
-                    break
-                q += 1
+            q = min(match_close(toks, k + 1), hi)
             if _additive(toks, k + 2, q, var):
                 return k
         elif toks[k + 1].text == "+":

@@ -197,15 +197,7 @@ def _function_head(toks: list[Tok], hs: int, brace: int):
         j -= 1
     if j < hs or toks[j].text != ")":
         return None
-    depth, k = 0, j
-    while k >= hs:
-        if toks[k].text == ")":
-            depth += 1
-        elif toks[k].text == "(":
-            depth -= 1
-            if depth == 0:
-                break
-        k -= 1
+    k = _open_of(toks, hs, j)
     if k <= hs:
         return None
     nt = k - 1
