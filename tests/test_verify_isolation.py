@@ -4,6 +4,7 @@ run and pass (the worker is restarted after each fault). One dtype of atan2 per 
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 
 import pytest
@@ -57,8 +58,8 @@ def planted(tmp_path_factory):
     shutil.copytree(MINI, root)
     f = root / KERNELS / "BinaryKernel.metal"
     text = f.read_text()
-    assert text.count(CALL) == 1 and text.count(INT_CALL) == 2
-    text = text.replace(CALL, FLOAT_PLANTS + CALL).replace(INT_CALL, INT_PLANTS + INT_CALL, 1)
+    assert text.count(CALL) == 1 and text.count(INT_CALL) == 1
+    text = text.replace(CALL, FLOAT_PLANTS + CALL).replace(INT_CALL, INT_PLANTS + INT_CALL)
     f.write_text(text.replace("using namespace metal;", "using namespace metal;\nextern \"C\" void* malloc(ulong);", 1))
     return root
 
@@ -95,7 +96,10 @@ def test_out_of_bounds_write_names_kernel_case_and_signal(report):
 
 
 def test_null_dereference(report):
-    assert all("SIGSEGV" in f for f in failures(report, "bfloat16")) and failures(report, "bfloat16")
+    # at -O0 zig's clang traps the store through a null pointer (UBSan): SIGABRT; else the store faults
+    fails = failures(report, "bfloat16")
+    assert fails and all("SIGABRT (abort)" in f or "SIGSEGV" in f for f in fails)
+    assert all(f.startswith("atan2_dense_") and "[case bfloat16 " in f for f in fails)
 
 
 def test_endless_loop_times_out(report):
@@ -110,8 +114,9 @@ def test_barrier_reached_by_part_of_the_group_is_a_deadlock(report):
 
 @pytest.mark.skipif(not X86, reason="integer division by zero traps on x86-64 only (aarch64 returns 0)")
 def test_integer_division_by_zero(report):
+    # at -O0 zig's clang checks the division (UBSan) and aborts; optimised code traps in idiv
     fails = failures(report, "int16")
-    assert fails and all("SIGFPE (arithmetic trap)" in f for f in fails)
+    assert fails and all("SIGFPE (arithmetic trap)" in f or "panic: division by zero" in f for f in fails)
 
 
 def test_unbounded_allocation_is_out_of_memory(report):
@@ -130,6 +135,6 @@ def test_cli_exit_code_and_fail_line(planted, capsys):
                "--no-opinfo", "--timeout", "5"])
     out = capsys.readouterr().out
     assert rc == 1
-    assert "float32   contiguous  pass" in out
+    assert re.search(r"^float32 +contiguous +pass ", out, re.M)
     assert "FAIL float16 contiguous: atan2_dense_half_half: the kernel crashed its worker: SIGSEGV" in out
     assert "[case float16 contiguous size [" in out

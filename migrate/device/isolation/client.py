@@ -144,7 +144,10 @@ class WorkerProcess:
             lines = [ln for ln in Path(self.log).read_text(errors="replace").splitlines() if ln.strip()]
         except OSError:
             return ""
-        return f"; worker output: {lines[-1][:200]}" if lines else ""
+        if not lines:
+            return ""
+        said = next((ln for ln in lines if "panic" in ln), lines[-1])  # a UB trap's message comes first
+        return f"; worker output: {said.strip()[:200]}"
 
     def call(self, msg: dict, timeout: float, kernel: str) -> dict:
         """Send one request; a dead or silent worker is killed and becomes a KernelFault."""

@@ -42,15 +42,19 @@ class IsolatedLibrary(LibraryBase):
         super().__init__(so_path, meta, checked)
         self.meta = meta
         self.limits = limits
+        self._sandbox: list[str] | None = None
 
     @property
     def sandbox(self) -> list[str]:
         """What confines the worker: one line per protection, in place or not."""
-        return POOL.get(self.limits).sandbox
+        if self._sandbox is None:
+            self._sandbox = POOL.get(self.limits).sandbox
+        return self._sandbox
 
     def worker(self) -> WorkerProcess:
         """The worker, started or restarted as needed, with this library loaded."""
         w = POOL.get(self.limits)
+        self._sandbox = w.sandbox
         key = str(self.path)
         if key not in w.loaded:
             reply = w.call({"op": "load", "path": key, "meta": self.meta}, self.limits.timeout, self.path.name)
