@@ -138,3 +138,12 @@ def test_cli_exit_code_and_fail_line(planted, capsys):
     assert re.search(r"^float32 +contiguous +pass ", out, re.M)
     assert "FAIL float16 contiguous: atan2_dense_half_half: the kernel crashed its worker: SIGSEGV" in out
     assert "[case float16 contiguous size [" in out
+
+
+def test_checked_mode_names_thread_and_address(planted):
+    r = verify(planted, "atan2", opts=Options(dtypes=[torch.float16], layouts=["contiguous"], opinfo=False,
+                                              checked=True, timeout=5))
+    fails = failures(r, "float16")
+    assert r.exit_code == 1 and fails
+    assert all("SIGSEGV at address 0x" in f and "by thread_position_in_grid=[0, 0, 0]" in f
+               and "[case float16 contiguous size [" in f for f in fails)
