@@ -18,12 +18,13 @@ struct __msl_dispatch {
   int32_t checked;
   const uint64_t* guards;  // [lo, hi) pairs of protected ranges (checked mode)
   int32_t nguards;
-  int32_t status;  // 0 ok, 1 guard fault, 2 runtime error
+  int32_t status;  // 0 ok, 1 guard fault, 2 runtime error, 3 other fault (checked mode)
   uint64_t fault_addr;
   uint32_t fault_tpig[3];
   uint32_t fault_tgpig[3];
   uint32_t fault_lid[3];
   char message[256];
+  int32_t fault_signal;  // signal of a checked-mode fault
 };
 }
 
@@ -461,6 +462,23 @@ static bool __msl_run_group_fibers(__msl_sched& s, const __msl_dispatch* d, cons
       }
       continue;
     }
+    if (barrier && done) {  // Metal: if one thread executes a barrier, every thread of the group must
+      char msg[200];
+      int k = 0;
+      auto put = [&](const char* t) { while (*t && k < 190) msg[k++] = *t++; };
+      auto num = [&](uint v) {
+        char r[12];
+        int m = 0;
+        do r[m++] = char('0' + v % 10); while (v /= 10);
+        while (m && k < 190) msg[k++] = r[--m];
+      };
+      put("deadlock: threadgroup_barrier reached by "); num(barrier); put(" of "); num(n);
+      put(" threads of threadgroup ["); num(tg.x); put(", "); num(tg.y); put(", "); num(tg.z);
+      put("]; the others returned without reaching it");
+      msg[k] = 0;
+      __msl_fail(msg);
+      return true;
+    }
     if (barrier) {
       for (int i = 0; i < n; ++i)
         if (s.fibers[i].state == __MSL_BARRIER) s.fibers[i].state = __MSL_RUN;
@@ -482,23 +500,27 @@ struct __msl_job {
 };
 
 // checked mode: guard-page faults turn into a report
-static struct sigaction __msl_old_segv, __msl_old_bus;
+static struct sigaction __msl_old_segv, __msl_old_bus, __msl_old_fpe;
+static void __msl_restore_handlers() {
+  sigaction(SIGSEGV, &__msl_old_segv, nullptr);
+  sigaction(SIGBUS, &__msl_old_bus, nullptr);
+  sigaction(SIGFPE, &__msl_old_fpe, nullptr);
+}
 static __msl_job* volatile __msl_checked_job = nullptr;
 static void __msl_on_fault(int sig, siginfo_t* si, void* uc) {
   __msl_job* j = __msl_checked_job;
   const uint64_t a = (uint64_t)si->si_addr;
-  bool ours = false;
-  if (j && __msl_jb) {
-    for (int i = 0; i < j->d->nguards; ++i)
-      if (a >= j->d->guards[2 * i] && a < j->d->guards[2 * i + 1]) ours = true;
-  }
-  if (!ours) {  // not a guard page: hand back to the previous handler
-    sigaction(SIGSEGV, &__msl_old_segv, nullptr);
-    sigaction(SIGBUS, &__msl_old_bus, nullptr);
+  if (!j || !__msl_jb) {  // not in kernel code: hand back to the previous handler
+    __msl_restore_handlers();
     return;
   }
-  if (__atomic_exchange_n(&j->d->status, 1, __ATOMIC_SEQ_CST) == 0) {
+  int32_t status = 3;  // any fault of kernel code is reported; a guard page names the buffer
+  for (int i = 0; i < j->d->nguards; ++i)
+    if (sig != SIGFPE && a >= j->d->guards[2 * i] && a < j->d->guards[2 * i + 1]) status = 1;
+  int32_t zero = 0;
+  if (__atomic_compare_exchange_n(&j->d->status, &zero, status, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     j->d->fault_addr = a;
+    j->d->fault_signal = sig;
     if (const __msl_tctx* t = __msl_cur_t) {
       for (int i = 0; i < 3; ++i) {
         j->d->fault_tpig[i] = t->tpig[i];
@@ -608,6 +630,7 @@ static int __msl_run(__msl_dispatch* d, void* env, bool fibers) {
     __msl_checked_job = &j;
     sigaction(SIGSEGV, &sa, &__msl_old_segv);
     sigaction(SIGBUS, &sa, &__msl_old_bus);
+    sigaction(SIGFPE, &sa, &__msl_old_fpe);
   }
   int nw = d->nworkers < 1 ? 1 : d->nworkers;
   if ((uint64_t)nw > j.total) nw = (int)j.total;
@@ -624,8 +647,7 @@ static int __msl_run(__msl_dispatch* d, void* env, bool fibers) {
   for (int i = 0; i < started; ++i) pthread_join(th[i], nullptr);
   __msl_cur_d = nullptr;
   if (d->checked) {
-    sigaction(SIGSEGV, &__msl_old_segv, nullptr);
-    sigaction(SIGBUS, &__msl_old_bus, nullptr);
+    __msl_restore_handlers();
     __msl_checked_job = nullptr;
     pthread_mutex_unlock(&__msl_checked_lock);
   }

@@ -22,9 +22,25 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, help="input seed (default: rules/verify.yaml)")
     p.add_argument("--opt", type=int, choices=(0, 1, 2, 3), default=0, help="CPU backend optimisation level")
     p.add_argument("--checked", action="store_true", help="guard-page every buffer: out-of-bounds accesses fail")
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="wall-clock limit per kernel launch; a kernel past it fails (default: 30)")
+    p.add_argument("--compile-timeout", type=_seconds, metavar="SECONDS",
+                   help="limit per compiler stage; a shader past it is a compile error (default: 600)")
     p.add_argument("--no-opinfo", action="store_true",
                    help="skip the installed torch's OpInfo samples (layout 'opinfo'; importing op_db takes seconds)")
     p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def _progress():
@@ -58,7 +74,8 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     layouts = [x.strip() for x in args.layouts.split(",") if x.strip()] if args.layouts else None
     opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
-                   seed=args.seed, opt=args.opt, checked=args.checked, progress=_progress(),
+                   seed=args.seed, opt=args.opt, checked=args.checked, timeout=args.timeout,
+                   compile_timeout=args.compile_timeout, progress=_progress(),
                    opinfo=not args.no_opinfo)
     patch = _read_patch(args.patch) if args.patch else None
     try:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import (BackendUnavailable, DeviceError, Diagnostic, KernelArgumentError, KernelRuntimeError,
-                     MetalCompileError, OutOfBoundsAccess, UnknownKernelError, UnsupportedMetalFeature)
+from .errors import (BackendUnavailable, DeviceError, Diagnostic, KernelArgumentError, KernelFault,
+                     KernelRuntimeError, MetalCompileError, OutOfBoundsAccess, UnknownKernelError,
+                     UnsupportedMetalFeature)
 
 __all__ = ["get_backend", "mps_available", "BackendUnavailable", "DeviceError", "Diagnostic",
-           "KernelArgumentError", "KernelRuntimeError", "MetalCompileError", "OutOfBoundsAccess",
+           "KernelArgumentError", "KernelFault", "KernelRuntimeError", "MetalCompileError", "OutOfBoundsAccess",
            "UnknownKernelError", "UnsupportedMetalFeature"]
 
 

@@ -68,3 +68,21 @@ class OutOfBoundsAccess(KernelRuntimeError):
         self.byte_offset = byte_offset
         self.thread_position = thread_position
         self.threadgroup_position = threadgroup_position
+
+
+class KernelFault(KernelRuntimeError):
+    """The kernel crashed (a signal), ran out of memory or its time: it never takes the caller down.
+
+    signal: "SIGSEGV", "SIGFPE", ... or "timeout" / "out of memory"; address and thread
+    positions are known for faults caught in checked mode, else None.
+    """
+
+    def __init__(self, message: str, kernel: str, signal: str, address: int | None = None,
+                 thread_position: tuple[int, int, int] | None = None,
+                 threadgroup_position: tuple[int, int, int] | None = None):
+        super().__init__(message)
+        self.kernel = kernel
+        self.signal = signal
+        self.address = address
+        self.thread_position = thread_position
+        self.threadgroup_position = threadgroup_position

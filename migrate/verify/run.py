@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from migrate.device import DeviceError, get_backend
+from migrate.device import DeviceError, KernelFault, get_backend
 from migrate.errors import UsageError
 from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases
 from migrate.verify.compare import Mismatch, Stats, compare
@@ -32,6 +32,9 @@ class Options:
     seed: int | None = None
     opt: int = 0
     checked: bool = False  # CPU backend guard pages: out-of-bounds reads/writes become failures
+    timeout: float = 30.0  # wall-clock seconds per kernel launch in the isolated worker
+    compile_timeout: float | None = None  # seconds per compiler stage (None: the backend's default)
+    memory: int | None = None  # address-space bytes of the worker (None: the backend's default)
     progress: object = None  # callable(done, total) or None
     opinfo: bool = True  # also run the installed torch's OpInfo samples (layout "opinfo")
     scalar_read: object = None  # fault injection for the host's CPU-scalar read (tests)
@@ -182,6 +185,9 @@ class Runner:
                     continue
                 try:
                     self.lib.kernel(launch.kernel)(*launch.args, threads=launch.threads)
+                except KernelFault as exc:  # a crash, timeout or fault: name the case too
+                    cell.failures.append(f"{str(exc).splitlines()[0]} [case {case_label(case, exp.shape)}]")
+                    continue
                 except DeviceError as exc:
                     cell.failures.append(f"{launch.kernel}: {str(exc).splitlines()[0]}")
                     continue
@@ -204,6 +210,10 @@ class Runner:
             if cell.old_vs_cpu is None:
                 cell.old_vs_cpu = Stats()
             cell.old_vs_cpu.merge(ab)
+
+
+def case_label(case: Case, shape) -> str:
+    return f"{dtype_name(case.dtype)} {case.layout} size {list(shape)}"
 
 
 def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
@@ -249,7 +259,8 @@ def compile_source(source: KernelSource, root: Path, opts: Options):
         # the runner binds CPU tensors and reads CpuLibrary.kernel_names (known gap)
         raise CannotRun("verify runs kernels on the CPU backend only; the mps backend is not wired in yet")
     try:
-        be = get_backend("cpu", root=root, checked=opts.checked)
+        be = get_backend("cpu", root=root, checked=opts.checked, timeout=opts.timeout, memory=opts.memory,
+                         compile_timeout=opts.compile_timeout)
         return be.compile_shader(source.text, source.include_dirs, filename=Path(source.path).name, opt=opts.opt)
     except DeviceError as exc:
         raise CannotRun(f"cannot compile {source.path}: {exc}") from None
@@ -340,6 +351,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         report.cells += cells.values()
     if opts.opinfo and "opinfo" in layouts and default_references:
         run_opinfo(report, base, runner, references[1:], dtypes)
+    sandbox = getattr(lib, "sandbox", None)
+    if sandbox is not None:
+        report.notes.append("kernels ran in an isolated worker process: " + "; ".join(sandbox))
     return report
 
 

@@ -7,8 +7,8 @@ from migrate.errors import require_module
 from migrate.resources import torch_include_dir
 
 from ..errors import BackendUnavailable, KernelArgumentError
-from .build import Built, build
-from .library import CpuLibrary
+from .build import COMPILE_TIMEOUT, Built, build
+from .library import CpuLibrary, LibraryBase
 
 
 def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:
@@ -30,26 +30,46 @@ def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:
 
 
 class CpuBackend:
+    """isolate=True (default): kernels run in a confined worker process (migrate.device.isolation),
+    `timeout` wall-clock seconds per launch, `memory` bytes of address space; isolate=False loads
+    them into this process (fastest; a crashing kernel takes the process down).
+    compile_timeout: seconds the compiler may take per stage (a MetalCompileError past it)."""
     name = "cpu"
 
-    def __init__(self, root: str | Path | None = None, opt: int = 1, checked: bool = False):
+    def __init__(self, root: str | Path | None = None, opt: int = 1, checked: bool = False, isolate: bool = True,
+                 timeout: float | None = None, memory: int | None = None, compile_timeout: float | None = None):
+        from ..isolation.client import Limits
+
         require_module("ziglang")  # the compiler, run as `python -m ziglang`
         self.root = Path(root) if root is not None else None
         self.opt = opt
         self.checked = checked
+        self.isolate = isolate
+        defaults = Limits()
+        self.limits = Limits(defaults.timeout if timeout is None else float(timeout),
+                             defaults.memory if memory is None else int(memory))
+        self.compile_timeout = COMPILE_TIMEOUT if compile_timeout is None else float(compile_timeout)
         self.last_build: Built | None = None
 
     def compile_shader(self, source: str, include_dirs: list[str | Path] | None = None, *,
                        filename: str = "shader.metal", opt: int | None = None,
-                       checked: bool | None = None) -> CpuLibrary:
+                       checked: bool | None = None) -> LibraryBase:
         if not isinstance(source, str):
             raise KernelArgumentError(f"compile_shader needs MSL source text, got {type(source).__name__}")
         level = self.opt if opt is None else opt
+        if self.isolate:  # the worker starts while the shader builds
+            from ..isolation.client import POOL
+            POOL.get(self.limits)
         if level not in (0, 1, 2, 3):
             raise KernelArgumentError(f"opt must be 0-3, got {level!r}")
         try:
-            built = build(source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level)
+            built = build(source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level,
+                          self.compile_timeout)
         except OSError as e:
             raise BackendUnavailable(f"CPU backend cannot build: {e}") from e
         self.last_build = built
-        return CpuLibrary(built.so_path, built.meta, self.checked if checked is None else checked)
+        checked = self.checked if checked is None else checked
+        if self.isolate:
+            from ..isolation.library import IsolatedLibrary
+            return IsolatedLibrary(built.so_path, built.meta, checked, self.limits)
+        return CpuLibrary(built.so_path, built.meta, checked)

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -25,6 +26,7 @@ from .launchers import launchers
 from .prepass import prepass
 
 FORMAT = "cpu-v1"
+COMPILE_TIMEOUT = 600.0  # seconds per compiler stage; a pathological shader becomes a compile error
 
 
 def cache_root() -> Path:
@@ -112,11 +114,22 @@ def _compile_error(stage: str, stderr: str, user_src: Path, filename: str, sourc
     return MetalCompileError(head + "\n" + "\n".join(text), tuple(errors))
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subprocess.CompletedProcess:
+    """Run a compiler stage in its own process group; past `timeout` the whole group is killed."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise MetalCompileError(f"Metal compile error in {filename}\n{stage} did not finish within {timeout:g} s "
+                                "and was stopped (a template explosion or endless #include?)") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def build(source: str, include_dirs: list[Path], filename: str = "shader.metal", opt: int = 1) -> Built:
+def build(source: str, include_dirs: list[Path], filename: str = "shader.metal", opt: int = 1,
+          timeout: float = COMPILE_TIMEOUT) -> Built:
     t0 = time.perf_counter()
     root = cache_root()
     filename = Path(filename).name or "shader.metal"
@@ -134,7 +147,7 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
     src = root / "src" / k1 / filename
     if not src.exists() or src.read_text() != source:
         _atomic_write(src, source.encode())
-    pre = _run(toolchain.preprocess_cmd(src, include_dirs))
+    pre = _run(toolchain.preprocess_cmd(src, include_dirs), timeout, "preprocessing", filename)
     if pre.returncode != 0:
         raise _compile_error("preprocessing", pre.stderr, src, filename, source)
     result = prepass(pre.stdout, str(src))
@@ -161,7 +174,7 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
             gen = Path(tmp) / f"{filename}.gen.cpp"
             gen.write_text(cpp)
             out = Path(tmp) / "lib.so"
-            cc = _run(toolchain.compile_cmd(gen, out, opt))
+            cc = _run(toolchain.compile_cmd(gen, out, opt), timeout, "compilation", filename)
             if cc.returncode != 0:
                 raise _compile_error("compilation", cc.stderr, src, filename, source)
             _atomic_write(meta_path, json.dumps(meta).encode())

@@ -37,10 +37,11 @@ class _Region:
     guards: tuple[tuple[int, int], tuple[int, int]]
 
 
-def _groups(bounds: list[Bound]) -> list[tuple[int, int, list[int]]]:
-    spans = sorted((b.ptr, b.ptr + b.nbytes, i) for i, b in enumerate(bounds) if b.ptr and b.nbytes > 0)
+def spans(bounds: list[Bound]) -> list[tuple[int, int, list[int]]]:
+    """Bound buffers as disjoint [lo, hi) spans, each with the argument indices inside it."""
+    items = sorted((b.ptr, b.ptr + b.nbytes, i) for i, b in enumerate(bounds) if b.ptr and b.nbytes > 0)
     out: list[tuple[int, int, list[int]]] = []
-    for lo, hi, i in spans:
+    for lo, hi, i in items:
         if out and lo < out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], hi), out[-1][2] + [i])
         else:
@@ -56,7 +57,7 @@ class Shadow:
         self.regions: list[_Region] = []
         self.members: list[list[int]] = []
         try:
-            for lo, hi, members in _groups(bounds):
+            for lo, hi, members in spans(bounds):
                 size = hi - lo
                 data_bytes = _round(size)
                 guard = max(MIN_GUARD, data_bytes)

@@ -4,10 +4,11 @@ from __future__ import annotations
 import ctypes
 import difflib
 import os
+import signal
 import struct
 from pathlib import Path
 
-from ..errors import KernelArgumentError, KernelRuntimeError, OutOfBoundsAccess, UnknownKernelError
+from ..errors import KernelArgumentError, KernelFault, KernelRuntimeError, OutOfBoundsAccess, UnknownKernelError
 from ..launch import geometry
 from .binding import KIND_NAMES, ArgInfo, Bound, bind
 from .checked import Shadow
@@ -22,7 +23,8 @@ class _Dispatch(ctypes.Structure):
                 ("guards", ctypes.POINTER(ctypes.c_uint64)), ("nguards", ctypes.c_int32),
                 ("status", ctypes.c_int32), ("fault_addr", ctypes.c_uint64),
                 ("fault_tpig", ctypes.c_uint32 * 3), ("fault_tgpig", ctypes.c_uint32 * 3),
-                ("fault_lid", ctypes.c_uint32 * 3), ("message", ctypes.c_char * 256)]
+                ("fault_lid", ctypes.c_uint32 * 3), ("message", ctypes.c_char * 256),
+                ("fault_signal", ctypes.c_int32)]
 
 
 def _workers() -> int:
@@ -44,18 +46,21 @@ def _read_errors(ptr: int) -> list[str]:
     return out
 
 
-class CpuKernel:
-    def __init__(self, lib: "CpuLibrary", meta: dict):
+def arg_infos(dll, meta: dict) -> list[ArgInfo]:
+    """The binder's view of each buffer slot of a kernel, asked from its library."""
+    infos = (ArgInfo * max(1, meta["nslots"]))()
+    getattr(dll, f"__msl_info_{meta['index']}")(infos)
+    return list(infos)[:meta["nslots"]]
+
+
+class KernelBase:
+    """Argument binding and error reports; subclasses run the launch (_execute)."""
+
+    def __init__(self, lib, meta: dict, args: list[ArgInfo]):
         self.lib = lib
         self.name: str = meta["name"]
         self.meta = meta
-        self._launch = getattr(lib._dll, f"__msl_launch_{meta['index']}")
-        self._launch.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Dispatch)]
-        self._launch.restype = ctypes.c_int
-        infos = (ArgInfo * max(1, meta["nslots"]))()
-        fn = getattr(lib._dll, f"__msl_info_{meta['index']}")
-        fn(infos)
-        self.args: list[ArgInfo] = list(infos)[:meta["nslots"]]
+        self.args = args
         self._param_of = {int(s): pi for s, pi in meta["slots"].items()}
         self.error_slots = [s for s, pi in self._param_of.items()
                             if "ErrorMessages" in meta["params"][pi]["text"]]
@@ -75,6 +80,20 @@ class CpuKernel:
         return f"<CpuKernel {self.signature()}>"
 
     def __call__(self, *args, threads=None, group_size=None, checked: bool | None = None):
+        bounds, t, g = self.bind(args, threads, group_size)
+        if t[0] * t[1] * t[2] == 0:
+            return
+        self._execute(bounds, t, g, self.lib.checked if checked is None else checked)
+        reports: list[str] = []
+        for s in self.error_slots:
+            if bounds[s].ptr and bounds[s].nbytes >= ERROR_MESSAGES_SIZE:
+                reports += _read_errors(bounds[s].ptr)
+        if reports:
+            raise KernelRuntimeError(f"{self.name} reported {len(reports)} error(s):\n  " + "\n  ".join(reports),
+                                     tuple(reports))
+
+    def bind(self, args, threads, group_size) -> tuple[list[Bound], tuple, tuple]:
+        """Python arguments -> (one Bound per slot, threads, group)."""
         nslots = len(self.args)
         args = list(args)
         auto_err: list[int] = []
@@ -96,27 +115,32 @@ class CpuKernel:
             else:
                 what = f"{self.name}: argument {s} ({KIND_NAMES.get(info.kind, '?')} buffer)"
                 bounds.append(bind(a, info, what))
-        ngroups = [(t[i] + g[i] - 1) // g[i] for i in range(3)]
+        return bounds, t, g
+
+    def _execute(self, bounds: list[Bound], t: tuple, g: tuple, checked: bool) -> None:
+        raise NotImplementedError
+
+
+class CpuKernel(KernelBase):
+    """A kernel run in this process (its library is loaded here)."""
+
+    def __init__(self, lib: "CpuLibrary", meta: dict):
+        super().__init__(lib, meta, arg_infos(lib._dll, meta))
+        self._launch = getattr(lib._dll, f"__msl_launch_{meta['index']}")
+        self._launch.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Dispatch)]
+        self._launch.restype = ctypes.c_int
+
+    def _execute(self, bounds: list[Bound], t: tuple, g: tuple, checked: bool) -> None:
         total = t[0] * t[1] * t[2]
-        if total == 0:
-            return
         d = _Dispatch()
         d.threads[:] = t
         d.group[:] = g
-        d.ngroups[:] = ngroups
+        d.ngroups[:] = [(t[i] + g[i] - 1) // g[i] for i in range(3)]
         d.nworkers = 1 if total < SMALL_LAUNCH else _workers()
-        checked = self.lib.checked if checked is None else checked
         if checked:
             self._run_checked(d, bounds)
         else:
             self._run(d, [b.ptr for b in bounds])
-        reports: list[str] = []
-        for s in self.error_slots:
-            if bounds[s].ptr and bounds[s].nbytes >= ERROR_MESSAGES_SIZE:
-                reports += _read_errors(bounds[s].ptr)
-        if reports:
-            raise KernelRuntimeError(f"{self.name} reported {len(reports)} error(s):\n  " + "\n  ".join(reports),
-                                     tuple(reports))
 
     def _run(self, d: _Dispatch, ptrs: list[int]) -> None:
         arr = (ctypes.c_void_p * max(1, len(ptrs)))(*ptrs)
@@ -143,27 +167,54 @@ class CpuKernel:
                            f"(byte offset {off}, buffer has {size} bytes) by thread_position_in_grid={list(tpig)} "
                            f"(threadgroup {list(tgpig)}); no memory was modified")
                     raise OutOfBoundsAccess(msg, self.name, arg, off, tpig, tgpig)
+                if d.status == 3:
+                    raise self._fault(d, shadow)
                 if not flush_end:
                     shadow.copy_back()
             finally:
                 shadow.close()
 
+    def _fault(self, d: _Dispatch, shadow: Shadow) -> KernelFault:
+        """A checked-mode fault outside the guard pages: signal, address and thread."""
+        sig = signal_name(d.fault_signal)
+        addr, tpig, tgpig = d.fault_addr, tuple(d.fault_tpig), tuple(d.fault_tgpig)
+        if sig == "SIGFPE":  # si_addr is the trapping instruction
+            where = f"instruction {addr:#x} (integer division by zero or overflow)"
+        else:
+            where = f"address {addr:#x}" + (" (null pointer)" if addr < 4096 else "")
+        starts = [(p, i) for i, p in enumerate(shadow.pointers()) if p and p <= addr]
+        if starts and sig != "SIGFPE" and addr >= 4096:
+            p, i = max(starts)
+            where += f", byte offset {addr - p} from buffer argument {i} ({shadow.bounds[i].nbytes} bytes)"
+        msg = (f"{self.name}: {sig} at {where} by thread_position_in_grid={list(tpig)} "
+               f"(threadgroup {list(tgpig)}); no memory was modified")
+        return KernelFault(msg, self.name, sig, addr, tpig, tgpig)
 
-class CpuLibrary:
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+class LibraryBase:
     """Kernels of one compiled shader, by host_name (attribute access)."""
 
     def __init__(self, so_path: Path, meta: dict, checked: bool = False):
-        self._dll = ctypes.CDLL(str(so_path))
         self.path = so_path
         self.checked = checked
         self._meta = {k["name"]: k for k in meta["kernels"]}
-        self._kernels: dict[str, CpuKernel] = {}
+        self._kernels: dict[str, KernelBase] = {}
+
+    def _make_kernel(self, meta: dict) -> KernelBase:
+        raise NotImplementedError
 
     @property
     def kernel_names(self) -> tuple[str, ...]:
         return tuple(self._meta)
 
-    def kernel(self, name: str) -> CpuKernel:
+    def kernel(self, name: str) -> KernelBase:
         k = self._kernels.get(name)
         if k is None:
             meta = self._meta.get(name)
@@ -172,10 +223,10 @@ class CpuLibrary:
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise UnknownKernelError(f"no kernel named {name!r} in this library "
                                          f"({len(self._meta)} kernels){hint}")
-            k = self._kernels[name] = CpuKernel(self, meta)
+            k = self._kernels[name] = self._make_kernel(meta)
         return k
 
-    def __getattr__(self, name: str) -> CpuKernel:
+    def __getattr__(self, name: str) -> KernelBase:
         if name.startswith("_"):
             raise AttributeError(name)
         return self.kernel(name)
@@ -187,4 +238,15 @@ class CpuLibrary:
         return sorted(set(super().__dir__()) | set(self._meta))
 
     def __repr__(self) -> str:
-        return f"<CpuLibrary {len(self._meta)} kernels from {self.path.name}>"
+        return f"<{type(self).__name__} {len(self._meta)} kernels from {self.path.name}>"
+
+
+class CpuLibrary(LibraryBase):
+    """A library loaded into this process: fastest, but a crashing kernel takes the process down."""
+
+    def __init__(self, so_path: Path, meta: dict, checked: bool = False):
+        super().__init__(so_path, meta, checked)
+        self._dll = ctypes.CDLL(str(so_path))
+
+    def _make_kernel(self, meta: dict) -> CpuKernel:
+        return CpuKernel(self, meta)

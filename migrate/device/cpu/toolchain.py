@@ -81,7 +81,7 @@ def compile_cmd(src: Path, out: Path, opt: int) -> list[str]:
     d = msl_dir()
     return compiler_cmd() + [
         "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *NUMERICS_FLAGS, *target_flags(),
-        "-fvisibility=hidden", f"-I{d}", "-include", str(d / "metal_stdlib.h"),
+        "-fvisibility=hidden", "-fno-finite-loops", f"-I{d}", "-include", str(d / "metal_stdlib.h"),
         "-x", "c++", str(src), "-o", str(out), "-lm", "-lpthread",
     ]
 

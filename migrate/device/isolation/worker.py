@@ -1,0 +1,92 @@
+"""The worker process: confines itself, then loads compiled kernel libraries and runs launches.
+
+    python -m migrate.device.isolation.worker FD MEMORY_BYTES
+
+FD is a connected socket to the parent; messages are length-prefixed JSON (never pickle: the
+parent must not trust what comes back). Buffers live in the shared file `arena` of the worker's
+folder (its working directory), mapped by both processes; the parent copies tensors in and out.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from .protocol import recv, send  # no imports that start threads before the sandbox is in place
+from .sandbox import apply, limit_cpu
+
+
+def _error(exc: BaseException) -> dict:
+    out = {"error": type(exc).__name__, "message": str(exc)}
+    for k in ("kernel", "argument", "byte_offset", "thread_position", "threadgroup_position", "signal", "address"):
+        if hasattr(exc, k):
+            out[k] = getattr(exc, k)
+    return out
+
+
+class Worker:
+    def __init__(self, sock):
+        self.sock = sock
+        self.libs: dict[str, object] = {}
+        self.arena = None
+        self.arena_base = 0
+
+    def _map(self, size: int) -> None:
+        import ctypes
+        import mmap
+
+        if self.arena is not None and len(self.arena) >= size:
+            return
+        if self.arena is not None:
+            self.arena_keep = None
+            self.arena.close()
+        with open("arena", "r+b") as f:
+            self.arena = mmap.mmap(f.fileno(), size)
+        self.arena_keep = ctypes.c_char.from_buffer(self.arena)
+        self.arena_base = ctypes.addressof(self.arena_keep)
+
+    def load(self, msg: dict) -> dict:
+        from migrate.device.cpu.library import CpuLibrary, arg_infos
+
+        lib = self.libs.get(msg["path"])
+        if lib is None:
+            lib = self.libs[msg["path"]] = CpuLibrary(msg["path"], msg["meta"])
+        kernels = lib._meta.values()
+        return {"args": {k["name"]: [tuple(getattr(a, f) for f, _ in a._fields_) for a in arg_infos(lib._dll, k)]
+                         for k in kernels}}
+
+    def launch(self, msg: dict) -> dict:
+        from migrate.device.cpu.binding import Bound
+
+        self._map(msg["arena"])
+        kernel = self.libs[msg["path"]].kernel(msg["kernel"])
+        bounds = [Bound(self.arena_base + off if nbytes else 0, nbytes) for off, nbytes in msg["slots"]]
+        limit_cpu(msg["cpu"])
+        kernel._execute(bounds, tuple(msg["threads"]), tuple(msg["group"]), msg["checked"])
+        return {"ok": True}
+
+    def serve(self) -> None:
+        while True:
+            msg = recv(self.sock)
+            if msg is None or msg.get("op") == "quit":
+                return
+            try:
+                reply = getattr(self, msg["op"])(msg)
+            except MemoryError:
+                reply = {"error": "MemoryError", "message": "out of memory (address-space limit)"}
+            except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent as a reply
+                reply = _error(exc)
+            send(self.sock, reply)
+
+
+def main() -> None:
+    import socket
+
+    fd, memory = int(sys.argv[1]), int(sys.argv[2])
+    sandbox = apply(os.getcwd(), memory)
+    sock = socket.socket(fileno=fd)
+    send(sock, {"sandbox": sandbox, "pid": os.getpid()})
+    Worker(sock).serve()
+
+
+if __name__ == "__main__":
+    main()
