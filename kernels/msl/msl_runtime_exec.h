@@ -601,7 +601,10 @@ static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
     for (uint y = 0; y < sz.y; ++y)
       for (uint x = 0; x < sz.x; ++x) {
         __msl_fill_tctx(t, d, tg, sz, x, y, z);
-        if (Checked) __msl_cur_t = &t;
+        if (Checked) {  // the fault handler reads `t`: make it complete before the body runs
+          __msl_cur_t = &t;
+          __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        }
         Body(env, t);
       }
   __msl_cur_t = nullptr;
