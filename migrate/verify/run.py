@@ -14,7 +14,9 @@ from migrate.verify.compare import Mismatch, Stats, compare
 from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
 from migrate.verify.host import Host
 from migrate.verify.iterator import Operand, build_iter
-from migrate.verify.kernel_source import KernelSource, locate
+from migrate.verify.conventions import locate
+from migrate.verify.kernel_source import KernelSource
+from migrate.verify.legacy_host import HostError, LegacyHost, TemplateLibrary
 from migrate.verify.references import NotApplicable, Reference, ReferenceUnavailable, TorchCpuReference
 
 
@@ -79,16 +81,24 @@ class Report:
         return all(c.status != "FAIL" for c in self.cells)
 
     @property
+    def ran(self) -> int:
+        return sum(c.cases for c in self.cells)
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.ok else 1
+        """0 pass, 1 a failure, 2 nothing failed but no case ran (nothing was verified)."""
+        if not self.ok:
+            return 1
+        return 0 if self.ran else 2
 
 
 # ------------------------------------------------------------------ operands
 def _operands(case: Case) -> list[Operand]:
     ops = []
     for a in case.args:
-        if isinstance(a, PyScalar):
-            ops.append(Operand(torch.tensor(a.value), cpu_scalar=True))
+        if isinstance(a, PyScalar):  # wrapped_scalar_tensor: a Python float is a 0-dim CPU double
+            wrapped = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+            ops.append(Operand(torch.tensor(a.value, dtype=wrapped[type(a.value)]), cpu_scalar=True))
         elif isinstance(a, CpuScalar):
             ops.append(Operand(a.tensor, cpu_scalar=True))
         else:
@@ -135,6 +145,14 @@ class Runner:
         self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
         self.names = set(lib.kernel_names)
 
+    def _flavors(self) -> list[str]:
+        return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
+
+    def _host(self, flavor: str):
+        if self.source.convention != "functor_registry":
+            return LegacyHost(self.source.site)
+        return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
+
     def run_case(self, case: Case, cell: Cell) -> None:
         before = (cell.stats.mismatches, len(cell.failures), cell.cases)
         self._run_case(case, cell)
@@ -148,7 +166,10 @@ class Runner:
                 expected[r.name] = r.compute(case)
                 if case.expected_dtype is None:
                     case.expected_dtype = expected[r.name].dtype
-            except NotApplicable:
+            except NotApplicable as exc:
+                note = f"{r.name} does not accept these arguments: {exc}"
+                if note not in cell.skipped:
+                    cell.skipped.append(note)
                 return
             except ReferenceUnavailable as exc:
                 note = f"{r.name}: {exc}"
@@ -164,12 +185,16 @@ class Runner:
         at = _inputs_at(case, tuple(exp.shape))
         before = _snapshot(case)
         seen: set[str] = set()
-        for flavor in table()["flavors"]:
-            host = Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
+        for flavor in self._flavors():
+            host = self._host(flavor)
             out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
                 else None
             it = build_iter(_operands(case), out, out_dtype, common)
-            launch = host.plan(self.source.arity, it, self.source.name)
+            try:
+                launch = host.plan(self.source.arity, it, self.source.name)
+            except HostError as exc:
+                cell.failures.append(f"the emulated host raises: {exc}")
+                return
             key = launch.kernel if launch else "(nothing to launch)"
             if key in seen:
                 continue
@@ -185,10 +210,12 @@ class Runner:
                 except DeviceError as exc:
                     cell.failures.append(f"{launch.kernel}: {str(exc).splitlines()[0]}")
                     continue
+                if launch.finish is not None:
+                    launch.finish()
             got = it.output()
             st = compare(got, exp, at, self.opts.atol, self.opts.rtol)
             if st.first is not None:
-                st.first.reason += f" via {key}"
+                st.first.reason += f" via {key}, reference {primary}"
             cell.stats.merge(st)
         if _snapshot(case) != before:
             cell.failures.append(f"an input buffer was modified by {', '.join(sorted(seen))}")
@@ -207,6 +234,8 @@ class Runner:
 
 
 def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
+    if source.input_dtypes is not None:
+        return list(source.input_dtypes)
     return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
 
 
@@ -250,6 +279,13 @@ def compile_source(source: KernelSource, root: Path, opts: Options):
         raise CannotRun("verify runs kernels on the CPU backend only; the mps backend is not wired in yet")
     try:
         be = get_backend("cpu", root=root, checked=opts.checked)
+        if source.template:
+            def build(text: str):
+                return be.compile_shader(text, source.include_dirs, filename=Path(source.path).stem + ".metal",
+                                         opt=opts.opt)
+            lib = TemplateLibrary(build, source.template)
+            lib.library(("float", "float"))  # a source that cannot compile at all: exit 2, not FAIL rows
+            return lib
         return be.compile_shader(source.text, source.include_dirs, filename=Path(source.path).name, opt=opts.opt)
     except DeviceError as exc:
         raise CannotRun(f"cannot compile {source.path}: {exc}") from None
