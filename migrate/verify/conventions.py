@@ -37,6 +37,7 @@ class Site:
     function: str | None  # host function holding the call
     dense: bool = False  # binary_offsets: contiguous iterators use the dense kernel
     library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
+    scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
 
 
 # ------------------------------------------------------------------ detection
@@ -137,6 +138,18 @@ def find_site(ix, family: str) -> Site:
     raise UsageError(f"no native Metal kernel launch (exec_*_kernel, binary_mps_impl) found for {family!r}")
 
 
+def scalar_read_at_storage_start(root: Path, ix) -> bool:
+    """Whether the tree's mtl_setBuffer binds a CPU scalar by its storage's first element."""
+    table = load_table("launch_conventions.yaml")
+    rel = table["cpu_scalar_host_file"]
+    try:
+        data = (ix.tree.sources.get(rel) or (root / rel).read_bytes()).decode("utf-8", "replace")
+    except OSError:
+        return False
+    m = re.search(r"\bmtl_setBuffer\s*\([^)]*\)\s*\{(.*?)\n\}", data, re.S)
+    return m is not None and table["cpu_scalar_storage_start"] in m.group(1)
+
+
 # ------------------------------------------------------------- kernel names
 def name_pattern(template: str, name: str) -> re.Pattern:
     """``{name}_{out}_{in}`` -> a regex with groups out and inp; a repeated field must repeat its value."""
@@ -232,6 +245,7 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, wor
     overlay = overlay or {}
     ix = index if index is not None else Index(load_tree(root, overlay=overlay))
     site = find_site(ix, family)
+    site.scalar_at_storage_start = scalar_read_at_storage_start(root, ix)
     if site.convention == "functor_registry":
         return ks.locate(root, family, overlay, workdir, index=ix)
     template = ""

@@ -14,7 +14,7 @@ import torch
 
 from migrate.verify.conventions import Site, conventions
 from migrate.verify.dtypes import metal_name
-from migrate.verify.host import Launch, bind_tensor
+from migrate.verify.host import Launch, bind_tensor, storage_start_read
 from migrate.verify.iterator import Iter
 
 
@@ -29,9 +29,9 @@ def _metal(t: torch.Tensor, what: str) -> str:
         raise HostError(f"scalarToMetalTypeString has no Metal type for the {what}'s {t.dtype}") from None
 
 
-def _raw(t: torch.Tensor, cpu_scalar: bool) -> torch.Tensor:
-    if cpu_scalar:
-        return t.reshape(1).clone()  # setBytes of the storage: the same bytes, no conversion
+def _raw(t: torch.Tensor, cpu_scalar: bool, at_storage_start: bool) -> torch.Tensor:
+    if cpu_scalar:  # setBytes: the same bytes, no conversion
+        return storage_start_read(t) if at_storage_start else t.reshape(1).clone()
     return bind_tensor(t)
 
 
@@ -83,7 +83,12 @@ class LegacyHost:
         ops = it.operands
         inp, out = it.input(0), it.output()
         t = _metal(inp, "input")
-        b = [_raw(op.tensor, op.cpu_scalar) for op in ops[1:3]] + [bind_tensor(out)]
+        other = it.input(1)
+        if other.element_size() != inp.element_size():
+            raise HostError(f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
+                            f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds and misaligned reads, not run")
+        at_start = self.site.scalar_at_storage_start
+        b = [_raw(op.tensor, op.cpu_scalar, at_start) for op in ops[1:3]] + [bind_tensor(out)]
         if self.site.dense and it.is_contiguous():
             return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}), b, [it.numel()], "dense")
         kname = self.conv["kernel"].format(name=name, **{"in": t})
