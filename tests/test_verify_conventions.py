@@ -290,3 +290,32 @@ def test_real_260_binary_family_uses_offsets_only():
                                                          layouts=["contiguous", "transposed"], opinfo=False))
     assert r.exit_code == 0, to_text(r)
     assert set().union(*(c.kernels for c in r.cells)) == {"fmax_float"}
+
+
+# ------------------------------------------------------------- old outputs after port --write
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def test_old_reference_is_read_from_git_head_after_port_write(tmp_path):
+    from tests.helpers import FIXTURES
+
+    root = tmp_path / "t"
+    shutil.copytree(FIXTURES / "port", root)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    opts = Options(dtypes=[torch.float32], layouts=["contiguous"], opinfo=False)
+    assert main(["port", "hypot", "--root", str(root), "--write"]) == 0
+    r = verify(root, "hypot", opts=opts)
+    assert r.references == ["torch-cpu", "old-mpsgraph"], r.notes
+    assert any("read from git HEAD (the working tree no longer has it)" in n for n in r.notes), r.notes
+    assert r.exit_code == 0, to_text(r)
+    # without the commit there is nothing to read the old implementation from, and verify says so
+    shutil.rmtree(root / ".git")
+    r = verify(root, "hypot", opts=opts)
+    assert r.references == ["torch-cpu"]
+    assert any("old MPSGraph reference unavailable: no overload of 'hypot'" in n for n in r.notes), r.notes

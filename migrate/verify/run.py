@@ -143,7 +143,7 @@ def _snapshot(case: Case) -> list[bytes]:
 class Runner:
     def __init__(self, source: KernelSource, lib, refs: list[Reference], opts: Options):
         self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
-        self.names = set(lib.kernel_names)
+        self.names = set(lib.kernel_names) if lib is not None else set()
 
     def _flavors(self) -> list[str]:
         return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
@@ -328,7 +328,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
         source = locate(root, family, overlay, Path(tmp), index=None if overlay else base)
         before = _registered_before(root, family, Path(tmp), base) if overlay else None
-        lib = compile_source(source, root, opts)
+        registered = registered_dtypes(source)
+        runnable = [d for d in (opts.dtypes or registered) if d in registered]
+        lib = compile_source(source, root, opts) if runnable else None  # nothing to run: no compile
     notes: list[str] = []
     default_references = references is None
     if references is None:
@@ -340,13 +342,15 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         from migrate.verify.references import old_reference
 
         old, why = old_reference(base, family)
+        where = "the working tree"
+        if old is None:
+            old, why, where = _old_reference_at_head(root, family, why)
         if old is not None:
             references.append(old)
-            notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}")
+            notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}, read from {where}")
         else:
             notes.append(why)
     report = Report(family, source, seed, [r.name for r in references], notes=notes)
-    registered = registered_dtypes(source)
     wanted = opts.dtypes or registered
     for d in wanted:
         if d not in registered:
@@ -377,6 +381,26 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     if opts.opinfo and "opinfo" in layouts and default_references:
         run_opinfo(report, base, runner, references[1:], dtypes)
     return report
+
+
+def _old_reference_at_head(root: Path, family: str, why: str):
+    """The old MPSGraph reference from git HEAD when the working tree no longer has it (after port --write)."""
+    from migrate.baseline import files_at_revision
+    from migrate.index import Index
+    from migrate.tree import load_tree
+    from migrate.verify.references import old_reference
+
+    try:  # HEAD's version of the native files the working tree changed (port --write edits them)
+        at_head = files_at_revision(root, "HEAD", ["aten/src/ATen/native"])
+    except UsageError:  # not a git work tree
+        at_head = None
+    overlay = at_head[0] if at_head else {}
+    if not overlay:
+        return None, why, ""
+    old, why_head = old_reference(Index(load_tree(root, overlay=overlay)), family)
+    if old is None:
+        return None, f"{why}; at git HEAD too ({why_head.split(': ', 1)[-1]})", ""
+    return old, "", "git HEAD (the working tree no longer has it)"
 
 
 def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:
