@@ -199,6 +199,15 @@ def test_offsets_are_byte_offsets_of_output_input_other_per_thread():
     assert seen == {(i, j) for i in range(3) for j in range(2)}
 
 
+def test_broadcast_shape_matches_torch():
+    from migrate.verify.iterator import broadcast_shape
+
+    for shapes in ([(0, 3), (0, 3)], [(7, 13), (13,)], [(7, 1), (7, 13)], [(), (37,)], [(1,), (0,)], [(), ()]):
+        assert broadcast_shape(shapes) == tuple(torch.broadcast_shapes(*shapes))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        broadcast_shape([(3,), (4,)])
+
+
 def test_kernel_name_templates_and_fmt_format():
     m = name_pattern("{name}_{out}_{in}", "exp").match("exp_float_bool")
     assert m.groupdict() == {"out": "float", "inp": "bool"}
