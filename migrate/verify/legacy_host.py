@@ -83,10 +83,13 @@ class LegacyHost:
         ops = it.operands
         inp, out = it.input(0), it.output()
         t = _metal(inp, "input")
-        other = it.input(1)
-        if other.element_size() != inp.element_size():
+        other, by_value = it.input(1), ops[2].cpu_scalar
+        if other.element_size() < inp.element_size() or (other.element_size() != inp.element_size() and not by_value):
             raise HostError(f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
                             f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds and misaligned reads, not run")
+        if inp.dtype == torch.bool and other.dtype != torch.bool:
+            raise HostError(f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
+                            "valid bools (undefined behaviour), not run")
         at_start = self.site.scalar_at_storage_start
         b = [_raw(op.tensor, op.cpu_scalar, at_start) for op in ops[1:3]] + [bind_tensor(out)]
         if self.site.dense and it.is_contiguous():
