@@ -35,7 +35,7 @@ def to_json(r: Report) -> str:
     doc = {
         "family": r.family, "seed": r.seed, "references": r.references, "ok": r.ok,
         "kernel": None if src is None else {"name": src.name, "helper": src.helper, "file": src.path,
-                                            "call_site": src.call_site},
+                                            "call_site": src.call_site, "convention": src.convention},
         "notes": r.notes,
         "summary": _summary_json(r),
         "overloads": r.overloads,
@@ -96,7 +96,8 @@ def to_text(r: Report) -> str:
     src = r.source
     lines = []
     if src is not None:
-        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}")
+        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}"
+                     f" (launch convention {src.convention})")
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
     head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
