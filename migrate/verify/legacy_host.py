@@ -74,10 +74,16 @@ class LegacyHost:
             kname = self.kernel_name("complex_kernel", name, real=real)
         else:
             kname = self.kernel_name("kernel", name, out=_metal(out, "output"), **{"in": _metal(inp, "input")})
-        x = inp.contiguous()
-        o = out if out.is_contiguous() else torch.empty(out.shape, dtype=out.dtype)
+        contiguous = self.conv.get("contiguous", [])
+        x = inp.contiguous() if "input" in contiguous else inp
+        o = out if out.is_contiguous() or "output" not in contiguous else torch.empty(out.shape, dtype=out.dtype)
         finish = None if o is out else (lambda: out.copy_(o))
-        return Launch(kname, [bind_tensor(o), bind_tensor(x)], [out.numel()], "1d", finish=finish)
+        args = self._buffers("buffers", output=bind_tensor(o), input=bind_tensor(x))
+        return Launch(kname, args, [out.numel()], "1d", finish=finish)
+
+    def _buffers(self, key: str, **bound) -> list:
+        """The convention's buffer list, in order; names it binds only optionally (extra) are left out."""
+        return [bound[b] for b in self.conv[key] if b in bound]
 
     def _binary(self, it: Iter, name: str) -> Launch:
         ops = it.operands
@@ -91,11 +97,13 @@ class LegacyHost:
             raise HostError(f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
                             "valid bools (undefined behaviour), not run")
         at_start = self.site.scalar_at_storage_start
-        b = [_raw(op.tensor, op.cpu_scalar, at_start) for op in ops[1:3]] + [bind_tensor(out)]
+        bound = {"input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
+                 "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start), "output": bind_tensor(out)}
         if self.site.dense and it.is_contiguous():
-            return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}), b, [it.numel()], "dense")
+            return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}),
+                          self._buffers("dense_buffers", **bound), [it.numel()], "dense")
         kname = self.conv["kernel"].format(name=name, **{"in": t})
-        return Launch(kname, b + [kernel_offsets(it)], [it.numel()], "offsets")
+        return Launch(kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets")
 
 
 class TemplateLibrary:
