@@ -64,6 +64,7 @@ def _read_patch(arg: str) -> tuple[str, str]:
 
 def run(args) -> int:
     from migrate.verify.dtypes import from_name
+    from migrate.verify.conventions import HandWritten
     from migrate.verify.report import to_json, to_text
     from migrate.verify.run import CannotRun, Options, verify
 
@@ -80,7 +81,7 @@ def run(args) -> int:
     patch = _read_patch(args.patch) if args.patch else None
     try:
         report = verify(root, args.family, patch, opts)
-    except CannotRun as exc:
+    except (CannotRun, HandWritten) as exc:
         print(f"mps-migrate: verify could not run: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(to_json(report) + "\n" if args.format == "json" else to_text(report))

@@ -60,6 +60,7 @@ class Launch:
     threads: list[int]
     variant: str = ""  # the flavor, for reports ("dense_scalar", "strided_castout", ...)
     notes: list[str] = field(default_factory=list)
+    finish: Callable[[], object] | None = None  # after the kernel: copy a contiguous temporary back
 
 
 def _i64(values) -> torch.Tensor:

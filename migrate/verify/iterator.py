@@ -131,10 +131,22 @@ class Iter:
         return self.has_contiguous_first_dim()
 
 
+def broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """torch.broadcast_shapes without its first-call import of torch's symbolic-shapes machinery (~1 s)."""
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(-nd, 0):
+        sizes = {s[d] for s in shapes if len(s) >= -d} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
 def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch.dtype,
                common: torch.dtype) -> Iter:
     """Broadcast, allocate the output if needed, reorder and coalesce."""
-    shape = tuple(torch.broadcast_shapes(*(o.tensor.shape for o in inputs)))
+    shape = broadcast_shape([tuple(o.tensor.shape) for o in inputs])
     if out is not None:
         if tuple(out.shape) != shape:
             raise ValueError(f"out= has shape {tuple(out.shape)}, broadcast shape is {shape}")

@@ -30,6 +30,10 @@ class KernelSource:
     include_dirs: list[Path] = field(default_factory=list)
     call_site: str = ""
     notes: list[str] = field(default_factory=list)
+    convention: str = "functor_registry"  # rules/launch_conventions.yaml
+    site: object = None  # conventions.Site of the older conventions
+    input_dtypes: list | None = None  # older conventions: what the exported host names cover
+    template: str = ""  # unary_inline_template: the fmt source the library is built from
 
 
 def _stub_names(ix: Index, family: str) -> list[str]:
@@ -52,6 +56,11 @@ def find_kernel_call(ix: Index, family: str) -> KernelCall:
     if found:
         return found[0]
     raise UsageError(f"no native Metal kernel call (exec_unary/binary/ternary_kernel) found for {family!r}")
+
+
+def locate_error(call: KernelCall) -> UsageError:
+    return UsageError(f"{call.helper}(iter, \"{call.name}\") has no REGISTER_* registration in any .metal file",
+                      call.path, call.span.line)
 
 
 def _blank_other_registrations(text: bytes, keep: str, regs) -> bytes:
@@ -90,14 +99,19 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
     arity = load_table("verify.yaml")["arity"][call.helper]
     regs = ix.functor_registrations.get(call.name)
     if not regs:
-        raise UsageError(f"{call.helper}(iter, \"{call.name}\") has no REGISTER_* registration in any .metal file",
-                         call.path, call.span.line)
+        raise locate_error(call)
     path = regs[0].path
     data = overlay.get(path, tree.sources.get(path))
     if data is None:
         data = (root / path).read_bytes()
     all_regs = tree.metals[path].registrations if path in tree.metals else regs
     text = _blank_other_registrations(data, call.name, all_regs).decode("utf-8", errors="replace")
+    return KernelSource(family, call.name, call.helper, arity, path, text, [r for r in regs if r.path == path],
+                        include_dirs(root, overlay, workdir), f"{call.path}:{call.span.line}")
+
+
+def include_dirs(root: Path, overlay: dict[str, bytes], workdir: Path | None) -> list[Path]:
+    """The patch's c10/metal headers (if it changes any), then the tree's aten/src."""
     dirs: list[Path] = []
     workdir = workdir or Path(tempfile.mkdtemp(prefix="mps-migrate-verify-"))
     hdr = headers_root(root, overlay, workdir)
@@ -105,5 +119,4 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
         dirs.append(hdr)
     if (root / "aten" / "src").is_dir():
         dirs.append(root / "aten" / "src")
-    return KernelSource(family, call.name, call.helper, arity, path, text, [r for r in regs if r.path == path],
-                        dirs, f"{call.path}:{call.span.line}")
+    return dirs

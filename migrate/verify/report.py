@@ -35,7 +35,7 @@ def to_json(r: Report) -> str:
     doc = {
         "family": r.family, "seed": r.seed, "references": r.references, "ok": r.ok,
         "kernel": None if src is None else {"name": src.name, "helper": src.helper, "file": src.path,
-                                            "call_site": src.call_site},
+                                            "call_site": src.call_site, "convention": src.convention},
         "notes": r.notes,
         "summary": _summary_json(r),
         "overloads": r.overloads,
@@ -77,6 +77,14 @@ def summary_lines(r: Report) -> list[str]:
     return lines
 
 
+def skip_reason(c: Cell) -> str:
+    if c.skipped:
+        return "; ".join(c.skipped)
+    if c.skip_reasons:
+        return "; ".join(f"{n} {why}" for why, n in c.skip_reasons.items())
+    return "no case of this layout for this op (its arity or dtype)" if not c.samples else "every sample skipped"
+
+
 def _row(c: Cell) -> list[str]:
     st = c.stats
     worst = f"abs {_num(st.max_abs)} rel {_num(st.max_rel)} ulp {st.max_ulp}" if c.cases else ""
@@ -88,7 +96,8 @@ def to_text(r: Report) -> str:
     src = r.source
     lines = []
     if src is not None:
-        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}")
+        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}"
+                     f" (launch convention {src.convention})")
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
     head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
@@ -98,6 +107,9 @@ def to_text(r: Report) -> str:
     fails = [c for c in r.cells if c.status == "FAIL"]
     for c in fails:
         lines.append(f"FAIL {c.dtype} {c.layout}: {first_failure(c)}")
+    for c in r.cells:
+        if c.status == "skip":
+            lines.append(f"skip {c.dtype} {c.layout}: {skip_reason(c)}")
     for c in r.cells:
         if c.stats.signed_zeros:
             lines.append(f"note {c.dtype} {c.layout}: {c.stats.signed_zeros} signed zero(s) differ (0.0 vs -0.0)")
@@ -109,4 +121,6 @@ def to_text(r: Report) -> str:
     passed = sum(c.status == "pass" for c in r.cells)
     skipped = sum(c.status == "skip" for c in r.cells)
     lines.append(f"{passed} passed, {len(fails)} failed, {skipped} skipped (dtype x layout)")
+    if not r.ran and not fails:
+        lines.append("nothing was verified: no case ran (exit 2)")
     return "\n".join(lines) + "\n"

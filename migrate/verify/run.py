@@ -14,7 +14,9 @@ from migrate.verify.compare import Mismatch, Stats, compare
 from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
 from migrate.verify.host import Host
 from migrate.verify.iterator import Operand, build_iter
-from migrate.verify.kernel_source import KernelSource, locate
+from migrate.verify.conventions import locate
+from migrate.verify.kernel_source import KernelSource
+from migrate.verify.legacy_host import HostError, LegacyHost, TemplateLibrary
 from migrate.verify.references import NotApplicable, Reference, ReferenceUnavailable, TorchCpuReference
 
 
@@ -82,16 +84,24 @@ class Report:
         return all(c.status != "FAIL" for c in self.cells)
 
     @property
+    def ran(self) -> int:
+        return sum(c.cases for c in self.cells)
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.ok else 1
+        """0 pass, 1 a failure, 2 nothing failed but no case ran (nothing was verified)."""
+        if not self.ok:
+            return 1
+        return 0 if self.ran else 2
 
 
 # ------------------------------------------------------------------ operands
 def _operands(case: Case) -> list[Operand]:
     ops = []
     for a in case.args:
-        if isinstance(a, PyScalar):
-            ops.append(Operand(torch.tensor(a.value), cpu_scalar=True))
+        if isinstance(a, PyScalar):  # wrapped_scalar_tensor: a Python float is a 0-dim CPU double
+            wrapped = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+            ops.append(Operand(torch.tensor(a.value, dtype=wrapped[type(a.value)]), cpu_scalar=True))
         elif isinstance(a, CpuScalar):
             ops.append(Operand(a.tensor, cpu_scalar=True))
         else:
@@ -136,7 +146,15 @@ def _snapshot(case: Case) -> list[bytes]:
 class Runner:
     def __init__(self, source: KernelSource, lib, refs: list[Reference], opts: Options):
         self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
-        self.names = set(lib.kernel_names)
+        self.names = set(lib.kernel_names) if lib is not None else set()
+
+    def _flavors(self) -> list[str]:
+        return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
+
+    def _host(self, flavor: str):
+        if self.source.convention != "functor_registry":
+            return LegacyHost(self.source.site)
+        return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
 
     def run_case(self, case: Case, cell: Cell) -> None:
         before = (cell.stats.mismatches, len(cell.failures), cell.cases)
@@ -151,7 +169,10 @@ class Runner:
                 expected[r.name] = r.compute(case)
                 if case.expected_dtype is None:
                     case.expected_dtype = expected[r.name].dtype
-            except NotApplicable:
+            except NotApplicable as exc:
+                note = f"{r.name} does not accept these arguments: {exc}"
+                if note not in cell.skipped:
+                    cell.skipped.append(note)
                 return
             except ReferenceUnavailable as exc:
                 note = f"{r.name}: {exc}"
@@ -167,12 +188,16 @@ class Runner:
         at = _inputs_at(case, tuple(exp.shape))
         before = _snapshot(case)
         seen: set[str] = set()
-        for flavor in table()["flavors"]:
-            host = Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
+        for flavor in self._flavors():
+            host = self._host(flavor)
             out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
                 else None
             it = build_iter(_operands(case), out, out_dtype, common)
-            launch = host.plan(self.source.arity, it, self.source.name)
+            try:
+                launch = host.plan(self.source.arity, it, self.source.name)
+            except HostError as exc:
+                cell.failures.append(f"the emulated host raises: {exc}")
+                return
             key = launch.kernel if launch else "(nothing to launch)"
             if key in seen:
                 continue
@@ -191,10 +216,12 @@ class Runner:
                 except DeviceError as exc:
                     cell.failures.append(f"{launch.kernel}: {str(exc).splitlines()[0]}")
                     continue
+                if launch.finish is not None:
+                    launch.finish()
             got = it.output()
             st = compare(got, exp, at, self.opts.atol, self.opts.rtol)
             if st.first is not None:
-                st.first.reason += f" via {key}"
+                st.first.reason += f" via {key}, reference {primary}"
             cell.stats.merge(st)
         if _snapshot(case) != before:
             cell.failures.append(f"an input buffer was modified by {', '.join(sorted(seen))}")
@@ -217,6 +244,8 @@ def case_label(case: Case, shape) -> str:
 
 
 def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
+    if source.input_dtypes is not None:
+        return list(source.input_dtypes)
     return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
 
 
@@ -261,6 +290,13 @@ def compile_source(source: KernelSource, root: Path, opts: Options):
     try:
         be = get_backend("cpu", root=root, checked=opts.checked, timeout=opts.timeout, memory=opts.memory,
                          compile_timeout=opts.compile_timeout)
+        if source.template:
+            def build(text: str):
+                return be.compile_shader(text, source.include_dirs, filename=Path(source.path).stem + ".metal",
+                                         opt=opts.opt)
+            lib = TemplateLibrary(build, source.template)
+            lib.library(("float", "float"))  # a source that cannot compile at all: exit 2, not FAIL rows
+            return lib
         return be.compile_shader(source.text, source.include_dirs, filename=Path(source.path).name, opt=opts.opt)
     except DeviceError as exc:
         raise CannotRun(f"cannot compile {source.path}: {exc}") from None
@@ -303,7 +339,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
         source = locate(root, family, overlay, Path(tmp), index=None if overlay else base)
         before = _registered_before(root, family, Path(tmp), base) if overlay else None
-        lib = compile_source(source, root, opts)
+        registered = registered_dtypes(source)
+        runnable = [d for d in (opts.dtypes or registered) if d in registered]
+        lib = compile_source(source, root, opts) if runnable else None  # nothing to run: no compile
     notes: list[str] = []
     default_references = references is None
     if references is None:
@@ -315,13 +353,15 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         from migrate.verify.references import old_reference
 
         old, why = old_reference(base, family)
+        where = "the working tree"
+        if old is None:
+            old, why, where = _old_reference_at_head(root, family, why)
         if old is not None:
             references.append(old)
-            notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}")
+            notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}, read from {where}")
         else:
             notes.append(why)
     report = Report(family, source, seed, [r.name for r in references], notes=notes)
-    registered = registered_dtypes(source)
     wanted = opts.dtypes or registered
     for d in wanted:
         if d not in registered:
@@ -355,6 +395,26 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
     if sandbox is not None:
         report.notes.append("kernels ran in an isolated worker process: " + "; ".join(sandbox))
     return report
+
+
+def _old_reference_at_head(root: Path, family: str, why: str):
+    """The old MPSGraph reference from git HEAD when the working tree no longer has it (after port --write)."""
+    from migrate.baseline import files_at_revision
+    from migrate.index import Index
+    from migrate.tree import load_tree
+    from migrate.verify.references import old_reference
+
+    try:  # HEAD's version of the native files the working tree changed (port --write edits them)
+        at_head = files_at_revision(root, "HEAD", ["aten/src/ATen/native"])
+    except UsageError:  # not a git work tree
+        at_head = None
+    overlay = at_head[0] if at_head else {}
+    if not overlay:
+        return None, why, ""
+    old, why_head = old_reference(Index(load_tree(root, overlay=overlay)), family)
+    if old is None:
+        return None, f"{why}; at git HEAD too ({why_head.split(': ', 1)[-1]})", ""
+    return old, "", "git HEAD (the working tree no longer has it)"
 
 
 def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:

@@ -1,0 +1,262 @@
+"""Which launch convention a family's host code uses, and its emulation (rules/launch_conventions.yaml).
+
+``find_site`` reads the tree: the host call that launches the family (``lib.exec_*_kernel``,
+``binary_mps_impl``, a file-local ``exec_unary_kernel`` over an inline ``MetalShaderLibrary``),
+else a hand-written launch, which ``HandWritten`` refuses.  ``locate`` returns the
+``KernelSource`` the runner compiles; ``planner`` the object whose ``plan(arity, it, name)``
+picks the kernel and binds its buffers as that host does.  ``functor_registry`` is host.py's.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.errors import UsageError
+from migrate.tables import load_table
+
+MPS_DIR = "aten/src/ATen/native/mps"
+
+
+class HandWritten(Exception):
+    """The family's kernel is launched by host code verify cannot emulate (exit 2)."""
+
+
+def conventions() -> dict:
+    return load_table("launch_conventions.yaml")["conventions"]
+
+
+@dataclass
+class Site:
+    convention: str
+    name: str  # the kernel-name string the host passes
+    helper: str  # exec_unary_kernel, binary_mps_impl, ...
+    arity: int
+    path: str  # host file of the call
+    line: int
+    function: str | None  # host function holding the call
+    dense: bool = False  # binary_offsets: contiguous iterators use the dense kernel
+    library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
+    scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
+
+
+# ------------------------------------------------------------------ detection
+def _text(ix, path: str) -> bytes:
+    return ix.tree.sources.get(path) or (ix.tree.root / path).read_bytes()
+
+
+def _line(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def candidate_functions(ix, family: str) -> list:
+    """Host functions that implement ``family`` on MPS: registered for its stubs, or its MPS dispatch."""
+    from migrate.verify.kernel_source import _stub_names
+
+    names = [r.function for s in _stub_names(ix, family) for r in ix.registrations.get(s, ())]
+    for e in ix.families.get(family, ()):
+        line = ix.mps_line(e)
+        if line is not None:
+            names.append(line.kernel_name.split("::")[-1])
+    fns = [ix.definition(n) for n in dict.fromkeys(names)]
+    return [f for f in fns if f is not None]
+
+
+def _body(ix, fn) -> bytes:
+    return _text(ix, fn.path)[fn.span.start:fn.span.end]
+
+
+_BINARY_IMPL = re.compile(rb'\b(binary_mps_impl)\s*\(\s*\w+\s*,\s*"(\w+)"\s*(?:,\s*(true|false))?\s*\)')
+_LIBRARY = re.compile(rb"\bMetalShaderLibrary\s+(\w+)\s*[({]\s*(\w+)\s*(?:,\s*(\d+)\s*)?[)}]")
+
+
+def _binary_site(ix, fns) -> Site | None:
+    for fn in fns:
+        m = _BINARY_IMPL.search(_body(ix, fn))
+        if m is None:
+            continue
+        impl = ix.definition("binary_mps_impl")
+        marker = conventions()["binary_offsets"]["dense_marker"].encode()
+        dense = impl is not None and marker in _body(ix, impl) and m.group(3) != b"false"
+        data = _text(ix, fn.path)
+        return Site("binary_offsets", m.group(2).decode(), "binary_mps_impl", 2, fn.path,
+                    _line(data, fn.span.start + m.start()), fn.name, dense=dense)
+    return None
+
+
+def _call_site(ix, call) -> Site | None:
+    if call.name in ix.functor_registrations:
+        return Site("functor_registry", call.name, call.helper, 0, call.path, call.span.line, call.function)
+    if call.helper != "exec_unary_kernel":
+        return None
+    if call.shared_library:
+        return Site("unary_1d", call.name, call.helper, 1, call.path, call.span.line, call.function)
+    m = _LIBRARY.search(_text(ix, call.path))
+    if m is not None and m.group(3):
+        return Site("unary_inline_template", call.name, call.helper, 1, call.path, call.span.line, call.function,
+                    library_var=m.group(2).decode())
+    return None
+
+
+def hand_written(ix, fns) -> str | None:
+    """'function (path:line) launches its kernel by hand: getPipelineStateForFunc("x") + ...', or None."""
+    pattern = load_table("launch_conventions.yaml")["hand_written"]
+    for fn in fns:
+        body = _body(ix, fn).decode("utf-8", "replace")
+        seen = {k: [w for w in pattern[k] if re.search(rf"\b{w}\b", body)] for k in pattern}
+        if seen["pipeline"] and seen["dispatch"]:
+            kernel = re.search(r'getPipelineStateFor\w*\(\s*("[^"]*"|\w+)', body)
+            what = [f"{seen['pipeline'][0]}({kernel.group(1) if kernel else '...'})"]
+            what += seen["arguments"][:1] + seen["dispatch"][:1]
+            return f"{fn.name} ({fn.span.where}) launches its kernel by hand: {' + '.join(what)}"
+    return None
+
+
+def find_site(ix, family: str) -> Site:
+    from migrate.verify.kernel_source import find_kernel_call
+
+    arity = load_table("verify.yaml")["arity"]
+    fns = candidate_functions(ix, family)
+    try:
+        call = find_kernel_call(ix, family)
+    except UsageError:
+        call = None
+    site = _call_site(ix, call) if call is not None else None
+    if site is not None:
+        site.arity = site.arity or arity[call.helper]
+        return site
+    site = _binary_site(ix, fns)
+    if site is not None:
+        return site
+    why = hand_written(ix, fns)
+    if why is not None:
+        raise HandWritten(f"{family}: {why}; verify cannot emulate a hand-written launch")
+    if call is not None:  # a modern call whose name no .metal file registers
+        from migrate.verify.kernel_source import locate_error
+
+        raise locate_error(call)
+    raise UsageError(f"no native Metal kernel launch (exec_*_kernel, binary_mps_impl) found for {family!r}")
+
+
+def scalar_read_at_storage_start(root: Path, ix) -> bool:
+    """Whether the tree's mtl_setBuffer binds a CPU scalar by its storage's first element."""
+    table = load_table("launch_conventions.yaml")
+    rel = table["cpu_scalar_host_file"]
+    try:
+        data = (ix.tree.sources.get(rel) or (root / rel).read_bytes()).decode("utf-8", "replace")
+    except OSError:
+        return False
+    m = re.search(r"\bmtl_setBuffer\s*\([^)]*\)\s*\{(.*?)\n\}", data, re.S)
+    return m is not None and table["cpu_scalar_storage_start"] in m.group(1)
+
+
+# ------------------------------------------------------------- kernel names
+def name_pattern(template: str, name: str) -> re.Pattern:
+    """``{name}_{out}_{in}`` -> a regex with groups out and inp; a repeated field must repeat its value."""
+    rx, seen = "", set()
+    for p in re.split(r"(\{\w+\})", template):
+        field = {"in": "inp"}.get(p[1:-1], p[1:-1]) if p.startswith("{") else None
+        if p == "{name}":
+            rx += re.escape(name)
+        elif field in seen:
+            rx += f"(?P={field})"
+        elif field:
+            seen.add(field)
+            rx += rf"(?P<{field}>\w+?)"
+        else:
+            rx += re.escape(p)
+    return re.compile(rx + "$")
+
+
+def input_dtypes(site: Site, names) -> list:
+    """Input dtypes the tree's kernels cover for the site (from the exported host names)."""
+    import torch
+
+    from migrate.verify.dtypes import from_metal, from_name, ordered
+
+    conv = conventions()[site.convention]
+    if conv.get("library") == "inline":
+        return ordered(from_name(n) for n in conv["input_dtypes"])
+    found = []
+    for key in ("kernel", "complex_kernel", "dense_kernel"):
+        if key not in conv:
+            continue
+        rx = name_pattern(conv[key], site.name)
+        for n in names:
+            m = rx.match(n)
+            if m is None:
+                continue
+            d = m.groupdict()
+            if "real" in d:
+                found.append({"float": torch.complex64}.get(d["real"]))
+            elif "inp" in d and "out" not in d:
+                found.append(from_metal(d["inp"]))
+            elif "inp" in d:
+                found.append(from_metal(d["inp"]))
+    return ordered(d for d in found if d is not None)
+
+
+def kernel_file(ix, site: Site) -> str:
+    """The .metal file whose exports hold the site's kernels."""
+    conv = conventions()[site.convention]
+    rx = [name_pattern(conv[k], site.name) for k in ("kernel", "complex_kernel", "dense_kernel") if k in conv]
+    for path, mf in sorted(ix.tree.metals.items()):
+        if any(r.match(n) for n in mf.exports for r in rx):
+            return path
+    raise UsageError(f"{site.helper}(iter, \"{site.name}\"): no .metal file exports a kernel named like "
+                     f"{conv['kernel'].format(name=site.name, out='<out>', real='<real>', **{'in': '<in>'})}",
+                     site.path, site.line)
+
+
+def inline_source(root: Path, ix, site: Site) -> tuple[str, str]:
+    """(path, raw-string text) of the source variable an inline MetalShaderLibrary is built from."""
+    rx = re.compile(rb"\b" + re.escape(site.library_var.encode()) + rb'\s*=\s*R"(\w*)\((.*?)\)\1"', re.S)
+    host = Path(site.path)
+    places = [site.path] + sorted(str(p.relative_to(root)) for p in (root / MPS_DIR).glob("*.h"))
+    places += sorted(str(p.relative_to(root)) for p in (root / host.parent).glob("*.h"))
+    for rel in dict.fromkeys(places):
+        try:
+            data = ix.tree.sources.get(rel) or (root / rel).read_bytes()
+        except OSError:
+            continue
+        m = rx.search(data)
+        if m:
+            return rel, m.group(2).decode("utf-8", "replace")
+    raise UsageError(f"the source {site.library_var} of the MetalShaderLibrary is not a raw string in "
+                     f"{site.path} or a header next to it", site.path, site.line)
+
+
+def fmt_format(template: str, params: list[str]) -> str:
+    """fmt::format with positional fields only ({0}, {1}; {{ and }} escape braces)."""
+    def sub(m: re.Match) -> str:
+        t = m.group(0)
+        return t[0] if t in ("{{", "}}") else params[int(t[1:-1])]
+    return re.sub(r"\{\{|\}\}|\{\d+\}", sub, template)
+
+
+# ------------------------------------------------------------------ locate
+def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, workdir: Path | None = None,
+           index=None):
+    """The family's KernelSource under whichever convention its host code uses."""
+    from migrate.index import Index
+    from migrate.tree import load_tree
+    from migrate.verify import kernel_source as ks
+
+    overlay = overlay or {}
+    ix = index if index is not None else Index(load_tree(root, overlay=overlay))
+    site = find_site(ix, family)
+    site.scalar_at_storage_start = scalar_read_at_storage_start(root, ix)
+    if site.convention == "functor_registry":
+        return ks.locate(root, family, overlay, workdir, index=ix)
+    template = ""
+    if conventions()[site.convention].get("library") == "inline":
+        path, template = inline_source(root, ix, site)
+        text, dtypes = "", input_dtypes(site, ())
+    else:
+        path = kernel_file(ix, site)
+        data = overlay.get(path, ix.tree.sources.get(path))
+        text = (data if data is not None else (root / path).read_bytes()).decode("utf-8", errors="replace")
+        dtypes = input_dtypes(site, ix.tree.metals[path].exports)
+    return ks.KernelSource(family, site.name, site.helper, site.arity, path, text, [],
+                           ks.include_dirs(root, overlay, workdir), f"{site.path}:{site.line}",
+                           convention=site.convention, site=site, input_dtypes=dtypes, template=template)

@@ -1,0 +1,134 @@
+"""Emulated launches of the conventions before exec_*_kernel's functor registry
+(rules/launch_conventions.yaml: unary_1d, unary_inline_template, binary_offsets).
+
+One thread per output element; kernel names from the convention's templates.  Buffers as the
+host binds them: a tensor the convention makes contiguous is copied (an output is copied back
+after the launch: ``Launch.finish``); a 0-dim CPU tensor is bound by its raw bytes, as
+``mtl_setBuffer``'s setBytes does (a double stays 8 bytes of double: the kernel reads what
+the Mac's would).  ``offsets``: per thread the byte offsets of (output, input, other) as
+uint3 (16 bytes each), as generateKernelDataOffsets computes them from the iterator.
+"""
+from __future__ import annotations
+
+import torch
+
+from migrate.verify.conventions import Site, conventions
+from migrate.verify.dtypes import metal_name
+from migrate.verify.host import Launch, bind_tensor, storage_start_read
+from migrate.verify.iterator import Iter
+
+
+class HostError(Exception):
+    """The emulated host raises where the real one would (no Metal type for a dtype, ...)."""
+
+
+def _metal(t: torch.Tensor, what: str) -> str:
+    try:
+        return metal_name(t.dtype)
+    except (KeyError, ValueError):
+        raise HostError(f"scalarToMetalTypeString has no Metal type for the {what}'s {t.dtype}") from None
+
+
+def _raw(t: torch.Tensor, cpu_scalar: bool, at_storage_start: bool) -> torch.Tensor:
+    if cpu_scalar:  # setBytes: the same bytes, no conversion
+        return storage_start_read(t) if at_storage_start else t.reshape(1).clone()
+    return bind_tensor(t)
+
+
+def kernel_offsets(it: Iter) -> torch.Tensor:
+    """(numel, 4) int32: per thread the byte offsets of output, input, other (uint3, padded)."""
+    n = it.numel()
+    idx = torch.arange(n, dtype=torch.int64)
+    out = torch.zeros(n, 4, dtype=torch.int64)
+    for d, size in enumerate(it.shape()):
+        rem = idx % size
+        idx = idx // size
+        for k in range(3):
+            out[:, k] += rem * it.strides(k)[d]
+    return out.to(torch.int32)
+
+
+class LegacyHost:
+    def __init__(self, site: Site):
+        self.site = site
+        self.conv = conventions()[site.convention]
+
+    def plan(self, arity: int, it: Iter, name: str) -> Launch | None:
+        if it.numel() == 0:
+            return None
+        if self.site.convention == "binary_offsets":
+            return self._binary(it, name)
+        return self._unary(it, name)
+
+    def kernel_name(self, key: str, name: str, **types) -> str:
+        conv = self.conv
+        if conv.get("library") == "inline":
+            params = [p.format(**types) for p in conv["complex_params" if key == "complex_kernel" else "params"]]
+            return f"{conv[key].format(name=name)}<{','.join(params)}>"
+        return conv[key].format(name=name, **types)
+
+    def _unary(self, it: Iter, name: str) -> Launch:
+        out, inp = it.output(), it.input(0)
+        if inp.dtype.is_complex:
+            real = "float" if inp.dtype == torch.complex64 else "half"
+            kname = self.kernel_name("complex_kernel", name, real=real)
+        else:
+            kname = self.kernel_name("kernel", name, out=_metal(out, "output"), **{"in": _metal(inp, "input")})
+        contiguous = self.conv.get("contiguous", [])
+        x = inp.contiguous() if "input" in contiguous else inp
+        o = out if out.is_contiguous() or "output" not in contiguous else torch.empty(out.shape, dtype=out.dtype)
+        finish = None if o is out else (lambda: out.copy_(o))
+        args = self._buffers("buffers", output=bind_tensor(o), input=bind_tensor(x))
+        return Launch(kname, args, [out.numel()], "1d", finish=finish)
+
+    def _buffers(self, key: str, **bound) -> list:
+        """The convention's buffer list, in order; names it binds only optionally (extra) are left out."""
+        return [bound[b] for b in self.conv[key] if b in bound]
+
+    def _binary(self, it: Iter, name: str) -> Launch:
+        ops = it.operands
+        inp, out = it.input(0), it.output()
+        t = _metal(inp, "input")
+        other, by_value = it.input(1), ops[2].cpu_scalar
+        if other.element_size() < inp.element_size() or (other.element_size() != inp.element_size() and not by_value):
+            raise HostError(f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
+                            f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds and misaligned reads, not run")
+        if inp.dtype == torch.bool and other.dtype != torch.bool:
+            raise HostError(f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
+                            "valid bools (undefined behaviour), not run")
+        at_start = self.site.scalar_at_storage_start
+        bound = {"input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
+                 "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start), "output": bind_tensor(out)}
+        if self.site.dense and it.is_contiguous():
+            return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}),
+                          self._buffers("dense_buffers", **bound), [it.numel()], "dense")
+        kname = self.conv["kernel"].format(name=name, **{"in": t})
+        return Launch(kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets")
+
+
+class TemplateLibrary:
+    """An inline ``MetalShaderLibrary(SOURCE, n)``: one library per parameter list, compiled on first use.
+
+    Kernels are named ``function<param,...>`` (LegacyHost.kernel_name writes them so).
+    """
+
+    def __init__(self, compile_text, template: str):
+        import re
+
+        from migrate.verify.conventions import fmt_format
+        from migrate.verify.dtypes import table
+
+        self._compile, self._format, self.template = compile_text, fmt_format, template
+        self._libs: dict[tuple[str, ...], object] = {}
+        fns = re.findall(r"\bkernel\s+void\s+(\w+)", template)
+        metal = [v["metal"] for v in table()["dtypes"].values()]
+        self.kernel_names = tuple(f"{f}<{a},{b}>" for f in fns for a in metal for b in metal)
+
+    def library(self, params: tuple[str, ...]):
+        if params not in self._libs:
+            self._libs[params] = self._compile(self._format(self.template, list(params)))
+        return self._libs[params]
+
+    def kernel(self, name: str):
+        fn, _, rest = name.partition("<")
+        return self.library(tuple(rest.rstrip(">").split(","))).kernel(fn)
