@@ -27,8 +27,8 @@ extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float
                                                : uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
   return __builtin_bit_cast(__bf16, r);
 }
-extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(double d) {
-  // round to odd into float, then to bfloat: no double rounding
+// double -> float rounded to odd: a second rounding (to half or bfloat) then rounds only once
+static inline float __msl_to_float_odd(double d) {
   float f = (float)d;
   if (d == d && (double)f != d) {
     uint32_t b = __builtin_bit_cast(uint32_t, f);
@@ -36,7 +36,10 @@ extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(doubl
     b |= 1u;
     f = __builtin_bit_cast(float, b);
   }
-  return __truncsfbf2(f);
+  return f;
+}
+extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(double d) {
+  return __truncsfbf2(__msl_to_float_odd(d));
 }
 
 // half <-> float libcalls (x86-64 without F16C). Defined here so that the
@@ -68,15 +71,7 @@ extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncsfhf2(flo
   return __builtin_bit_cast(_Float16, (uint16_t)(o | sign));
 }
 extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncdfhf2(double d) {
-  // round to odd into float, then to half: no double rounding
-  float f = (float)d;
-  if (d == d && (double)f != d) {
-    uint32_t b = __builtin_bit_cast(uint32_t, f);
-    if ((double)f > d ? f > 0 : f < 0) b -= 1;
-    b |= 1u;
-    f = __builtin_bit_cast(float, b);
-  }
-  return __truncsfhf2(f);
+  return __truncsfhf2(__msl_to_float_odd(d));
 }
 
 // ---------------------------------------------------------------- vectors
