@@ -106,21 +106,7 @@ def _dir() -> Path:
 
 
 def _write(name: str, blob: bytes) -> None:
-    import contextlib
-    import tempfile
-
-    tmp = None
-    try:
-        d = _dir()
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, d / name)
-    except OSError:  # an unwritable cache only costs speed
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    cache._write(_dir() / name, blob)  # atomic; an unwritable cache only costs speed
 
 
 class Sources(dict):
