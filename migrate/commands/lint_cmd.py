@@ -97,9 +97,11 @@ def run(args) -> int:
         print(f"mps-migrate: wrote a baseline of {len(every)} finding(s) to {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
     known = known_findings(args, root, config, only, every)
+    findings = every
     if known is not None:
         from migrate.baseline import subtract
-    findings = every if known is None else subtract(every, known, sources)
+
+        findings = subtract(every, known, sources)
     fixed_texts: dict[str, tuple[str, str]] = {}
     if args.format == "lintrunner":
         from migrate.fixloop import fix_to_fixed_point
