@@ -22,10 +22,14 @@ from pathlib import Path
 _ENABLED = [os.environ.get("MPS_MIGRATE_NO_CACHE", "") == ""]
 
 
-def cache_dir() -> Path:
+def cache_base() -> Path:
+    """``$MPS_MIGRATE_CACHE``, else ``$XDG_CACHE_HOME/mps-migrate`` (``~/.cache/mps-migrate``): every cache's parent."""
     env = os.environ.get("MPS_MIGRATE_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mps-migrate"
-    return base / "models"
+    return Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mps-migrate"
+
+
+def cache_dir() -> Path:
+    return cache_base() / "models"
 
 
 # Modules (relative to the package) whose code decides a cached model: the readers,
@@ -124,6 +128,7 @@ def _cached(folder: Path, kind, path, data, parse, extra, dumps, loads, version:
     model = parse()
     with contextlib.suppress(Exception):  # an unencodable model is only not cached
         _write(file, dumps(model))
+    _prune_once()
     return model
 
 
@@ -146,6 +151,18 @@ def store_blob(kind: str, path: str, data: bytes, blob: bytes, *extra: str) -> N
         from migrate import codec
 
         _write(_file(cache_dir(), kind, path, data, extra, codec.VERSION), blob)
+
+
+_PRUNED = [False]
+
+
+def _prune_once() -> None:
+    """After a miss (a parse, so time is being spent anyway): the daily clean-up, once per process."""
+    if not _PRUNED[0]:
+        _PRUNED[0] = True
+        from migrate.cache_prune import auto_prune
+
+        auto_prune(cache_base())
 
 
 def _write(file: Path, blob: bytes) -> None:

@@ -30,9 +30,9 @@ COMPILE_TIMEOUT = 600.0  # seconds per compiler stage; a pathological shader bec
 
 
 def cache_root() -> Path:
-    env = os.environ.get("MPS_MIGRATE_CACHE")
-    root = Path(env) if env else Path.home() / ".cache" / "mps-migrate"
-    return root / FORMAT
+    from migrate.cache import cache_base
+
+    return cache_base() / FORMAT
 
 
 @dataclass(frozen=True)
