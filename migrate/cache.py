@@ -106,7 +106,7 @@ def cached_plain(kind: str, path: str, data: bytes, parse):
         return parse()
     import marshal
 
-    return _cached(cache_dir().parent / "tables", kind, path, data, parse, (), marshal.dumps, marshal.loads, b"marshal")
+    return _cached(cache_base() / "tables", kind, path, data, parse, (), marshal.dumps, marshal.loads, b"marshal")
 
 
 def _file(folder: Path, kind: str, path: str, data: bytes, extra, version: bytes) -> Path:

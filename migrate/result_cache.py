@@ -102,7 +102,7 @@ def _read(name: str) -> bytes | None:
 
 
 def _dir() -> Path:
-    return cache.cache_dir().parent / "results"
+    return cache.cache_base() / "results"
 
 
 def _write(name: str, blob: bytes) -> None:

@@ -1,6 +1,6 @@
 """MSL source -> cached shared library: clang -E, pre-pass, launchers, clang.
 
-Cache layout (`$MPS_MIGRATE_CACHE` or ~/.cache/mps-migrate, subfolder cpu-v1):
+Cache layout (`migrate.cache.cache_base()`, subfolder cpu-v1):
   src/<k1>/<filename>   the shader source as the compiler sees it
   <k1>.manifest.json    header dependencies + their hashes -> build key k2
   <k2>.json, <k2>.so    kernel metadata and the library
