@@ -385,3 +385,11 @@ def test_real_tree_html_fits_a_1280px_page(tmp_path):
     margin = img[:, round(1145 * scale):, :3]
     assert (margin == 255).all(), f"{int((margin != 255).any(axis=2).sum())} pixels in the right margin"
     assert (img[:, : round(1100 * scale), :3] != 255).any(axis=2).sum() > 10000  # the page did render
+
+
+def test_html_names_the_tree_not_its_absolute_path(tmp_path):
+    """A status page is shared (CI artifacts, PR comments): it names the tree, never the user's folders."""
+    out = tmp_path / "status.html"
+    assert run_cli("status", "--root", str(MINI), "--format", "html", "-o", str(out)).returncode == 0
+    page = out.read_text()
+    assert str(MINI.resolve()) not in page and "<code>mini</code>" in page

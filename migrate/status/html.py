@@ -7,6 +7,7 @@ from html import escape
 from migrate import __version__
 from migrate.status.compare import Progress
 from migrate.status.counting import KINDS, Status, short_host
+from migrate.status.markdown import tree_name
 from migrate.status.svg import COLORS, ROUTED, stacked_bars
 from migrate.status.text import port_cell
 
@@ -39,7 +40,7 @@ def _count_table(table_id: str, title: str, rows: dict[str, Counter], show=str) 
 def render_html(s: Status) -> str:
     kinds = s.kinds
     total = len(s.overload_kind)
-    body = [f"<h1>MPS migration status</h1><p><code>{escape(s.root)}</code>: "
+    body = [f"<h1>MPS migration status</h1><p><code>{escape(tree_name(s.root))}</code>: "
             f'<span id="total">{total}</span> overloads in {s.family_count} families.</p>',
             '<table id="kinds"><tr><th>route kind</th><th>overloads</th><th>share</th></tr>']
     for k, label in KINDS.items():
@@ -71,8 +72,8 @@ def render_html(s: Status) -> str:
 
 
 def render_progress_html(p: Progress) -> str:
-    body = [f"<h1>MPS migration progress</h1><p><code>{escape(p.before.root)}</code> → "
-            f"<code>{escape(p.after.root)}</code></p>",
+    body = [f"<h1>MPS migration progress</h1><p><code>{escape(tree_name(p.before.root))}</code> → "
+            f"<code>{escape(tree_name(p.after.root))}</code></p>",
             '<table id="delta"><tr><th>route kind</th><th>before</th><th>after</th><th>change</th></tr>']
     for k, (a, b) in p.kind_delta().items():
         body.append(f'<tr data-kind="{k}"><td>{escape(KINDS[k])}</td><td class="n">{a}</td>'
