@@ -35,7 +35,6 @@ class DispatchLine:
     span: Span  # from the first key to the end of the kernel name
     key_spans: tuple[Span, ...]  # one per key, same order as ``keys``
     kernel_span: Span
-    suppressions: frozenset[str] = frozenset()  # codes from "# mps-migrate: ignore[...]" on this line
 
     @property
     def kernel_name(self) -> str:
@@ -62,7 +61,6 @@ class NativeEntry:
     is_inplace: bool = False  # name ends in "_" (not dunder)
     is_out: bool = False  # has an out= (mutable keyword-only) argument
     manual_kernel_registration: bool = False
-    suppressions: frozenset[str] = frozenset()  # codes from "# mps-migrate: ignore[...]" on func: line
     dispatch_null: bool = False  # "dispatch:" with no lines (YAML null): torchgen treats it as absent
 
     @property
@@ -106,7 +104,6 @@ class HostFunction:
     calls: frozenset[str] = frozenset()  # identifiers called in the body
     identifiers: frozenset[str] = frozenset()  # every identifier used in the body
     markers: frozenset[str] = frozenset()  # MPSGraph / Metal marker names seen in the body
-    suppressions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -178,7 +175,6 @@ class HostFile:
     inline_metal: tuple[InlineMetal, ...]
     identifiers: frozenset[str]  # every identifier used anywhere in the file outside #include lines
     errors: tuple[ParseError, ...] = ()
-    line_suppressions: tuple[tuple[int, frozenset[str]], ...] = ()  # (line, codes) from "mps-migrate: ignore[...]"; "*" = all
     sites: tuple[HostSite, ...] = ()
 
 
