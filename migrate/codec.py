@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+from enum import Enum
 
 from migrate import model
 
 CLASSES = tuple(c for c in vars(model).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
                 and c.__module__ == model.__name__)
+ENUMS = tuple(c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Enum)
+              and c.__module__ == model.__name__)
 _ID = {c: i for i, c in enumerate(CLASSES)}
+_ID.update({c: -1 - i for i, c in enumerate(ENUMS)})  # an enum member: [-1 - enum id, value]
 _FIELDS = tuple(tuple(f.name for f in dataclasses.fields(c)) for c in CLASSES)
-_NAMES = {c.__name__ for c in CLASSES}
+_NAMES = {c.__name__ for c in CLASSES + ENUMS}
 # per class: for each field, whether its annotation can hold model objects (else it is copied as is)
 _NESTED = tuple(tuple(any(n in str(f.type) for n in _NAMES) for f in dataclasses.fields(c)) for c in CLASSES)
-VERSION = marshal.dumps(tuple((c.__name__, f) for c, f in zip(CLASSES, _FIELDS)))  # part of cache keys
+VERSION = marshal.dumps((tuple((c.__name__, f) for c, f in zip(CLASSES, _FIELDS)),
+                         tuple((c.__name__, tuple(m.value for m in c)) for c in ENUMS)))  # part of cache keys
 
 
 def _enc(v):
     cls = type(v)
     if cls in _ID:
-        return [_ID[cls], *(_enc(getattr(v, n)) for n in _FIELDS[_ID[cls]])]
+        i = _ID[cls]
+        return [i, v.value] if i < 0 else [i, *(_enc(getattr(v, n)) for n in _FIELDS[i])]
     if cls is tuple:
         return tuple(_enc(x) for x in v) if v and type(v[0]) in _ID else v
     return v
@@ -42,6 +48,8 @@ def loads(data: bytes):
         cls = type(v)
         if cls is list:
             i = v[0]
+            if i < 0:
+                return ENUMS[-1 - i](v[1])
             o = new(CLASSES[i])
             d = o.__dict__
             for name, nested, x in zip(_FIELDS[i], _NESTED[i], v[1:]):

@@ -1,9 +1,13 @@
-"""Fixes as plain text edits (byte offsets into the file as read)."""
+"""Shared edit machinery: fixes as plain text edits (byte offsets into the file as read).
+
+What one rule alone fixes lives in its module under migrate/checks/; these builders are
+shared by several rules and by port.
+"""
 from __future__ import annotations
 
 import re
 
-from migrate.model import DispatchLine, Edit, Fix, HostFunction, MpsDecoration, NativeEntry, Span, XfailEntry
+from migrate.model import DispatchLine, Edit, Fix, HostFunction, NativeEntry, Span, XfailEntry
 
 _COMMENT_LINE = re.compile(rb"^[ \t]*(//.*|/\*.*|\*.*)$")
 
@@ -66,13 +70,6 @@ class FixBuilder:
         return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
                    (Edit(entry.path, s, e, ""),), safe=False)
 
-    def remove_decoration(self, deco: MpsDecoration, what: str) -> Fix:
-        s, e = self.element_range(self._src(deco.path), deco.span.start, deco.span.end)
-        edits = [Edit(deco.path, s, e, "")]
-        if deco.comma_fix is not None:
-            edits.append(Edit(deco.path, deco.comma_fix, deco.comma_fix, ","))  # keep a 1-tuple a tuple
-        return Fix(f"remove {what}", tuple(sorted(edits, key=lambda x: x.start)), safe=False)
-
     def element_range(self, data: bytes, s: int, e: int) -> tuple[int, int]:
         """Bytes to delete for one element of a literal: its own line(s) with a trailing comment, or inline with one comma."""
         j = e
@@ -99,39 +96,6 @@ class FixBuilder:
             if data[k - 1:k] == b",":
                 s = k - 1
         return s, e
-
-    def merge_mps_line(self, entry: NativeEntry, line: DispatchLine) -> Fix | None:
-        """``MPS: k`` beside ``CPU, CUDA: k`` -> ``CPU, CUDA, MPS: k`` (same kernel only)."""
-        target = next((d for d in entry.dispatch if d is not line and d.kernel == line.kernel), None)
-        if target is None:
-            return None
-        return self.join_shared_line(entry, line, target)
-
-    def route_to_shared(self, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
-        """``CPU, CUDA: k`` + ``MPS: k_mps`` -> ``CPU, CUDA, MPS: k`` when provably legal.
-
-        Legal when the entry is not a structured_delegate (those carry no keys at all), a line
-        of the same entry gives CPU and CUDA the shared kernel ``k``, ``k``'s stub has an MPS
-        registration, and every Metal kernel that registration's host function names is
-        registered (safe); if the host function names no kernel we can check, the fix is unsafe.
-        """
-        ix = self.ix
-        if entry.structured_delegate or entry.manual_kernel_registration:
-            return None
-        target = next((d for d in entry.dispatch if d is not mps_line and "MPS" not in d.keys
-                       and {"CPU", "CUDA"} <= set(d.keys)), None)
-        if target is None:
-            return None
-        regs = [r for s in ix.stubs_of_shared_kernel(target.kernel_name) for r in ix.registrations.get(s, ())]
-        if not regs:
-            return None
-        calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls
-                 if c.function in {r.function for r in regs}]
-        if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
-            return None  # the native kernel itself is broken (MPS007): do not route to it
-        proven = bool(calls) and all(c.name for c in calls)
-        fix = self.join_shared_line(entry, mps_line, target)
-        return Fix(fix.description, fix.edits, safe=proven)
 
     def join_shared_line(self, entry: NativeEntry, mps_line: DispatchLine, shared: DispatchLine) -> Fix:
         """Add MPS to ``shared`` (after CUDA when present, else last) and delete ``mps_line``."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from migrate.model import (
-    DispatchLine, HostFunction, KernelRegistration, NativeEntry, Route, StubRegistration,
+    DispatchLine, HostFunction, Impl, KernelRegistration, NativeEntry, Route, StubRegistration, Via,
 )
 from migrate.tables import dispatch_keys, load_markers, load_table
 from migrate.tree import Tree, file_kind
@@ -157,14 +157,14 @@ class Index:
         return any(h.startswith(prefix) for h in self.host_names)
 
     # ------------------------------------------------------- classification
-    def impl_of(self, name: str) -> str:
-        """mpsgraph | metal | mixed | delegating | undefined, following same-tree calls."""
+    def impl_of(self, name: str) -> Impl:
+        """What ``name`` runs, following same-tree calls."""
         if name not in self.functions:
-            return "undefined"
+            return Impl.UNDEFINED
         return self._impl_cache.setdefault(name, self._classify(name))
 
     @cached_property
-    def _impl_cache(self) -> dict[str, str]:
+    def _impl_cache(self) -> dict[str, Impl]:
         return {}
 
     def marker_closure(self, name: str) -> frozenset[str]:
@@ -196,13 +196,13 @@ class Index:
         """Calls whose bodies classification does not follow: markers and neutral helpers."""
         return frozenset().union(*self.markers.values())
 
-    def _classify(self, name: str) -> str:
+    def _classify(self, name: str) -> Impl:
         m = self.marker_closure(name)
         graph = bool(m & self.markers["mpsgraph"])
         metal = bool(m & self.markers["metal"])
         if graph and metal:
-            return "mixed"
-        return "mpsgraph" if graph else "metal" if metal else "delegating"
+            return Impl.MIXED
+        return Impl.MPSGRAPH if graph else Impl.METAL if metal else Impl.DELEGATING
 
     def definition(self, name: str) -> HostFunction | None:
         defs = self.functions.get(name)
@@ -254,21 +254,23 @@ class Index:
         if e.structured_delegate:
             target = self.entries.get(e.structured_delegate)
             if target is None or target.overload_name in seen:
-                return Route(e.overload_name, None, f"delegate:{e.structured_delegate}", "undefined", None,
-                             (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",))
+                return Route(e.overload_name, None, Via.DELEGATE, Impl.UNDEFINED, None,
+                             (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",),
+                             delegate=e.structured_delegate)
             seen.add(e.overload_name)
             r = self._route(target, seen)
-            return Route(e.overload_name, r.kernel, f"delegate:{target.overload_name}", r.impl, r.defined_at,
-                         (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops))
+            return Route(e.overload_name, r.kernel, Via.DELEGATE, r.impl, r.defined_at,
+                         (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops),
+                         delegate=target.overload_name)
         for key in dispatch_keys("composite"):
             d = e.kernel_for(key)
             if d is not None:
-                return Route(e.overload_name, d.kernel_name, "composite", "delegating", None,
+                return Route(e.overload_name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None,
                              (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",))
         if not e.dispatch and not e.structured:
-            return Route(e.overload_name, e.name, "composite", "delegating", None,
+            return Route(e.overload_name, e.name, Via.COMPOSITE, Impl.DELEGATING, None,
                          (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",))
-        return Route(e.overload_name, None, "none", "undefined", None, (f"no MPS kernel @ {yaml_at}",))
+        return Route(e.overload_name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
 
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
@@ -278,26 +280,26 @@ class Index:
                 for reg in self.registrations.get(stub, ()):
                     fn = self.definition(reg.function)
                     hops.append(f"{reg.macro}({stub}, {reg.function}) @ {reg.span.where}")
-                    where = fn.span.where if fn else reg.span.where
+                    where = fn.span if fn else reg.span
                     if fn:
-                        hops.append(f"{fn.name} @ {where}")
-                    return Route(e.overload_name, k, "explicit", self.impl_of(reg.function), where, tuple(hops))
+                        hops.append(f"{fn.name} @ {where.where}")
+                    return Route(e.overload_name, k, Via.EXPLICIT, self.impl_of(reg.function), where, tuple(hops))
             stubs = self.stubs_of_shared_kernel(k)
             if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in stubs):
                 notes = [n for s in stubs for n in self._unread_note("host", s, f"the MPS registration of {s}")]
-                return Route(e.overload_name, k, "explicit", "undefined", None,
+                return Route(e.overload_name, k, Via.EXPLICIT, Impl.UNDEFINED, None,
                              (*hops, "stub has no MPS registration", *notes[:1]))
             ops = self.operators_called(k)
             why = f"composite: calls {', '.join('at::' + o for o in ops)}" if ops else "shared backend-agnostic kernel"
-            return Route(e.overload_name, k, "explicit", "delegating", None, (*hops, why))
+            return Route(e.overload_name, k, Via.EXPLICIT, Impl.DELEGATING, None, (*hops, why))
         fn = self.definition(k)
         if fn is None:
-            return Route(e.overload_name, k, "explicit", "undefined", None,
+            return Route(e.overload_name, k, Via.EXPLICIT, Impl.UNDEFINED, None,
                          (*hops, "kernel not defined in the tree", *self._unread_note("host", k, "its definition")))
         hops.append(f"{fn.name} ({fn.kind}) @ {fn.span.where}")
         if fn.path in self.incomplete:
             hops.append(f"{fn.path} could not be read completely: this route may be incomplete")
-        return Route(e.overload_name, k, "explicit", self.impl_of(k), fn.span.where, tuple(hops))
+        return Route(e.overload_name, k, Via.EXPLICIT, self.impl_of(k), fn.span, tuple(hops))
 
     # ------------------------------------------------------- dead and live
     @cached_property
@@ -347,8 +349,8 @@ class Index:
 
     def family_is_native_metal(self, family: str) -> bool:
         routes = [self.routes[e.overload_name] for e in self.families.get(family, ())]
-        kernel_routes = [r for r in routes if r.via != "composite"]
-        return bool(kernel_routes) and all(r.impl == "metal" for r in kernel_routes)
+        kernel_routes = [r for r in routes if r.via is not Via.COMPOSITE]
+        return bool(kernel_routes) and all(r.impl is Impl.METAL for r in kernel_routes)
 
     def sites(self, kind: str):
         for hf in self.tree.hosts.values():

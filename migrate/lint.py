@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from migrate.config import Config
 from migrate.index import Index, under
-from migrate.model import Finding, ParseError
+from migrate.model import Finding, Severity
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
-from migrate.tree import Tree, file_kind
+from migrate.tree import Tree
 
 
 @dataclass
@@ -19,24 +19,6 @@ class LintResult:
     findings: list[Finding]
 
 
-def parse_error_findings(tree: Tree) -> list[Finding]:
-    rule = all_rules()["MPS900"]
-    return [
-        Finding("MPS900", e.message + _incomplete_checks(e), e.path, e.line, e.column, e.line, e.column + 1,
-                rule.severity)
-        for e in tree.errors
-    ]
-
-
-def _incomplete_checks(e: ParseError) -> str:
-    """For an error that left (part of) a file unread: the rules whose findings depend on that kind of file."""
-    if not e.partial:
-        return ""
-    kind = file_kind(e.path)
-    codes = [code for code, rule in all_rules().items() if kind in rule.reads]
-    return f"; checks that may be incomplete: {', '.join(codes)}" if codes else ""
-
-
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
     config = config or Config()
     index = Index(tree, scope=only_paths)
@@ -44,11 +26,11 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
     for code, rule in all_rules().items():
         if not config.enabled(code):
             continue
-        findings.extend(parse_error_findings(tree) if code == "MPS900" else rule.run(index))
+        findings.extend(rule.run(index))
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:
-        findings = [dataclasses.replace(f, severity=config.severity.get(f.code, f.severity)) for f in findings]
+        findings = [dataclasses.replace(f, severity=Severity(config.severity.get(f.code, f.severity))) for f in findings]
     if only_paths is not None:
         findings = [f for f in findings if under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
@@ -69,7 +51,7 @@ def family_files(index: Index, family: str) -> set[str]:
     for e in index.families.get(family, ()):
         r = index.routes[e.overload_name]
         if r.defined_at:
-            files.add(r.defined_at.rsplit(":", 1)[0])
+            files.add(r.defined_at.path)
     names = {c.name for p in list(files) if p in index.tree.hosts for c in index.tree.hosts[p].kernel_calls if c.name}
     for name in names:
         files.update(r.path for r in index.functor_registrations.get(name, ()))

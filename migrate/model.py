@@ -7,6 +7,7 @@ to the tree root.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,6 @@ class DispatchLine:
     span: Span  # from the first key to the end of the kernel name
     key_spans: tuple[Span, ...]  # one per key, same order as ``keys``
     kernel_span: Span
-    suppressions: frozenset[str] = frozenset()  # codes from "# mps-migrate: ignore[...]" on this line
 
     @property
     def kernel_name(self) -> str:
@@ -61,7 +61,6 @@ class NativeEntry:
     is_inplace: bool = False  # name ends in "_" (not dunder)
     is_out: bool = False  # has an out= (mutable keyword-only) argument
     manual_kernel_registration: bool = False
-    suppressions: frozenset[str] = frozenset()  # codes from "# mps-migrate: ignore[...]" on func: line
     dispatch_null: bool = False  # "dispatch:" with no lines (YAML null): torchgen treats it as absent
 
     @property
@@ -105,7 +104,6 @@ class HostFunction:
     calls: frozenset[str] = frozenset()  # identifiers called in the body
     identifiers: frozenset[str] = frozenset()  # every identifier used in the body
     markers: frozenset[str] = frozenset()  # MPSGraph / Metal marker names seen in the body
-    suppressions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -177,7 +175,6 @@ class HostFile:
     inline_metal: tuple[InlineMetal, ...]
     identifiers: frozenset[str]  # every identifier used anywhere in the file outside #include lines
     errors: tuple[ParseError, ...] = ()
-    line_suppressions: tuple[tuple[int, frozenset[str]], ...] = ()  # (line, codes) from "mps-migrate: ignore[...]"; "*" = all
     sites: tuple[HostSite, ...] = ()
 
 
@@ -238,14 +235,43 @@ class CommonMps:
 
 
 # ----------------------------------------------------------------- index
+class Impl(StrEnum):
+    """What an overload's MPS kernel runs (following same-tree calls)."""
+
+    MPSGRAPH = "mpsgraph"  # builds an MPSGraph
+    METAL = "metal"  # native Metal kernels
+    MIXED = "mixed"  # both
+    DELEGATING = "delegating"  # neither: redispatches to other operators (composite, backend-agnostic)
+    UNDEFINED = "undefined"  # no definition (or no MPS registration of its stub) in the tree
+
+
+class Via(StrEnum):
+    """How the overload's MPS route is reached."""
+
+    EXPLICIT = "explicit"  # a dispatch line naming MPS
+    DELEGATE = "delegate"  # structured_delegate: the route of Route.delegate
+    COMPOSITE = "composite"  # a CompositeImplicit/Explicit kernel, or no dispatch block
+    NONE = "none"  # no MPS kernel
+
+
 @dataclass(frozen=True)
 class Route:
     overload: str  # "atan2.out"
     kernel: str | None
-    via: str  # explicit | delegate:<overload> | composite | none
-    impl: str  # mpsgraph | metal | mixed | delegating | undefined
-    defined_at: str | None  # "path:line"
+    via: Via
+    impl: Impl
+    defined_at: Span | None  # the definition the route ends in
     hops: tuple[str, ...] = ()  # human-readable chain, each "what @ path:line"
+    delegate: str | None = None  # the structured_delegate overload, for Via.DELEGATE
+
+    @property
+    def via_label(self) -> str:
+        """``explicit``, ``delegate:atan2.out``, ``composite`` or ``none``: as explain prints it."""
+        return f"delegate:{self.delegate}" if self.via is Via.DELEGATE else self.via.value
+
+    def to_json(self) -> dict:
+        return {"overload": self.overload, "kernel": self.kernel, "via": self.via_label, "impl": self.impl.value,
+                "defined_at": self.defined_at.where if self.defined_at else None, "hops": list(self.hops)}
 
 
 @dataclass(frozen=True)
@@ -263,21 +289,51 @@ class Fix:
     safe: bool = True
 
 
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    ADVICE = "advice"
+
+    @property
+    def rank(self) -> int:
+        """advice 0, warning 1, error 2."""
+        return _RANK[self]
+
+
+_RANK = {Severity.ADVICE: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
     message: str
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    severity: str = "warning"
+    span: Span
+    severity: Severity = Severity.WARNING
     overload: str | None = None
     kernel: str | None = None
     fix: Fix | None = None
     extra: tuple[tuple[str, str], ...] = field(default=())
     family: str | None = None  # operator family the finding is about, when known
+
+    @property
+    def path(self) -> str:
+        return self.span.path
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def end_line(self) -> int:
+        return self.span.end_line
+
+    @property
+    def end_column(self) -> int:
+        return self.span.end_column
 
 
 # --------------------------------------------------------- OpInfo layer

@@ -1,62 +1,73 @@
-"""Rule metadata, read from rules/MPS*.yaml (code, name, severity, message, docs)."""
+"""What a rule is: code, name, severity, documentation, message, check (one module each under migrate/checks/)."""
 from __future__ import annotations
 
-import importlib
+import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 
+from migrate.model import Finding, Fix, Severity, Span
 
-from migrate.tables import load_yaml_bytes
+SEVERITIES = tuple(s.value for s in Severity)  # error, warning, advice
 
-from migrate.model import Finding, Fix, Span
-from migrate.resources import rules_dir
 
-SEVERITIES = ("error", "warning", "advice")
+class FixSafety(StrEnum):
+    SAFE = "safe"  # applied by --fix
+    UNSAFE = "unsafe"  # applied by --fix --unsafe-fixes
+    NONE = "none"  # no automatic fix
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A rule's documentation, as `rule MPSNNN` prints it."""
+
+    summary: str  # what it finds; its first sentence is the rule list's
+    why: str
+    example: str
+    fix: str = "No automatic fix."
+    fix_safety: FixSafety = FixSafety.NONE
 
 
 @dataclass(frozen=True)
 class Rule:
     code: str
     name: str
-    severity: str
-    message: str  # str.format template
-    summary: str
-    why: str
-    example: str
-    fix: str
-    fix_safety: str  # safe | unsafe | none
-    check: str | None  # module under migrate.checks
+    severity: Severity
+    doc: Doc
+    message: Callable[..., str]  # the finding's message from typed arguments
+    check: Callable[..., Iterable[Finding]] | None  # check(index) -> findings; None: reported by lint itself
     reads: tuple[str, ...] = ()  # kinds of files its findings depend on (migrate.tree.file_kind)
 
-    def finding(self, span: Span, *, overload: str | None = None, kernel: str | None = None,
-                fix: Fix | None = None, family: str | None = None, **fmt) -> Finding:
-        return Finding(family=family,
-            code=self.code, message=self.message.format(overload=overload, kernel=kernel, family=family, **fmt),
-            path=span.path, line=span.line, column=span.column, end_line=span.end_line,
-            end_column=span.end_column, severity=self.severity, overload=overload, kernel=kernel, fix=fix,
-        )
+    def finding(self, span: Span, message: str, *, overload: str | None = None, kernel: str | None = None,
+                fix: Fix | None = None, family: str | None = None) -> Finding:
+        return Finding(self.code, message, span, self.severity, overload=overload, kernel=kernel, fix=fix,
+                       family=family)
 
     def run(self, index) -> list[Finding]:
-        if not self.check:
-            return []
-        mod = importlib.import_module(f"migrate.checks.{self.check}")
-        return list(mod.check(index, self))
+        return list(self.check(index)) if self.check else []
 
-    def doc(self) -> str:
+    @property
+    def fix_safety(self) -> FixSafety:
+        return self.doc.fix_safety
+
+    @property
+    def message_template(self) -> str:
+        """The message with each argument shown as ``{name}``."""
+        params = inspect.signature(self.message).parameters
+        return self.message(**{p: f"{{{p}}}" for p in params})
+
+    def text(self) -> str:
+        d = self.doc
         parts = [f"# {self.code} ({self.name})", "", f"Default severity: {self.severity}", "",
-                 "## What it does", self.summary.strip(), "", "## Why it matters", self.why.strip(), "",
-                 "## Example", self.example.rstrip(), "", "## Fix", f"{self.fix.strip()} (fix safety: {self.fix_safety})"]
+                 "## What it does", d.summary.strip(), "", "## Why it matters", d.why.strip(), "",
+                 "## Example", d.example.rstrip(), "", "## Fix", f"{d.fix.strip()} (fix safety: {d.fix_safety})"]
         return "\n".join(parts) + "\n"
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
-    rules = {}
-    for f in sorted(rules_dir().glob("MPS*.yaml")):
-        d = load_yaml_bytes(f.name, f.read_bytes())
-        rules[d["code"]] = Rule(
-            code=d["code"], name=d["name"], severity=d["severity"], message=d["message"],
-            summary=d["summary"], why=d["why"], example=d["example"], fix=d.get("fix", "No automatic fix."),
-            fix_safety=d.get("fix_safety", "none"), check=d.get("check"), reads=tuple(d.get("reads") or ()),
-        )
-    return rules
+    """Every rule by code, in the order of the registry (migrate.checks.RULES)."""
+    from migrate.checks import RULES
+
+    return {r.code: r for r in RULES}

@@ -45,7 +45,7 @@ def test_rule_all_wraps_whole_sentences(columns):
     entries = re.split(r"\n(?=MPS\d)", p.stdout.strip())
     for entry, rule in zip(entries, all_rules().values(), strict=True):
         text = " ".join(entry.split()[3:])
-        assert text.endswith(".") and " ".join(rule.summary.split()).startswith(text), (entry, rule.summary)
+        assert text.endswith(".") and " ".join(rule.doc.summary.split()).startswith(text), (entry, rule.doc.summary)
 
 
 def test_unknown_rule_is_one_line_error():

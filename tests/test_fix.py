@@ -12,7 +12,7 @@ import pytest
 from migrate.apply import plan_fixes
 from migrate.errors import UsageError
 from migrate.fixloop import fix_to_fixed_point, write_outcome
-from migrate.model import Edit, Finding, Fix
+from migrate.model import Edit, Finding, Fix, Span
 from tests.helpers import COMMON_MPS, FIXTURES, MINI, OPS, YAML, lint_json, run_cli
 
 GOLDEN = FIXTURES / "golden"
@@ -150,7 +150,7 @@ def test_overlapping_fixes_later_one_dropped():
     src = {"f": b"0123456789"}
 
     def finding(code, start, end, rep):
-        return Finding(code, "m", "f", 1, 1, 1, 2, fix=Fix(code, (Edit("f", start, end, rep),)))
+        return Finding(code, "m", Span("f", 1, 1, 1, 2, 0, 1), fix=Fix(code, (Edit("f", start, end, rep),)))
 
     plan = plan_fixes([finding("A", 2, 5, "x"), finding("B", 4, 7, "y"), finding("C", 8, 9, "z")], src)
     assert plan.new_texts["f"] == b"01x567z9"
@@ -159,7 +159,7 @@ def test_overlapping_fixes_later_one_dropped():
 
 def test_unsafe_fixes_need_opt_in():
     src = {"f": b"abc"}
-    f = Finding("X", "m", "f", 1, 1, 1, 2, fix=Fix("d", (Edit("f", 0, 1, ""),), safe=False))
+    f = Finding("X", "m", Span("f", 1, 1, 1, 2, 0, 1), fix=Fix("d", (Edit("f", 0, 1, ""),), safe=False))
     assert plan_fixes([f], src).new_texts == {}
     assert plan_fixes([f], src, unsafe=True).new_texts == {"f": b"bc"}
 

@@ -118,12 +118,8 @@ def test_legacy_includes():
     assert inc.span.column == 1
 
 
-def test_legacy_suppressions_and_sites():
+def test_legacy_sites():
     hf, data = read("legacy_ops.mm")
-    jl = line_of(data, "TORCH_IMPL_FUNC(jiggle_out_mps)")
-    assert fn(hf, "jiggle_out_mps").suppressions == frozenset({"MPS011", "MPS013"})
-    assert fn(hf, "graph_unary").suppressions == frozenset()
-    assert hf.line_suppressions == ((jl, frozenset({"MPS011", "MPS013"})),)
     kinds = [(s.kind, s.span.line, s.function, s.detail) for s in hf.sites]
     assert kinds == [
         ("narrow_numel", line_of(data, "uint32_t n = output.numel()"), "jiggle_out_mps",
@@ -277,19 +273,6 @@ def test_neutralizer_keeps_offsets_and_lines(name):
     for s, e in sc.directives:  # macro bodies are left alone
         out[s:e] = b" " * (e - s)
     assert b"@autoreleasepool" not in out and b"^" not in out.replace(b"bits ^ mask", b"")
-
-
-# ------------------------------------------------------------ suppressions
-def test_suppression_forms():
-    src = (b"// mps-migrate: ignore\n"
-           b"void a() {}  // mps-migrate: ignore[MPS012]\n"
-           b'const char* s = "// mps-migrate: ignore[MPS999]";\n'
-           b"/* mps-migrate: ignore[MPS011, MPS014] */ void b() {}\n")
-    hf = read_host_file(src, "s.mm")
-    assert hf.line_suppressions == ((1, frozenset({"*"})), (2, frozenset({"MPS012"})),
-                                    (4, frozenset({"MPS011", "MPS014"})))
-    assert fn(hf, "a").suppressions == frozenset({"MPS012"})
-    assert fn(hf, "b").suppressions == frozenset({"MPS011", "MPS014"})
 
 
 # --------------------------------------------------------------- bad input

@@ -11,7 +11,7 @@ from migrate.apply import atomic_write, plan_fixes, unified_diff
 from migrate.errors import UsageError
 from migrate.fixes import FixBuilder
 from migrate.fixloop import fix_to_fixed_point, write_outcome
-from migrate.model import Edit, Finding, Fix
+from migrate.model import Edit, Finding, Fix, Span
 from tests.helpers import FIXTURES, MINI, OPS, YAML
 
 GOLDEN = FIXTURES / "golden"
@@ -25,7 +25,7 @@ def tree(tmp_path):
 
 
 def finding(code: str, *edits: tuple[int, int, str], safe: bool = True, path: str = "f") -> Finding:
-    return Finding(code, "m", path, 1, 1, 1, 2, fix=Fix(code, tuple(Edit(path, s, e, r) for s, e, r in edits), safe))
+    return Finding(code, "m", Span(path, 1, 1, 1, 2, 0, 1), fix=Fix(code, tuple(Edit(path, s, e, r) for s, e, r in edits), safe))
 
 
 def outcome_diff(outcome) -> str:
@@ -108,8 +108,8 @@ def test_plan_skips_unsafe_and_repeated_fixes():
     src = {"f": b"abcdef"}
     unsafe = finding("U", (0, 1, ""), safe=False)
     same = Fix("S", (Edit("f", 2, 3, "X"),))
-    twice = [Finding("S", "m", "f", 1, 1, 1, 2, fix=same), Finding("T", "n", "f", 2, 1, 2, 2, fix=same)]
-    plan = plan_fixes([unsafe, *twice, Finding("N", "m", "f", 1, 1, 1, 2)], src)
+    twice = [Finding("S", "m", Span("f", 1, 1, 1, 2, 0, 1), fix=same), Finding("T", "n", Span("f", 2, 1, 2, 2, 0, 1), fix=same)]
+    plan = plan_fixes([unsafe, *twice, Finding("N", "m", Span("f", 1, 1, 1, 2, 0, 1))], src)
     assert plan.new_texts == {"f": b"abXdef"} and [f.code for f in plan.applied] == ["S"] and not plan.dropped
     plan = plan_fixes([unsafe, *twice], src, unsafe=True)
     assert plan.new_texts == {"f": b"bXdef"} and [f.code for f in plan.applied] == ["U", "S"]
@@ -364,5 +364,5 @@ def test_fixed_point_starts_from_the_tree_given_and_passes_the_index_to_keep(tre
 
 def test_plan_goes_on_after_findings_without_fix():
     src = {"f": b"abc"}
-    plan = plan_fixes([Finding("N", "m", "f", 1, 1, 1, 2), finding("A", (0, 1, "X"))], src)
+    plan = plan_fixes([Finding("N", "m", Span("f", 1, 1, 1, 2, 0, 1)), finding("A", (0, 1, "X"))], src)
     assert plan.new_texts == {"f": b"Xbc"} and [f.code for f in plan.applied] == ["A"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from migrate.index import Index, is_shared, looks_mps_only, stub_candidates
-from migrate.model import DispatchLine, Span
+from migrate.model import DispatchLine, Impl, Span, Via
 from migrate.tree import load_tree
 from tests.helpers import MINI, OPS, YAML
 
@@ -50,8 +50,13 @@ def mini():
     return Index(load_tree(MINI))
 
 
+def where(r) -> str | None:
+    """``path:line`` of the definition a route ends in."""
+    return r.defined_at.where if r.defined_at else None
+
+
 def test_every_route_of_the_mini_tree(mini):
-    got = {k: (r.kernel, r.via, r.impl, r.defined_at) for k, r in mini.routes.items()}
+    got = {k: (r.kernel, r.via_label, r.impl, where(r)) for k, r in mini.routes.items()}
     assert got == MINI_ROUTES
     assert all(r.overload == k for k, r in mini.routes.items())
 
@@ -114,9 +119,10 @@ def test_delegates_to_missing_or_cyclic_targets(tmp_path):
         "- func: b(Tensor x) -> Tensor\n  structured_delegate: c\n\n"
         "- func: c(Tensor x) -> Tensor\n  structured_delegate: b\n")})
     a, b = ix.routes["a"], ix.routes["b"]
-    assert (a.kernel, a.via, a.impl, a.defined_at) == (None, "delegate:nope.out", "undefined", None)
+    assert (a.kernel, a.via_label, a.impl, a.defined_at) == (None, "delegate:nope.out", "undefined", None)
+    assert (a.via, a.delegate, a.impl) == (Via.DELEGATE, "nope.out", Impl.UNDEFINED)  # data, not a string to split
     assert a.overload == "a" and a.hops == (f"structured_delegate nope.out (not found) @ {YAML}:1",)
-    assert (b.kernel, b.via, b.impl) == (None, "delegate:c", "undefined")
+    assert (b.kernel, b.via_label, b.impl) == (None, "delegate:c", "undefined")
     assert b.hops == (f"structured_delegate: c @ {YAML}:4", f"structured_delegate b (not found) @ {YAML}:7")
 
 
@@ -211,10 +217,10 @@ REGISTER_DISPATCH(g_stub, &g_kernel_mps)
 def test_shared_kernels_route_through_their_stub_registration(tmp_path):
     ix = write_tree(tmp_path, {YAML: SHARED_YAML, f"{OPS}/Ops.mm": SHARED_MM})
     f, g, h, j = (ix.routes[k] for k in ("f.out", "g.out", "h", "j"))
-    assert (f.kernel, f.via, f.impl, f.defined_at) == ("f_out", "explicit", "metal", f"{OPS}/Ops.mm:3")
+    assert (f.kernel, f.via, f.impl, where(f)) == ("f_out", "explicit", "metal", f"{OPS}/Ops.mm:3")
     assert f.hops[1:] == (f"REGISTER_DISPATCH(f_stub, f_kernel_mps) @ {OPS}/Ops.mm:9", f"f_kernel_mps @ {OPS}/Ops.mm:3")
     # an MPS-only line naming a kernel another backend uses is shared too
-    assert (g.kernel, g.impl, g.defined_at) == ("g_out", "mpsgraph", f"{OPS}/Ops.mm:6")
+    assert (g.kernel, g.impl, where(g)) == ("g_out", "mpsgraph", f"{OPS}/Ops.mm:6")
     assert ix.stubs_of_shared_kernel("g_out") == ["g_stub"] and ix.stubs_of_shared_kernel("zz_out") == []
     assert ix.used_by_other_backend("g_out") and not ix.used_by_other_backend("nowhere")
     assert (h.kernel, h.via, h.impl) == ("h_impl", "composite", "delegating")
@@ -259,9 +265,9 @@ def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
     })
     for n in ("d", "c"):
         r = ix.routes[f"{n}.out"]
-        assert (r.impl, r.defined_at, r.hops[-1]) == ("undefined", None, "stub has no MPS registration"), n
+        assert (r.impl, where(r), r.hops[-1]) == ("undefined", None, "stub has no MPS registration"), n
     u = ix.routes["u.out"]
     assert (u.impl, u.hops[-1]) == ("delegating", "shared backend-agnostic kernel")
     r = ix.routes["r.out"]  # registered, but the registered function is not in the tree
-    assert (r.impl, r.defined_at) == ("undefined", f"{OPS}/R.mm:2")
+    assert (r.impl, where(r)) == ("undefined", f"{OPS}/R.mm:2")
     assert r.hops[1:] == (f"REGISTER_DISPATCH(r_stub, r_kernel_elsewhere) @ {OPS}/R.mm:2",)

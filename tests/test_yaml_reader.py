@@ -261,29 +261,6 @@ def test_effective_dispatch_out_default_uses_cpp_name() -> None:
     assert effective_dispatch(s) == {}
 
 
-# ---------------------------------------------------------- suppressions
-def test_suppression_comments() -> None:
-    text = (
-        "- func: f(Tensor x) -> Tensor  # mps-migrate: ignore[MPS001,MPS002]\n"
-        "  dispatch:\n"
-        "    CPU: f_cpu # mps-migrate: ignore[MPS003]\n"
-        "    MPS: f_mps  # legacy; mps-migrate: ignore\n"
-        "    CUDA: f_cuda  # an ordinary comment\n"
-        "- func: g(Tensor x) -> Tensor\n"
-        "  variants: function  # mps-migrate: ignore[MPS009]\n"
-    )
-    _, got = read(text)
-    f, g = got.entries
-    assert f.suppressions == {"MPS001", "MPS002"}
-    assert [d.suppressions for d in f.dispatch] == [{"MPS003"}, {"*"}, frozenset()]
-    assert g.suppressions == frozenset()  # only the func: line counts
-
-
-def test_suppression_on_quoted_func_line() -> None:
-    _, e = one('- func: "f(Tensor x) -> Tensor" # mps-migrate: ignore[ MPS001 , MPS004 ]\n')
-    assert e.suppressions == {"MPS001", "MPS004"}
-
-
 # --------------------------------------------------------------- bytes
 def test_byte_offsets_with_non_ascii_content() -> None:
     text = (

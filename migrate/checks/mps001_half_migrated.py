@@ -1,23 +1,51 @@
 """MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
+from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Severity, Via
+from migrate.rulebook import Doc, FixSafety, Rule
 
-GRAPH = ("mpsgraph", "mixed")
+GRAPH = (Impl.MPSGRAPH, Impl.MIXED)
 
 
-def check(ix, rule):
+def check(ix):
     for family, entries in ix.families.items():
         routes = [(e, ix.routes[e.overload_name]) for e in entries]
-        migrated = [e.overload_name for e, r in routes if r.impl == "metal"]
+        migrated = [e.overload_name for e, r in routes if r.impl is Impl.METAL]
         if not migrated:
             continue
         for e, r in routes:
             line = ix.mps_line(e)
-            if r.via != "explicit" or r.impl not in GRAPH or line is None:
+            if r.via is not Via.EXPLICIT or r.impl not in GRAPH or line is None:
                 continue
             # an MPS-only line may join the shared line (None for a shared one: its stub needs a port)
-            fix = ix.fixes.route_to_shared(e, line)
+            fix = route_to_shared(ix, e, line)
             command = f"mps-migrate {'fix' if fix else 'port'} {family}"
-            yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel, runs=_runs(ix, r),
-                               migrated=", ".join(migrated), family=family, command=command, fix=fix)
+            yield RULE.finding(line.span, message(e.overload_name, _runs(ix, r), ", ".join(migrated), family, command),
+                               overload=e.overload_name, kernel=r.kernel, family=family, fix=fix)
+
+
+def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
+    """``CPU, CUDA: k`` + ``MPS: k_mps`` -> ``CPU, CUDA, MPS: k`` when provably legal.
+
+    Legal when the entry is not a structured_delegate (those carry no keys at all), a line
+    of the same entry gives CPU and CUDA the shared kernel ``k``, ``k``'s stub has an MPS
+    registration, and every Metal kernel that registration's host function names is
+    registered (safe); if the host function names no kernel we can check, the fix is unsafe.
+    """
+    if entry.structured_delegate or entry.manual_kernel_registration:
+        return None
+    target = next((d for d in entry.dispatch if d is not mps_line and "MPS" not in d.keys
+                   and {"CPU", "CUDA"} <= set(d.keys)), None)
+    if target is None:
+        return None
+    regs = [r for s in ix.stubs_of_shared_kernel(target.kernel_name) for r in ix.registrations.get(s, ())]
+    if not regs:
+        return None
+    calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls
+             if c.function in {r.function for r in regs}]
+    if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
+        return None  # the native kernel itself is broken (MPS007): do not route to it
+    proven = bool(calls) and all(c.name for c in calls)
+    fix = ix.fixes.join_shared_line(entry, mps_line, target)
+    return Fix(fix.description, fix.edits, safe=proven)
 
 
 def _runs(ix, route) -> str:
@@ -26,3 +54,42 @@ def _runs(ix, route) -> str:
         for reg in ix.registrations.get(stub, ()):
             return f"{reg.function} (the MPS side of {stub})"
     return route.kernel
+
+
+def message(overload: str, runs: str, migrated: str, family: str, command: str) -> str:
+    return f"{overload} still runs MPSGraph kernel {runs}, while {migrated} of the {family} family run native Metal; next: {command}"
+
+
+RULE = Rule(
+    code="MPS001", name="half-migrated-family", severity=Severity.ERROR, reads=("yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds operator families whose overloads run both native Metal and MPSGraph
+implementations: an MPSGraph `*_mps` kernel, or a shared stub whose MPS
+registration has an MPSGraph body. The message names the next command.
+""",
+        why="""\
+Every overload has its own dispatch block. A forgotten `MPS: foo_scalar_mps`
+keeps that overload on the old MPSGraph code, silently bypassing the native
+kernel's broadcasting, bounds checks and type promotion, and the migration
+looks finished when it is not.
+""",
+        example="""\
+- func: copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU, CUDA, MPS: copysign_out          # migrated
+- func: copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA: copysign_scalar_out
+    MPS: copysign_scalar_out_mps          # MPS001: still MPSGraph
+""",
+        fix="""\
+Where the shared kernel of that overload serves CPU and CUDA and the MPS side
+of its stub is registered, MPS joins the shared line; otherwise port the
+overload first (no automatic fix for a shared line).
+""",
+        fix_safety=FixSafety.SAFE,
+    ),
+)

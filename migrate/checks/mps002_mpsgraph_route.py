@@ -1,12 +1,50 @@
 """MPS002: the migration inventory -- overloads routed to MPSGraph code."""
+from migrate.checks.mps001_half_migrated import GRAPH, route_to_shared
+from migrate.model import Impl, Severity, Via
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import is_shared
 
 
-def check(ix, rule):
+def check(ix):
     for e in ix.tree.yaml.entries:
         r = ix.routes[e.overload_name]
         line = ix.mps_line(e)
-        if r.via == "explicit" and r.impl in ("mpsgraph", "mixed") and line is not None:
-            impl = "MPSGraph" if r.impl == "mpsgraph" else "mixed MPSGraph/Metal"
-            fix = None if is_shared(line) else ix.fixes.route_to_shared(e, line)
-            yield rule.finding(line.span, overload=e.overload_name, kernel=r.kernel, impl=impl, fix=fix)
+        if r.via is Via.EXPLICIT and r.impl in GRAPH and line is not None:
+            impl = "MPSGraph" if r.impl is Impl.MPSGRAPH else "mixed MPSGraph/Metal"
+            fix = None if is_shared(line) else route_to_shared(ix, e, line)
+            yield RULE.finding(line.span, message(e.overload_name, impl, r.kernel), overload=e.overload_name,
+                               kernel=r.kernel, fix=fix)
+
+
+def message(overload: str, impl: str, kernel: str) -> str:
+    return f"{overload} routes to {impl} implementation {kernel}"
+
+
+RULE = Rule(
+    code="MPS002", name="mpsgraph-route", severity=Severity.ADVICE, reads=("yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Lists every overload whose MPS dispatch line names a kernel that builds an
+MPSGraph (or mixes MPSGraph and Metal): the migration inventory.
+""",
+        why="""\
+MPSGraph paths keep per-shape graph caches that grow without bound, cost
+dispatch overhead on small tensors and carry known stride bugs; each one is
+a candidate for `mps-migrate port`.
+""",
+        example="""\
+- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    MPS: hypot_out_mps        # MPS002: TORCH_IMPL_FUNC(hypot_out_mps) builds an MPSGraph
+""",
+        fix="""\
+When the native side already exists (the shared kernel's stub is registered
+by a `.mm` and the Metal functors it names are registered), MPS joins the
+CPU/CUDA line. Otherwise `mps-migrate port FAMILY` writes the native Metal
+replacement.
+""",
+        fix_safety=FixSafety.SAFE,
+    ),
+)

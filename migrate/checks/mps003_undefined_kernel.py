@@ -1,8 +1,10 @@
 """MPS003: an MPS-only dispatch line names a kernel defined nowhere."""
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import is_shared
 
 
-def check(ix, rule):
+def check(ix):
     if not ix.tree.hosts:  # a tree without MPS host files cannot tell
         return
     for e in ix.tree.yaml.entries:
@@ -14,4 +16,33 @@ def check(ix, rule):
             continue  # defined in MPS code, or a backend-agnostic kernel other backends use too
         if ix.hidden_in("host", k):
             continue  # may be defined in a host file that could not be read (its MPS900 says so)
-        yield rule.finding(line.kernel_span, overload=e.overload_name, kernel=k)
+        yield RULE.finding(line.kernel_span, message(e.overload_name, k), overload=e.overload_name, kernel=k)
+
+
+def message(overload: str, kernel: str) -> str:
+    return f"{overload} names MPS kernel {kernel}, which is defined nowhere in the tree"
+
+
+RULE = Rule(
+    code="MPS003", name="undefined-kernel", severity=Severity.ERROR, reads=("yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds MPS-only dispatch lines whose kernel has no definition (function,
+TORCH_IMPL_FUNC, or macro-generated function) in the tree's MPS host files.
+""",
+        why="""\
+The build fails at link time, or, after a rename, the yaml keeps pointing at
+a function that was deleted by the migration.
+""",
+        example="""\
+dispatch:
+  MPS: erfinv_out_mps     # MPS003 when no TORCH_IMPL_FUNC(erfinv_out_mps) exists
+""",
+        fix="""\
+None automatic: either restore the kernel or route the overload to the
+shared stub.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

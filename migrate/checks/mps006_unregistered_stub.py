@@ -1,8 +1,10 @@
 """MPS006: a shared line includes MPS but the stub has no MPS registration."""
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import is_shared
 
 
-def check(ix, rule):
+def check(ix):
     for e in ix.tree.yaml.entries:
         line = ix.mps_line(e)
         if line is None or not is_shared(line) or line.kernel_name in ix.functions:
@@ -10,4 +12,33 @@ def check(ix, rule):
         stubs = ix.stubs_of_shared_kernel(line.kernel_name)
         known = [s for s in stubs if s in ix.tree.declared_stubs or s in ix.tree.cpu_stub_calls.get(line.kernel_name, ())]
         if known and not any(s in ix.registrations or ix.hidden_in("host", s) for s in stubs):
-            yield rule.finding(line.span, overload=e.overload_name, kernel=line.kernel_name, stub=known[0])
+            yield RULE.finding(line.span, message(e.overload_name, line.kernel_name, known[0]),
+                               overload=e.overload_name, kernel=line.kernel_name)
+
+
+def message(overload: str, kernel: str, stub: str) -> str:
+    return f"{overload} shares kernel {kernel} with MPS, but no .mm registers the MPS side of {stub}"
+
+
+RULE = Rule(
+    code="MPS006", name="unregistered-stub", severity=Severity.ERROR, reads=("yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds shared dispatch lines that include MPS (`CPU, CUDA, MPS: foo_out`)
+whose stub (`foo_stub`) has no `REGISTER_DISPATCH` in any MPS host file.
+""",
+        why="""\
+At run time the stub has no MPS entry and the op fails with "no kernel
+registered for MPS" although the yaml claims MPS support.
+""",
+        example="""\
+dispatch:
+  CPU, CUDA, MPS: fmax_out    # MPS006 without REGISTER_DISPATCH(fmax_stub, ...) in a .mm
+""",
+        fix="""\
+None automatic: add the host stub (`mps-migrate port` does).
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -1,11 +1,40 @@
 """MPS007: exec_*_kernel(iter, "name") without a registered Metal functor."""
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 
 
-def check(ix, rule):
+def check(ix):
     for hf in ix.tree.hosts.values():
         for call in hf.kernel_calls:
             if not call.shared_library or not call.name or ix.metal_kernel_exists(call.name):
                 continue
             if ix.hidden_in("metal", call.name) or ix.hidden_in("host", call.name):
                 continue  # may be registered in a file that could not be read
-            yield rule.finding(call.span, kernel=call.name, helper=call.helper)
+            yield RULE.finding(call.span, message(call.helper, call.name), kernel=call.name)
+
+
+def message(helper: str, kernel: str) -> str:
+    return f'{helper}(iter, "{kernel}") has no registered Metal functor "{kernel}"'
+
+
+RULE = Rule(
+    code="MPS007", name="missing-functor", severity=Severity.ERROR, reads=("host", "metal"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds host stubs calling `lib.exec_unary_kernel(iter, "name")` (binary,
+ternary alike) where no `.metal` file registers a functor or kernel family
+named `name`.
+""",
+        why="""\
+The pipeline lookup fails at run time with a missing-function error.
+""",
+        example="""\
+lib.exec_binary_kernel(iter, "nextafter");   // MPS007 without REGISTER_*_OP(nextafter, ...)
+""",
+        fix="""\
+None automatic: register the functor (or fix the name).
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -1,9 +1,11 @@
 """MPS009: common_mps.py expects failure for an op that is native Metal now."""
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 
 XFAIL_SUFFIX = "XFAILLIST"
 
 
-def check(ix, rule):
+def check(ix):
     cm = ix.tree.common_mps
     if cm is None:
         return
@@ -13,5 +15,35 @@ def check(ix, rule):
         family = ix.family_of_opinfo(entry.key)
         if family is None or not ix.family_is_native_metal(family):
             continue
-        yield rule.finding(entry.span, key=entry.key, table=entry.table, family=family,
+        yield RULE.finding(entry.span, message(entry.table, entry.key, family), family=family,
                            fix=ix.fixes.remove_xfail(entry))
+
+
+def message(table: str, key: str, family: str) -> str:
+    return f"{table} still expects {key} to fail, but every MPS overload of {family} routes to native Metal"
+
+
+RULE = Rule(
+    code="MPS009", name="stale-expected-failure", severity=Severity.WARNING, reads=("common_mps", "yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds entries of the xfail tables in `torch/testing/_internal/common_mps.py`
+for operators whose overloads all route to native Metal kernels.
+""",
+        why="""\
+A stale expected failure keeps `test_output_match` disabled for the op, so
+the new kernel is never compared with CPU in CI (and an unexpected success
+turns the suite red later).
+""",
+        example="""\
+UNIMPLEMENTED_XFAILLIST = {
+    "atan2": None,   # MPS009 once atan2 is native Metal
+}
+""",
+        fix="""\
+Remove the entry (libcst keeps the surrounding formatting valid).
+""",
+        fix_safety=FixSafety.UNSAFE,
+    ),
+)

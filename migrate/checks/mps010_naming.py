@@ -1,17 +1,56 @@
 """MPS010: *_mps kernel on a shared line, or an MPS-only kernel without mps in its name."""
+from migrate.model import DispatchLine, Fix, NativeEntry, Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import MPS, is_shared, looks_mps_only
 
 
-def check(ix, rule):
+def check(ix):
     for e in ix.tree.yaml.entries:
         for line in e.dispatch:
             if MPS not in line.keys:
                 continue
             k = line.kernel_name
             if is_shared(line) and looks_mps_only(k):
-                yield rule.finding(line.span, overload=e.overload_name, kernel=k,
-                                   detail=f"shared dispatch line names MPS-only kernel {k}")
+                yield RULE.finding(line.span, message(f"shared dispatch line names MPS-only kernel {k}"),
+                                   overload=e.overload_name, kernel=k)
             elif line.keys == (MPS,) and not looks_mps_only(k):
-                yield rule.finding(line.span, overload=e.overload_name, kernel=k,
-                                   detail=f"MPS-only dispatch line names {k}, which lacks mps in its name",
-                                   fix=ix.fixes.merge_mps_line(e, line))
+                yield RULE.finding(line.span, message(f"MPS-only dispatch line names {k}, which lacks mps in its name"),
+                                   overload=e.overload_name, kernel=k, fix=merge_mps_line(ix, e, line))
+
+
+def merge_mps_line(ix, entry: NativeEntry, line: DispatchLine) -> Fix | None:
+    """``MPS: k`` beside ``CPU, CUDA: k`` -> ``CPU, CUDA, MPS: k`` (same kernel only)."""
+    target = next((d for d in entry.dispatch if d is not line and d.kernel == line.kernel), None)
+    if target is None:
+        return None
+    return ix.fixes.join_shared_line(entry, line, target)
+
+
+def message(detail: str) -> str:
+    return f"{detail}"
+
+
+RULE = Rule(
+    code="MPS010", name="kernel-naming", severity=Severity.WARNING, reads=("yaml",),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Checks the naming convention: `MPS: foo_mps` is an MPS-only kernel,
+`CPU, CUDA, MPS: foo` a shared stub. Reports `*_mps` kernels on shared lines
+and MPS-only lines whose kernel lacks `mps` in its name.
+""",
+        why="""\
+Names are how maintainers (and this tool) tell MPSGraph-era kernels from
+shared stubs; a mismatch hides a half-done migration.
+""",
+        example="""\
+CPU, CUDA, MPS: hardtanh_mps     # MPS010: *_mps kernel on a shared line
+MPS: softplus_out                # MPS010: MPS-only line, name without mps
+""",
+        fix="""\
+When the MPS-only kernel name is the kernel of the CPU/CUDA line too, MPS
+joins that line.
+""",
+        fix_safety=FixSafety.SAFE,
+    ),
+)

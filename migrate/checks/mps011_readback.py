@@ -3,16 +3,18 @@
 Not reported when the read sits inside an ``if`` that established the tensor is on
 the CPU (``!t.is_mps()``, ``t.is_cpu()``): reading a CPU scalar costs no sync.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 import re
 
 _RECEIVER = re.compile(rb"(\w+)\s*$")
 
 
-def check(ix, rule):
+def check(ix):
     for site in ix.sites("readback"):
         if _guarded_cpu(ix.tree.sources.get(site.path, b""), site.span.start, ix, site):
             continue
-        yield rule.finding(site.span, kernel=site.function, detail=site.detail)
+        yield RULE.finding(site.span, message(site.detail, site.function), kernel=site.function)
 
 
 def _guarded_cpu(data: bytes, pos: int, ix, site) -> bool:
@@ -39,3 +41,29 @@ def _function_start(ix, site) -> int:
         if f.path == site.path and f.span.start <= site.span.start < f.span.end:
             return f.span.start
     return max(0, site.span.start - 4000)
+
+
+def message(detail: str, kernel: str) -> str:
+    return f"{detail} reads a GPU tensor back to the host inside MPS op {kernel}"
+
+
+RULE = Rule(
+    code="MPS011", name="gpu-readback", severity=Severity.WARNING, reads=("host",),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds `.item()`, `.cpu()` and `item<T>()` calls in MPS host code.
+""",
+        why="""\
+A read-back drains the whole command stream. Report errors from the kernel
+with `TORCH_REPORT_ERROR` (c10/metal/error.h) instead.
+""",
+        example="""\
+TORCH_CHECK(index.max().item<int64_t>() < n);   // MPS011
+""",
+        fix="""\
+None automatic.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

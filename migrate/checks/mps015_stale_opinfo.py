@@ -1,8 +1,10 @@
 """MPS015: MPS expected failures/skips in the OpInfo database for ops now native Metal."""
+from migrate.model import Edit, Fix, MpsDecoration, Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.tables import load_table
 
 
-def check(ix, rule):
+def check(ix):
     if not ix.tree.opinfo_files:
         return
     from migrate.read.opinfo_reader import find_entries  # libcst: imported only when needed
@@ -20,6 +22,49 @@ def check(ix, rule):
                 if (deco.cls, deco.test) not in affected:
                     continue
                 what = f"MPS {deco.decorator} of {deco.cls}.{deco.test} for {entry.formatted_name}"
-                yield rule.finding(deco.span, kind=deco.decorator, cls=deco.cls, test=deco.test,
-                                   opinfo=entry.formatted_name, family=family,
-                                   fix=ix.fixes.remove_decoration(deco, what))
+                yield RULE.finding(deco.span, message(deco.decorator, deco.cls, deco.test, entry.formatted_name, family),
+                                   family=family, fix=remove_decoration(ix, deco, what))
+
+
+def remove_decoration(ix, deco: MpsDecoration, what: str) -> Fix:
+    s, e = ix.fixes.element_range(ix.tree.sources[deco.path], deco.span.start, deco.span.end)
+    edits = [Edit(deco.path, s, e, "")]
+    if deco.comma_fix is not None:
+        edits.append(Edit(deco.path, deco.comma_fix, deco.comma_fix, ","))  # keep a 1-tuple a tuple
+    return Fix(f"remove {what}", tuple(sorted(edits, key=lambda x: x.start)), safe=False)
+
+
+def message(kind: str, cls: str, test: str, opinfo: str, family: str) -> str:
+    return f"{kind} of {cls}.{test} on MPS for {opinfo}, but every MPS overload of {family} routes to native Metal"
+
+
+RULE = Rule(
+    code="MPS015", name="stale-opinfo-expectation", severity=Severity.WARNING, reads=("opinfo", "yaml", "host"),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds `DecorateInfo(unittest.expectedFailure | unittest.skip(...), cls, test,
+device_type='mps')` entries in the OpInfo database for operators whose
+overloads all route to native Metal, limited to the tests a migration
+affects (TestConsistency.test_output_match / test_output_grad_match,
+TestCommon.test_dtypes).
+""",
+        why="""\
+The OpInfo expectation keeps the new kernel out of the very comparison with
+CPU that proves the migration (test_output_match), or hides a dtype the
+kernel now supports.
+""",
+        example="""\
+BinaryUfuncInfo('atan2',
+    skips=(
+        DecorateInfo(unittest.expectedFailure, 'TestConsistency', 'test_output_match',
+                     device_type='mps'),        # MPS015 once atan2 is native Metal
+    )),
+""",
+        fix="""\
+Remove the DecorateInfo (the enclosing tuple stays a valid tuple; comments
+stay). Unrelated MPS expectations (test_out, whole-class decorations) stay.
+""",
+        fix_safety=FixSafety.UNSAFE,
+    ),
+)

@@ -5,6 +5,8 @@ floating type (declared float/half/bfloat, or a template parameter the function 
 be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op itself.
 The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.model import Edit, Fix
 from migrate.read.metal_body import text_of
 from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_may_be_float, tree_helpers, units
@@ -13,7 +15,7 @@ METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
 UTILS = "c10/metal/utils.h"
 
 
-def check(ix, rule):
+def check(ix):
     names = set(table()["nan_dropping"])
     helpers = tree_helpers(ix.tree.root).get(UTILS, frozenset())
     dtypes = _dtypes(ix)
@@ -45,9 +47,10 @@ def check(ix, rule):
                         span = unit.tok_span(first, c.at + 1)
                         edits = (Edit(unit.path, span.start, span.end, good),) + ((include,) if include else ())
                         fix = Fix(f"use {good}", edits, safe=False)
-                    yield rule.finding(unit.tok_span(first, end), kernel=_where(fn), detail=call_text, fix=fix,
-                                       advice=f"use c10::metal::{c.name.lstrip('f')}" if fixable else
-                                       "this tree has no c10::metal::min/max to use")
+                    advice = (f"use c10::metal::{c.name.lstrip('f')}" if fixable else
+                              "this tree has no c10::metal::min/max to use")
+                    yield RULE.finding(unit.tok_span(first, end), message(call_text, _where(fn), advice),
+                                       kernel=_where(fn), fix=fix)
 
 
 def _where(fn) -> str:
@@ -78,3 +81,43 @@ def _includes_utils(unit, root) -> bool:
             except OSError:
                 continue
     return False
+
+
+def message(detail: str, kernel: str, advice: str) -> str:
+    return f"{detail} in {kernel} drops NaN on floating-point data ({advice})"
+
+
+RULE = Rule(
+    code="MPS016", name="nan-dropping-minmax", severity=Severity.WARNING, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds `min`, `max`, `fmin` and `fmax` calls, unqualified or `metal::`,
+whose arguments hold floating-point tensor data (a device buffer element,
+a functor's argument; found by data flow from the parameters, with the
+element type declared floating or a template the file instantiates with
+float, half or bfloat, or a functor registered for them). `fmax`/`fmin`
+inside the `fmax`/`fmin` functor or kernel are the operator itself.
+""",
+        why="""\
+`metal::min`/`max` return the other operand when one is NaN; CPU (and
+`torch.minimum`/`maximum`, `clamp`, the reductions) propagate it.
+`c10::metal::min`/`max` (c10/metal/utils.h) propagate NaN for floating
+types; a migration of minimum/maximum had to switch its functors afterwards.
+""",
+        example="""\
+struct maximum_functor {
+  template <typename T>
+  T operator()(const T a, const T b) {
+    return max(a, b);   // MPS016
+  }
+};
+""",
+        fix="""\
+Replace the call's name by `c10::metal::min`/`max`, offered only when the
+tree's c10/metal/utils.h defines them and the file includes it (unsafe:
+NaN results change, which is the point, and integer overloads must exist).
+""",
+        fix_safety=FixSafety.UNSAFE,
+    ),
+)

@@ -5,6 +5,8 @@ A call is divergent when a condition enclosing it (if/else, loop test, switch), 
 SIMD collectives, ``lane`` or ``simdgroup`` for threadgroup barriers (metal_flow's tags).
 Calls to same-source helpers that contain collectives count as those collectives.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import text_of
 from migrate.read.metal_flow import collective_class, stmt_calls, units
 
@@ -31,7 +33,7 @@ def helper_collectives(unit) -> dict[str, tuple[str, str]]:
     return found
 
 
-def check(ix, rule):
+def check(ix):
     for unit in units(ix):
         helpers = helper_collectives(unit)
         toks, text = unit.toks, unit.text
@@ -56,8 +58,8 @@ def check(ix, rule):
                         where = _divergent_exit(unit, flow, exits, bad)
                     if where is None:
                         continue
-                    yield rule.finding(unit.tok_span(c.at, c.at + 1), kernel=flow.fn.name,
-                                       detail=f"{c.name}{via}", where=where, group=WHO[cls])
+                    yield RULE.finding(unit.tok_span(c.at, c.at + 1),
+                                       message(f"{c.name}{via}", flow.fn.name, WHO[cls], where), kernel=flow.fn.name)
 
 
 def _divergent_cond(flow, toks, text, st, bad):
@@ -77,3 +79,43 @@ def _divergent_exit(unit, flow, exits, bad):
             return (f"after the `return` at line {line} under `({text_of(unit.toks, cond.lo, cond.hi, unit.text)})`, "
                     f"on {flow.why(unit.toks, cond.lo, cond.hi, tags & bad)}")
     return None
+
+
+def message(detail: str, kernel: str, group: str, where: str) -> str:
+    return f"{detail} in {kernel} is reached by part of its {group} only: {where}"
+
+
+RULE = Rule(
+    code="MPS017", name="divergent-collective", severity=Severity.ERROR, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds SIMD-group collectives (`simd_sum`, `simd_max`, `simd_shuffle*`,
+`simd_broadcast`, `quad_*`, `simdgroup_*` matrix operations) and
+`threadgroup_barrier` calls inside a branch or loop whose condition depends
+on the thread's position, or after a `return` that does. Which variables
+depend on the position is worked out from the kernel's
+`[[thread_position_in_*]]`, `[[thread_index_in_*]]`,
+`[[simdgroup_index_in_threadgroup]]` parameters through assignments and
+into same-file helpers (rules/metal_review.yaml); names are not guessed.
+A branch on the SIMD-group index alone is fine for SIMD collectives (every
+lane of a SIMD group takes it together), not for threadgroup barriers.
+""",
+        why="""\
+A barrier reached by only part of a threadgroup is undefined behaviour and
+hangs on some GPUs; a SIMD reduction inside `if (lane == 0)` reduces over
+one lane. Both pass a correctness-only CI shard on the sizes it tries.
+""",
+        example="""\
+uint lane [[thread_index_in_simdgroup]]
+if (lane == 0) {
+  total = simd_sum(partial);   // MPS017: only lane 0 takes part
+}
+""",
+        fix="""\
+None automatic: call the collective unconditionally and branch on its
+result (`auto s = simd_sum(x); if (lane == 0) out[g] = s;`).
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

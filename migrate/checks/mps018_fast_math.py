@@ -1,5 +1,7 @@
 """MPS018: fast-math in Metal code: ``fast::``/``metal::fast::`` calls and fast math-mode pragmas;
 in host code, a compile option that turns fast math on unconditionally."""
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 import re
 
 from migrate.model import Span
@@ -12,20 +14,19 @@ HOST = re.compile(rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s
 PRAGMA = re.compile(r"#\s*pragma\s+METAL\s+fp\s+(?:math_mode\s*\(\s*(?:fast|relaxed)\s*\)|fast_math\b)|-ffast-math")
 
 
-def check(ix, rule):
+def check(ix):
     for unit in units(ix):
         toks = unit.toks
         for k, t in enumerate(toks):
             if t.kind == "dir":
                 m = PRAGMA.search(t.text)
                 if m:
-                    yield rule.finding(unit.span(t.start + m.start(), t.start + m.end()), detail=m.group(), kernel=None)
+                    yield RULE.finding(unit.span(t.start + m.start(), t.start + m.end()), message(m.group()))
             elif (t.kind == "id" and t.text == "fast" and k + 2 < len(toks) and toks[k + 1].text == "::"
                   and toks[k + 2].kind == "id" and not (k and toks[k - 1].text in (".", "->"))):
                 first = k - 2 if k >= 2 and toks[k - 1].text == "::" and toks[k - 2].text == "metal" else k
                 first -= 1 if first and toks[first - 1].text == "::" else 0
-                yield rule.finding(unit.tok_span(first, k + 3), detail="".join(x.text for x in toks[first:k + 3]),
-                                   kernel=None)
+                yield RULE.finding(unit.tok_span(first, k + 3), message("".join(x.text for x in toks[first:k + 3])))
     for path, hf in sorted(ix.tree.hosts.items()):
         data = ix.tree.sources.get(path, b"")
         if not ix.in_scope(path) or b"FastMath" not in data and b"MTLMathModeFast" not in data:
@@ -35,4 +36,38 @@ def check(ix, rule):
             line = code.count(b"\n", 0, m.start()) + 1
             col = m.start() - (code.rfind(b"\n", 0, m.start()) + 1) + 1
             span = Span(path, line, col, line, col + m.end() - m.start(), m.start(), m.end())
-            yield rule.finding(span, detail=m.group().decode(), kernel=None)
+            yield RULE.finding(span, message(m.group().decode()))
+
+
+def message(detail: str) -> str:
+    return f"{detail}: fast math in a kernel (error compounds in training)"
+
+
+RULE = Rule(
+    code="MPS018", name="fast-math", severity=Severity.WARNING, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds `fast::` and `metal::fast::` calls in Metal sources (`.metal` files and
+Metal raw strings of host files) and `#pragma METAL fp math_mode(fast)` /
+`(relaxed)` / `fp fast_math` lines; in host code, a library compile option
+that turns fast math on unconditionally (`setFastMathEnabled:YES`,
+`mathMode = MTLMathModeFast`).
+""",
+        why="""\
+Fast math is within tolerance for one op, but its error compounds over a
+training run, and the CPU backend of `verify` cannot model Apple's fast
+precision. It is on the review checklist proposed upstream for MPS kernels.
+(The opt-in `PYTORCH_MPS_FAST_MATH` compile option of the host,
+`fast_math ? MTLMathModeFast : MTLMathModeSafe`, is not reported: it is the
+user's choice.)
+""",
+        example="""\
+out[i] = fast::exp(x[i]);   // MPS018
+""",
+        fix="""\
+None automatic: use `metal::precise::` or the plain function.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -6,10 +6,12 @@ When a Metal statement and a graph statement sit under different conditions (``i
 ``else``, loop, or a preprocessor ``#if``), the first condition that tells them apart is
 the gate the finding names.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 
 
-def check(ix, rule):
+def check(ix):
     g, m = ix.markers["mpsgraph"], ix.markers["metal"]
     for path, hf in sorted(ix.tree.hosts.items()):
         if not ix.in_scope(path):
@@ -22,7 +24,7 @@ def check(ix, rule):
             found = _gate(ix, f, text, g, m)
             if found:
                 gate, graph_line, graph_what = found
-                yield rule.finding(f.span, kernel=f.name, gate=gate, line=graph_line, graph=graph_what)
+                yield RULE.finding(f.span, message(f.name, gate, graph_line, graph_what), kernel=f.name)
 
 
 def _kind_of_call(ix, name, g, m):
@@ -103,3 +105,40 @@ def _preprocessor(toks, lo, hi) -> dict[int, tuple]:
             continue
         out[k] = tuple(stack)
     return out
+
+
+def message(kernel: str, gate: str, line: int, graph: str) -> str:
+    return f"{kernel} keeps an MPSGraph path beside its Metal kernel, gated by {gate} (graph at line {line}: {graph})"
+
+
+RULE = Rule(
+    code="MPS019", name="graph-fallback", severity=Severity.WARNING, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds host functions in which some statements launch a native Metal
+kernel and others build or run an MPSGraph (the markers of
+rules/markers.yaml, directly or through a same-tree helper that is only
+Metal or only MPSGraph), under different conditions. It names the gate:
+the first `if`/`else`/loop condition or preprocessor `#if` that sends a
+call down one path rather than the other.
+""",
+        why="""\
+A gate such as `canUseMetalSoftmax(...)` or an `if (is_contiguous())` that
+falls back to the graph keeps the per-shape graph cache that the migration
+exists to remove, and the graph path stops being tested. It is on the
+review checklist proposed upstream for MPS kernels.
+""",
+        example="""\
+if (self.is_contiguous()) {          // MPS019: gate `if (self.is_contiguous())`
+  return softmax_metal(self, out);
+}
+auto cachedGraph = LookUpOrCreateCachedGraph<CachedGraph>(key, ...);
+""",
+        fix="""\
+None automatic: make the kernel handle every layout and dtype (strided
+indexing, a contiguous copy) and delete the graph path.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -5,13 +5,15 @@ A loop whose stride variable halves each step (``s >>= 1``, ``s /= 2``, ``s = s 
 indexed with the stride.  Reported only when c10/metal/reduction_utils.h of the tree
 defines threadgroup_* helpers.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import calls
 from migrate.read.metal_flow import tree_helpers, units
 
 HEADER = "c10/metal/reduction_utils.h"
 
 
-def check(ix, rule):
+def check(ix):
     helpers = tree_helpers(ix.tree.root).get(HEADER)
     if not helpers:
         return
@@ -34,8 +36,8 @@ def check(ix, rule):
                 array = next((a for st in body if (a := _indexed_with(toks, st.lo, st.hi, arrays, stride))), None)
                 if array is None:
                     continue
-                yield rule.finding(unit.tok_span(loop.keyword, loop.keyword + 1), kernel=fn.name, array=array,
-                                   stride=stride, helpers=", ".join(sorted(helpers)), header=HEADER)
+                yield RULE.finding(unit.tok_span(loop.keyword, loop.keyword + 1),
+                                   message(fn.name, array, stride, HEADER, ", ".join(sorted(helpers))), kernel=fn.name)
 
 
 def _halved(toks, lo, hi):
@@ -66,3 +68,37 @@ def _indexed_with(toks, lo, hi, arrays, stride):
                     break
                 q += 1
     return None
+
+
+def message(kernel: str, array: str, stride: str, header: str, helpers: str) -> str:
+    return f"{kernel} reduces threadgroup array {array} by hand (stride {stride} halves each step); {header} of this tree provides {helpers}"
+
+
+RULE = Rule(
+    code="MPS020", name="hand-rolled-threadgroup-reduction", severity=Severity.ADVICE, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds loops whose stride halves every step (`s >>= 1`, `s /= 2`), with a
+`threadgroup_barrier` in the body and a `threadgroup` array indexed with the
+stride: a hand-written tree reduction. Reported only where the tree's
+`c10/metal/reduction_utils.h` defines the `threadgroup_*` helpers (read from
+the header, not assumed).
+""",
+        why="""\
+Every hand-written reduction repeats the barrier placement, the odd-size
+tail and the NaN handling of max/min that the shared helpers get right once
+(and will move to `simd_*` shuffles once, for every caller).
+""",
+        example="""\
+for (uint s = tg_size / 2; s > 0; s >>= 1) {   // MPS020
+  if (lid < s) shared[lid] += shared[lid + s];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+""",
+        fix="""\
+None automatic: `c10::metal::threadgroup_sum(shared, tg_size)`.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -7,13 +7,15 @@ the grid, or a value derived from one) by a size or stride parameter (``size`` t
 ``buf += off``).  Kernels templated on the index type are not affected: a template
 parameter is never a 32-bit type here.
 """
+from migrate.model import Severity
+from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import match_close, text_of
 from migrate.read.metal_flow import table, units
 
 OPERAND_END = {")", "]"}
 
 
-def check(ix, rule):
+def check(ix):
     narrow, wide = set(table()["narrow_int"]), set(table()["wide_int"])
     for unit in units(ix):
         toks = unit.toks
@@ -34,8 +36,9 @@ def check(ix, rule):
                 if used is None:
                     continue
                 line = unit.line_col(toks[used].start)[0]
-                yield rule.finding(unit.tok_span(a.lhs[0], hi), kernel=flow.fn.name, var=a.var,
-                                   detail=text_of(toks, a.lhs[0], hi, unit.text), product=product, line=line)
+                yield RULE.finding(unit.tok_span(a.lhs[0], hi),
+                                   message(text_of(toks, a.lhs[0], hi, unit.text), a.var, flow.fn.name, product, line),
+                                   kernel=flow.fn.name)
 
 
 def _product(flow, toks, lo, hi):
@@ -132,3 +135,40 @@ def _indexes(toks, fn, var, buffers):
                     return k
                 q += 1
     return None
+
+
+def message(detail: str, var: str, kernel: str, product: str, line: int) -> str:
+    return f"{detail}: 32-bit element offset {var} in {kernel} ({product}) indexes a buffer at line {line}; it wraps past 2^32 elements"
+
+
+RULE = Rule(
+    code="MPS021", name="narrow-kernel-offset", severity=Severity.WARNING, reads=(),
+    message=message, check=check,
+    doc=Doc(
+        summary="""\
+Finds locals of a kernel declared `uint`, `int`, `uint32_t`, `int32_t` or
+`unsigned` whose initialiser multiplies a grid-wide position (a
+`[[thread_position_in_grid]]` or `[[threadgroup_position_in_grid]]`
+parameter, or a value derived from one) by two sizes or by an element of a
+size/stride array (one scalar size may be a block size: `j * NB` is a row
+index and is not reported), with
+no 64-bit cast (`long`, `size_t`, `int64_t`, ...), and which then index a
+tensor buffer. The kernel-side twin of MPS013. Templates over the index type
+(a 64-bit path) are not reported.
+""",
+        why="""\
+Above 2^32 elements the offset wraps silently and the kernel reads or writes
+the wrong elements; upstream kernels that index large tensors carry a 64-bit
+variant selected by the host.
+""",
+        example="""\
+uint offset = gid * stride;   // MPS021
+out[offset] = in[offset];
+""",
+        fix="""\
+None automatic: compute the offset in `long` (`long offset = long(gid) * stride;`)
+or give the kernel a 64-bit index variant.
+""",
+        fix_safety=FixSafety.NONE,
+    ),
+)

@@ -1,7 +1,6 @@
 """mps-migrate explain: the static, MPS-focused dispatch table of a family."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -38,12 +37,12 @@ def run(args) -> int:
     ix = Index(load_tree(root))
     routes = select_routes(ix, args.op, args.all)
     if args.format == "json":
-        print(json.dumps([{k: v for k, v in dataclasses.asdict(r).items()} for r in routes], indent=2))
+        print(json.dumps([r.to_json() for r in routes], indent=2))
         return 0
     width = max(len(r.overload) for r in routes)
     for r in routes:
-        print(f"{r.overload:<{width}}  {r.impl:<10} via {r.via:<14} kernel {r.kernel or '-'}"
-              f"{'  @ ' + r.defined_at if r.defined_at else ''}")
+        print(f"{r.overload:<{width}}  {r.impl:<10} via {r.via_label:<14} kernel {r.kernel or '-'}"
+              f"{'  @ ' + r.defined_at.where if r.defined_at else ''}")
         for hop in r.hops:
             print(f"{'':<{width}}    -> {hop}")
     return 0

@@ -30,7 +30,7 @@ def run(args) -> int:
             width = max(80, shutil.get_terminal_size((100, 24)).columns)
             for r in rules.values():
                 head = f"{r.code}  {r.name:<28} {r.severity:<8} "
-                print(textwrap.fill(first_sentence(r.summary), width, initial_indent=head,
+                print(textwrap.fill(first_sentence(r.doc.summary), width, initial_indent=head,
                                     subsequent_indent=" " * len(head), break_on_hyphens=False, break_long_words=False))
         return 0
     code = args.code.upper()
@@ -38,11 +38,12 @@ def run(args) -> int:
         raise UsageError(f"unknown rule {args.code!r} (known: {', '.join(rules)})")
     r = rules[code]
     if args.format == "json":
-        print(json.dumps({"code": r.code, "name": r.name, "severity": r.severity, "message": r.message,
-                          "summary": r.summary, "why": r.why, "example": r.example, "fix": r.fix,
-                          "fix_safety": r.fix_safety}, indent=2))
+        d = r.doc
+        print(json.dumps({"code": r.code, "name": r.name, "severity": r.severity, "message": r.message_template,
+                          "summary": d.summary, "why": d.why, "example": d.example, "fix": d.fix,
+                          "fix_safety": d.fix_safety}, indent=2))
     else:
-        print(r.doc(), end="")
+        print(r.text(), end="")
     return 0
 
 
@@ -50,7 +51,7 @@ def rule_table() -> str:
     """The README's rule table (kept in sync by a test)."""
     rows = ["| code | name | severity | finds | fix |", "|---|---|---|---|---|"]
     for r in all_rules().values():
-        rows.append(f"| {r.code} | {r.name} | {r.severity} | {' '.join(r.summary.split())} | {r.fix_safety} |")
+        rows.append(f"| {r.code} | {r.name} | {r.severity} | {' '.join(r.doc.summary.split())} | {r.fix_safety} |")
     return "\n".join(rows) + "\n"
 
 

@@ -129,9 +129,9 @@ def sarif(findings: list[Finding], root: Path, sources) -> dict:
             "tool": {"driver": {
                 "name": "mps-migrate", "version": __version__, "informationUri": "https://pypi.org/project/mps-migrate/",
                 "rules": [{
-                    "id": c, "name": rules[c].name, "shortDescription": {"text": rules[c].summary.strip().split("\n")[0]},
-                    "fullDescription": {"text": " ".join(rules[c].summary.split())},
-                    "help": {"text": rules[c].doc(), "markdown": rules[c].doc()},
+                    "id": c, "name": rules[c].name, "shortDescription": {"text": rules[c].doc.summary.strip().split("\n")[0]},
+                    "fullDescription": {"text": " ".join(rules[c].doc.summary.split())},
+                    "help": {"text": rules[c].text(), "markdown": rules[c].text()},
                     "defaultConfiguration": {"level": SARIF_LEVEL[rules[c].severity]},
                 } for c in used],
             }},

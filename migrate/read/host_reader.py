@@ -28,7 +28,6 @@ _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
 _REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
     rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
 _KERNEL_CALL = re.compile(rb"(exec_\w*_kernel)[ \t]*\(")
-_SUPPRESS = re.compile(rb"mps-migrate:[ \t]*ignore\b(?:\[([^\]\n]*)\])?")
 _VAR_BEFORE = re.compile(
     rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
@@ -86,14 +85,12 @@ class _Reader:
             self.errors.append(ParseError(self.path, sc.line_of(pos), sc.column_of(pos),
                                           "macro invocation without closing parenthesis"))
         unit = Unit(sc, [(i.start, i.end) for i in invocations])
-        line_supp = self.line_suppressions()
-        supp_by_line = dict(line_supp)
 
         generated_ids: set[str] = set()
         generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
         ident_code = bytearray(sc.code)
         for inv in invocations:
-            more = self.expansion(inv, generators, supp_by_line, generated_ids)
+            more = self.expansion(inv, generators, generated_ids)
             for bucket, items in zip(generated, more):
                 bucket += items
             # an argument that is the generated function's whole name is its declarator
@@ -116,7 +113,7 @@ class _Reader:
             fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
             file_ids |= fn_ids
             pos = fn.end
-            functions.append(self.function(fn, fn_ids, fn_calls, supp_by_line))
+            functions.append(self.function(fn, fn_ids, fn_calls))
         file_ids |= scan(ident_text, pos)[0]
 
         registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
@@ -144,24 +141,20 @@ class _Reader:
             inline_metal=tuple(self.inline_metal()),
             identifiers=frozenset(all_ids),
             errors=tuple(self.errors),
-            line_suppressions=line_supp,
             sites=tuple(sites),
         )
 
     # ------------------------------------------------------------ functions
-    def function(self, fn: FnNode, fn_ids: set[str], fn_calls: set[str],
-                 supp_by_line: dict[int, frozenset[str]]) -> HostFunction:
+    def function(self, fn: FnNode, fn_ids: set[str], fn_calls: set[str]) -> HostFunction:
         ids = names(fn_ids)
         span = self.node_span(fn.node, fn.start)
         return HostFunction(
             name=fn.name, path=self.path, span=span, kind=fn.kind, is_static=fn.is_static,
             calls=names(fn_calls) - _NOT_CALLS,
             identifiers=ids, markers=ids & self.markers,
-            suppressions=supp_by_line.get(span.line, frozenset()),
         )
 
-    def expansion(self, inv: Invocation, generators: dict[str, Macro],
-                  supp_by_line: dict[int, frozenset[str]], generated_ids: set[str]):
+    def expansion(self, inv: Invocation, generators: dict[str, Macro], generated_ids: set[str]):
         """Functions, registrations, kernel calls and sites one generator invocation produces."""
         macro = generators[inv.macro]
         if len(inv.args) != len(macro.params) and not (macro.params and macro.params[-1] == "..."):
@@ -183,7 +176,6 @@ class _Reader:
                 name=fn.name, path=self.path, span=span, kind="macro", via_macro=inv.macro,
                 invocation=span, is_static=fn.is_static, calls=names(fn_calls) - _NOT_CALLS,
                 identifiers=ids, markers=ids & self.markers,
-                suppressions=supp_by_line.get(span.line, frozenset()),
             ))
         registrations = [
             StubRegistration(stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
@@ -237,19 +229,6 @@ class _Reader:
             text = sc.data[rs.content_start: rs.content_end].decode("utf-8", "replace")
             found.append(InlineMetal(self.path, self.span(rs.content_start, rs.content_end), text, var))
         return found
-
-    def line_suppressions(self) -> tuple[tuple[int, frozenset[str]], ...]:
-        sc = self.sc
-        if b"mps-migrate" not in sc.data:
-            return ()
-        by_line: dict[int, set[str]] = {}
-        for m in _SUPPRESS.finditer(sc.data):
-            if not sc.in_comment(m.start()):
-                continue
-            codes = {"*"} if m.group(1) is None else {
-                c.strip().decode("latin-1") for c in m.group(1).split(b",") if c.strip()}
-            by_line.setdefault(sc.line_of(m.start()), set()).update(codes or {"*"})
-        return tuple((line, frozenset(codes)) for line, codes in sorted(by_line.items()))
 
     def top_error(self, node) -> None:
         """Report unparsed top-level code long enough to hide a definition."""

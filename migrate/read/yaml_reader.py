@@ -37,7 +37,6 @@ _BOOLS = {
     for v, words in ((True, "yes Yes YES true True TRUE on On ON"), (False, "no No NO false False FALSE off Off OFF"))
     for b in words.split()
 }
-_SUPPRESS = re.compile(r"mps-migrate:\s*ignore(?:\[([^\]]*)\])?")
 _KEY_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
 # The fast path: an entry of canonical shape (ASCII; "- func:" first; keys at
 # 2 spaces with plain values or [a, b] tags; one dispatch block at 4 spaces of
@@ -66,7 +65,6 @@ _BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
 _FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
 _ODD_BREAK = re.compile(b"\r|\xc2\x85|\xe2\x80[\xa8\xa9]")  # CR, NEL, LS, PS: line breaks for YAML
 _HASH, _DASH, _SPACE = 35, 45, 32
-_NO_CODES: frozenset[str] = frozenset()
 
 
 class _Fail(Exception):
@@ -74,18 +72,6 @@ class _Fail(Exception):
 
     def __init__(self, col: int, message: str) -> None:
         self.col, self.message = col, message
-
-
-def parse_suppressions(comment: str | None) -> frozenset[str]:
-    """Codes from ``# mps-migrate: ignore[A,B]``; bare ``ignore`` gives {"*"}."""
-    if not comment:
-        return frozenset()
-    m = _SUPPRESS.search(comment)
-    if m is None:
-        return frozenset()
-    if m.group(1) is None:
-        return frozenset({"*"})
-    return frozenset(c.strip() for c in m.group(1).split(",") if c.strip())
 
 
 # ------------------------------------------------------------------ scalars
@@ -267,7 +253,7 @@ class _Entry:
 
     __slots__ = (
         "line", "start", "last_line", "last_end", "last_col", "map_indent", "values",
-        "key_lines", "func_line", "func_comment", "dispatch", "dispatch_line",
+        "key_lines", "func_line", "dispatch", "dispatch_line",
         "block_key", "block_kind", "nested_indent", "block_items",
     )
 
@@ -278,7 +264,6 @@ class _Entry:
         self.values: dict[str, object] = {}
         self.key_lines: dict[str, int] = {}
         self.func_line = 0
-        self.func_comment: bytes | None = None
         self.dispatch: list[DispatchLine] = []
         self.dispatch_line: int | None = None
         self.block_key: str | None = None  # key whose (empty) value may open a nested block
@@ -434,7 +419,6 @@ class _Scanner:
             tags = tuple(tags_raw[1:-1].decode().split(", "))
         else:
             tags = (tags_raw.decode(),)
-        fc = m.group("fc")
         delegate, inherits = kv.get(b"structured_delegate") or None, kv.get(b"structured_inherits") or None
         self.entries.append(
             _make_entry(
@@ -457,7 +441,6 @@ class _Scanner:
                 is_inplace=name.endswith("_") and not name.endswith("__"),
                 is_out=_args_have_out(args),
                 manual_kernel_registration=mkr is not None and _BOOLS[mkr.decode()],
-                suppressions=_NO_CODES if fc is None else parse_suppressions(fc.decode()),
             )
         )
         return True
@@ -484,14 +467,12 @@ class _Scanner:
                 span_list.append(span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0))
                 a = b + 2
             keys, key_spans = tuple(key_list), tuple(span_list)
-        comment = m.group(3)
         return _make_dispatch(  # type: ignore[no-any-return]
             keys=keys,
             kernel=m.group(2).decode(),
             span=span(path=path, line=ln, column=first + col0, end_line=ln, end_column=ke + col0, start=first + off0, end=ke + off0),
             key_spans=key_spans,
             kernel_span=span(path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0),
-            suppressions=_NO_CODES if comment is None else parse_suppressions(comment.decode()),
         )
 
     def note_last_line(self, line: bytes) -> None:
@@ -543,12 +524,12 @@ class _Scanner:
         key_b = line[at:colon].rstrip(b" ")
         if not _KEY_RE.match(key_b):
             raise _Fail(at, f"unsupported key {key_b.decode('utf-8', 'replace')!r}")
-        value, vs, _, comment = _scalar(line, colon + 1)
-        self.set_value(self.name(key_b), at, value, comment)
+        value, vs, _, _ = _scalar(line, colon + 1)
+        self.set_value(self.name(key_b), at, value)
         if isinstance(value, (list, str)) and key_b == b"dispatch":
             raise _Fail(vs, "'dispatch:' must be followed by an indented block of 'KEY: kernel' lines")
 
-    def set_value(self, key: str, at: int, value: object, comment: bytes | None) -> None:
+    def set_value(self, key: str, at: int, value: object) -> None:
         """Record ``key: value`` of the current entry (the key at byte column ``at``)."""
         cur = self.cur
         assert cur is not None
@@ -561,7 +542,6 @@ class _Scanner:
         cur.values[key] = value
         if key == "func":
             cur.func_line = lineno
-            cur.func_comment = comment
         elif key == "dispatch":
             cur.dispatch_line = lineno
             cur.dispatch = []
@@ -627,7 +607,7 @@ class _Scanner:
             raise _Fail(colon, "expected a space after ':' in dispatch line")
         if line[indent] in b"\"'":
             raise _Fail(indent, "quoted dispatch keys are not supported")
-        value, vs, ve, comment = _scalar(line, colon + 1)
+        value, vs, ve, _ = _scalar(line, colon + 1)
         if not isinstance(value, str) or not value:
             raise _Fail(vs, "dispatch line needs a kernel name after ':'")
         keys: list[str] = []
@@ -649,7 +629,6 @@ class _Scanner:
                 span=self.span(indent, whole_end),
                 key_spans=tuple(key_spans),
                 kernel_span=self.span(vs, ve),
-                suppressions=parse_suppressions(_text(comment)),
             )
         )
 
@@ -692,7 +671,6 @@ class _Scanner:
                 is_inplace=name.endswith("_") and not name.endswith("__"),
                 is_out=args is not None and _args_have_out(args),
                 manual_kernel_registration=self.flag(cur, "manual_kernel_registration"),
-                suppressions=_NO_CODES if cur.func_comment is None else parse_suppressions(cur.func_comment.decode("utf-8", "replace")),
             )
         )
 
@@ -704,10 +682,6 @@ class _Scanner:
             return _BOOLS[raw]
         self.errors.append(ParseError(self.path, cur.key_lines[key], 1, f"{key} must be True or False, got {raw!r}"))
         return False
-
-
-def _text(comment: bytes | None) -> str | None:
-    return None if comment is None else comment.decode("utf-8", "replace")
 
 
 def _opt_str(value: object) -> str | None:

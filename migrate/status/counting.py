@@ -157,7 +157,7 @@ def compute_status(ix: Index) -> Status:
         kind[o] = route_kind(ix, e)
         family[o] = e.base_name
         r = ix.routes[o]
-        host[o] = r.defined_at.rsplit(":", 1)[0] if r.defined_at else NO_HOST
+        host[o] = r.defined_at.path if r.defined_at else NO_HOST
     half = half_migrated_families(ix)
     portability, note = _portability_fn()
     families = []
