@@ -51,7 +51,6 @@ class CudaKernel(KernelBase):
     def _execute(self, bounds: list[Bound], t: tuple, g: tuple, checked: bool) -> None:
         import torch
 
-        from . import driver
 
         mod = self.lib.module()
         grid = tuple((t[i] + g[i] - 1) // g[i] for i in range(3))

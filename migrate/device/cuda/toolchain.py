@@ -84,7 +84,7 @@ def include_flags() -> list[str]:
 def compile_cmd(src: Path, out: Path, opt: int, lib: Path) -> list[str]:
     d = msl_dir()
     return [sys.executable, "-m", "ziglang", "clang", "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={ARCH}",
-            "-nocudalib", "-nocudainc", "-Wno-unknown-cuda-version", "-Xclang", "-target-feature", "-Xclang", PTX_ISA,
+            "-nocudalib", "-nocudainc", "--cuda-path=/nonexistent", "-Wno-unknown-cuda-version", "-Xclang", "-target-feature", "-Xclang", PTX_ISA,
             "-S", f"-O{opt}", "-g0", "-w", *cpu_toolchain.COMMON_FLAGS, *cpu_toolchain.NUMERICS_FLAGS,
             "-fno-finite-loops", *include_flags(), f"-I{d}", "-include", str(d / "cuda_runtime.h"),
             "-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib), str(src), "-o", str(out)]
