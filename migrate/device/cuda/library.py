@@ -51,7 +51,6 @@ class CudaKernel(KernelBase):
     def _execute(self, bounds: list[Bound], t: tuple, g: tuple, checked: bool) -> None:
         import torch
 
-
         mod = self.lib.module()
         grid = tuple((t[i] + g[i] - 1) // g[i] for i in range(3))
         if any(grid[i] > MAX_GRID[i] for i in range(3)):
