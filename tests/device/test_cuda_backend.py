@@ -83,7 +83,7 @@ def test_compile_errors_name_the_users_line(cuda):
 
 
 def test_cache_is_found_again_without_rebuilding(cuda):
-    src = SRC + "// again\n"
+    src = SRC.replace("+ b;", "- b;")  # a new build, not only a new manifest
     cuda.compile_shader(src)
     assert not cuda.last_build.cached
     cuda.compile_shader(src)
