@@ -14,7 +14,7 @@ import sys
 from migrate import __version__
 from migrate.errors import EXIT_ERROR, UsageError, missing_extra
 
-COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "status", "bench", "cache", "lintrunner")
+COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "compile", "status", "bench", "cache", "lintrunner")
 
 
 def _load(name: str):

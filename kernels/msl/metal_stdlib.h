@@ -20,6 +20,7 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 
+#ifndef __MPS_MIGRATE_CUDA__  // on the GPU these conversions are instructions
 // float/double -> bfloat conversions are libcalls that zig's compiler_rt lacks
 extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float f) {
   uint32_t b = __builtin_bit_cast(uint32_t, f);
@@ -27,6 +28,7 @@ extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float
                                                : uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
   return __builtin_bit_cast(__bf16, r);
 }
+#endif
 // double -> float rounded to odd: a second rounding (to half or bfloat) then rounds only once
 static inline float __msl_to_float_odd(double d) {
   float f = (float)d;
@@ -38,6 +40,7 @@ static inline float __msl_to_float_odd(double d) {
   }
   return f;
 }
+#ifndef __MPS_MIGRATE_CUDA__
 extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(double d) {
   return __truncsfbf2(__msl_to_float_odd(d));
 }
@@ -73,6 +76,8 @@ extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncsfhf2(flo
 extern "C" __attribute__((visibility("hidden"), used)) _Float16 __truncdfhf2(double d) {
   return __truncsfhf2(__msl_to_float_odd(d));
 }
+
+#endif  // !__MPS_MIGRATE_CUDA__
 
 // ---------------------------------------------------------------- vectors
 #define __MSL_VEC(T, N) typedef T T##N __attribute__((ext_vector_type(N)));
@@ -661,12 +666,16 @@ __MSL_MATS(float) __MSL_MATS(half)
 
 // [[threadgroup(N)]] kernel parameters: one block per OS worker thread; a
 // threadgroup runs on one worker, so its threads share it (32 KiB, Apple's limit).
+#ifdef __MPS_MIGRATE_CUDA__
+#include "cuda_exec.h"  // blocks, shared memory, warp shuffles (CUDA backend)
+#else
 template <int N> __MSL_INLINE void* __msl_tgmem() {
   alignas(64) static thread_local unsigned char m[32768];
   return m;
 }
 
 #include "msl_runtime_exec.h"
+#endif
 
 namespace metal {
 // --------------------------------------------------------- simdgroup_matrix

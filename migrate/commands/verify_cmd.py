@@ -14,7 +14,9 @@ def add_arguments(p) -> None:
     p.add_argument("family", help="operator family, e.g. atan2")
     p.add_argument("--root", type=Path, default=Path("."), help="any path inside the PyTorch tree")
     p.add_argument("--patch", metavar="FILE|-", help="unified diff applied in memory first (- reads stdin)")
-    p.add_argument("--backend", choices=("cpu", "mps", "auto"), default="cpu")
+    p.add_argument("--backend", choices=("cpu", "mps", "cuda", "auto"), default="cpu")
+    p.add_argument("--racecheck", action="store_true",
+                   help="cuda: run again under compute-sanitizer racecheck and memcheck; hazards fail")
     p.add_argument("--dtypes", help="comma-separated torch dtype names (default: every registered input dtype)")
     p.add_argument("--layouts", help="comma-separated layouts (default: all; see rules/verify.yaml)")
     p.add_argument("--atol", type=float, help="absolute tolerance (default: torch.testing's per dtype)")
@@ -78,6 +80,9 @@ def run(args) -> int:
                    seed=args.seed, opt=args.opt, checked=args.checked, timeout=args.timeout,
                    compile_timeout=args.compile_timeout, progress=_progress(),
                    opinfo=not args.no_opinfo)
+    if args.racecheck:
+        from migrate.device.cuda.sanitizer import verify_under_sanitizers
+        return verify_under_sanitizers(args)
     patch = _read_patch(args.patch) if args.patch else None
     try:
         report = verify(root, args.family, patch, opts)

@@ -1,4 +1,4 @@
-"""Run Metal (MSL) kernels: on an Apple GPU ("mps") or on the CPU ("cpu").
+"""Run Metal (MSL) kernels: on an Apple GPU ("mps"), on the CPU ("cpu") or an NVIDIA GPU ("cuda").
 
     from migrate.device import get_backend
     lib = get_backend("cpu").compile_shader(source)
@@ -26,7 +26,7 @@ def mps_available() -> bool:
 
 
 def get_backend(name: str = "auto", root: str | Path | None = None, **options):
-    """"cpu", "mps", or "auto" (mps when an Apple GPU is usable, else cpu).
+    """"cpu", "mps", "cuda", or "auto" (mps when an Apple GPU is usable, else cpu).
 
     root: a PyTorch source tree whose c10/metal headers shaders should use.
     options (cpu): opt=0..3, checked=False.
@@ -39,4 +39,7 @@ def get_backend(name: str = "auto", root: str | Path | None = None, **options):
     if name == "mps":
         from .mps import MpsBackend
         return MpsBackend(root=root)
-    raise ValueError(f"unknown backend {name!r}: expected 'cpu', 'mps' or 'auto'")
+    if name == "cuda":
+        from .cuda import CudaBackend
+        return CudaBackend(root=root, **options)
+    raise ValueError(f"unknown backend {name!r}: expected 'cpu', 'mps', 'cuda' or 'auto'")

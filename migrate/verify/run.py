@@ -288,8 +288,11 @@ def compile_source(source: KernelSource, root: Path, opts: Options):
         # the runner binds CPU tensors and reads CpuLibrary.kernel_names (known gap)
         raise CannotRun("verify runs kernels on the CPU backend only; the mps backend is not wired in yet")
     try:
-        be = get_backend("cpu", root=root, checked=opts.checked, timeout=opts.timeout, memory=opts.memory,
-                         compile_timeout=opts.compile_timeout)
+        if opts.backend == "cuda":  # the same cases and references, kernels on an NVIDIA GPU (PTX built here)
+            be = get_backend("cuda", root=root, compile_timeout=opts.compile_timeout)
+        else:
+            be = get_backend("cpu", root=root, checked=opts.checked, timeout=opts.timeout, memory=opts.memory,
+                             compile_timeout=opts.compile_timeout)
         if source.template:
             def build(text: str):
                 return be.compile_shader(text, source.include_dirs, filename=Path(source.path).stem + ".metal",
