@@ -13,7 +13,7 @@ import marshal
 from migrate import model
 
 CLASSES = tuple(c for c in vars(model).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
-                and c.__module__ == model.__name__)
+                and c.__module__ in (model.__name__, "migrate.source.span"))
 _ID = {c: i for i, c in enumerate(CLASSES)}
 _FIELDS = tuple(tuple(f.name for f in dataclasses.fields(c)) for c in CLASSES)
 _NAMES = {c.__name__ for c in CLASSES}
