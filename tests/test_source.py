@@ -87,6 +87,9 @@ def test_preprocessor_lines_are_one_token_with_continuations():
     assert [t.kind for t in toks] == ["dir", "id", "id", "punc", "dir"]
     assert toks[0].text == "#define F(a) \\\n  a + 1"
     assert kinds("#x", directives=False) == [("punc", "#"), ("id", "x")]
+    # a block comment spanning lines belongs to its directive; "/*" in a string or a // comment opens none
+    assert kinds('#define X /* a\nb */ 1\nint y;')[:2] == [("dir", "#define X /* a\nb */ 1"), ("id", "int")]
+    assert [k for k, _ in kinds('#define S "/*" // /*\nint w;')] == ["dir", "id", "id", "punc"]
 
 
 def test_objective_c_tokenizes():

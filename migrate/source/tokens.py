@@ -118,18 +118,17 @@ def tokenize(text: str, start: int = 0, end: int | None = None, *, directives: b
     return out
 
 
+_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|/\*.*?(?:\*/|\Z)|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
+
+
 def directive_end(text: str, p: int, end: int | None = None) -> int:
-    """End of the preprocessor line starting at ``p`` (before its newline; continuations joined)."""
+    """End of the preprocessor line starting at ``p`` (before its newline): continuations and
+    block comments spanning lines belong to it."""
     end = len(text) if end is None else end
-    nl = p
-    while True:
-        nl = text.find("\n", nl, end)
-        if nl < 0:
-            return end
-        if text[nl - 1] == "\\" or text[nl - 2:nl] == "\\\r":
-            nl += 1
-            continue
-        return nl
+    for m in _DIRECTIVE_PARTS.finditer(text, p, end):
+        if m.group() == "\n":
+            return m.start()
+    return end
 
 
 def render(toks: list[Tok]) -> str:
