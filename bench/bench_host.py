@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from migrate.read.cpp_lex import scrub  # noqa: E402
+from migrate.source import SourceFile as scrub  # noqa: E402
 from migrate.read.cpp_unit import _PARSER  # noqa: E402
 from migrate.read.host_reader import read_host_file  # noqa: E402
 from migrate.read.objc_neutral import neutralize  # noqa: E402

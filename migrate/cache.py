@@ -34,7 +34,7 @@ def cache_dir() -> Path:
 
 # Modules (relative to the package) whose code decides a cached model: the readers,
 # the model and its codec, the tables they consult and tree.py's native-file scan.
-KEY_MODULES = ("model.py", "codec.py", "tables.py", "resources.py", "tree.py", "cache.py", "read/*.py")
+KEY_MODULES = ("model.py", "codec.py", "tables.py", "resources.py", "tree.py", "cache.py", "read/*.py", "source/*.py")
 KEY_PACKAGES = ("mps-migrate", "tree-sitter", "tree-sitter-cpp", "libcst", "pyyaml")
 
 

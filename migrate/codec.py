@@ -14,7 +14,7 @@ from enum import Enum
 from migrate import model
 
 CLASSES = tuple(c for c in vars(model).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
-                and c.__module__ == model.__name__)
+                and c.__module__ in (model.__name__, "migrate.source.span"))
 ENUMS = tuple(c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Enum)
               and c.__module__ == model.__name__)
 _ID = {c: i for i, c in enumerate(CLASSES)}

@@ -9,20 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-
-@dataclass(frozen=True)
-class Span:
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    start: int  # byte offset
-    end: int  # byte offset, exclusive
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}"
+from migrate.source.span import Span  # noqa: F401  (re-exported: one Span type)
 
 
 # --------------------------------------------------------------- yaml layer

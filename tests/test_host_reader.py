@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate.model import HostFile, HostFunction
-from migrate.read.cpp_lex import scrub
+from migrate.source import SourceFile as scrub
 from migrate.read.host_reader import load_markers, read_host_file
 from migrate.read.objc_neutral import neutralize
 from tests.corpus import pytorch_260_root

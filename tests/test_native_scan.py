@@ -73,3 +73,15 @@ def test_a_stub_not_named_stub_is_found_by_its_device_argument():
                "  where_kernel(iter.device_type(), iter);\n  if (c.numel() > 0) {\n    fill_kernel(kCPU, out);\n  }\n"
                "  return out;\n}\n")
     assert got["w_out"][0] == ("fill_kernel", "where_kernel")  # the index keeps those declared as stubs
+
+
+def test_comments_and_strings_are_not_code():
+    declared, _ = scan_native_file("x.h", b"//   DECLARE_DISPATCH(fn_type, stub)\nDECLARE_DISPATCH(fn_t, real_stub)\n")
+    assert declared == (("real_stub", 2),)
+    got = scan(
+        "Tensor& soft_out(const Tensor& self, Tensor& out) {\n"
+        "  // out = at::log1p(at::exp(-self)); fill_stub would be wrong here\n"
+        "  TORCH_CHECK(true, \"at::exp(x) is not called\");\n"
+        "  return at::neg_out(out, self);\n}\n"
+    )
+    assert got == {"soft_out": ((), ("neg_out",))}

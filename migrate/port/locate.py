@@ -1,7 +1,7 @@
 """From a family to its MPSGraph implementations and the DAG their graph code builds."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate.index import Index
@@ -9,8 +9,8 @@ from migrate.model import DispatchLine, HostFunction, NativeEntry
 from migrate.port import objc as o
 from migrate.port.dag import Dag
 from migrate.port.translate import PortBlocked, Translator
-from migrate.read.cpp_lex import scrub
-from migrate.read.cpp_macros import expand, expand_nested, find_invocations, find_macros
+from migrate.source import SourceFile
+from migrate.source.macros import expand, expand_nested, find_invocations, find_macros
 
 GRAPH_IMPLS = ("mpsgraph", "mixed")
 
@@ -50,9 +50,7 @@ def family_impls(ix: Index, family: str) -> list[Impl]:
 # ------------------------------------------------------------- source text
 @lru_cache(maxsize=64)
 def _file_macros(data: bytes):
-    # a #define body is one logical line: its newlines are spliced continuations (so that
-    # "sel##\\ <newline> WithTensor" pastes into one selector)
-    return {n: replace(m, body=m.body.replace(b"\n", b" ")) for n, m in find_macros(scrub(data)).items()}
+    return find_macros(SourceFile(data))  # a body is one logical line: continuations are spliced
 
 
 def function_text(ix: Index, f: HostFunction) -> tuple[str, int]:
@@ -60,7 +58,7 @@ def function_text(ix: Index, f: HostFunction) -> tuple[str, int]:
     data = ix.tree.sources[f.path]
     macros = _file_macros(data)
     if f.kind == "macro" and f.via_macro in macros and f.invocation is not None:
-        invs = [i for i in find_invocations(scrub(data), {f.via_macro}) if i.start == f.invocation.start]
+        invs = [i for i in find_invocations(SourceFile(data), {f.via_macro}) if i.start == f.invocation.start]
         if invs:
             text = expand(macros[f.via_macro], invs[0].args, macros)
             return text.decode("utf-8", "replace"), f.invocation.line

@@ -13,8 +13,8 @@ from migrate.port.emit import Plan, functor, plan_dtypes
 from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
-from migrate.read.cpp_lex import scrub
-from migrate.read.cpp_macros import expand, find_macros
+from migrate.source import SourceFile
+from migrate.source.macros import expand, find_macros
 from migrate.tree import MPS_REL
 
 KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
@@ -137,7 +137,7 @@ _line_end = FixBuilder.line_end
 
 
 def _struct_end(data: bytes, start: int) -> int:
-    code = scrub(data).code
+    code = SourceFile(data).code
     i = code.find(b"{", start)
     depth = 0
     for j in range(i, len(code)):
@@ -154,7 +154,7 @@ def _struct_end(data: bytes, start: int) -> int:
 @lru_cache(maxsize=32)
 def _convenience_macros(data: bytes, macro_kind: str) -> list[tuple[str, frozenset]]:
     """One-parameter #defines of the file and the (in, out) pairs they register for a NAME."""
-    macros = find_macros(scrub(data))
+    macros = find_macros(SourceFile(data))
     base = re.compile(rf"\bREGISTER_{macro_kind}_OP\(\s*__PORT__\s*,\s*(\w+)\s*,\s*(\w+)\s*\)")
     other = re.compile(r"\bREGISTER_(\w+)\(\s*__PORT__\b")
     out = []
@@ -193,9 +193,9 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
     ``lib.exec_*_kernel(iter, "name"[, alpha])`` plus ``REGISTER_DISPATCH`` (``body`` replaces the call)."""
     data = ix.tree.sources[hpath]
     helper = f"exec_{KIND[arity]}_kernel"
-    macros = find_macros(scrub(data))
+    macros = find_macros(SourceFile(data))
     ti = [r for r in hf.registrations if r.via_macro and r.via_macro in macros
-          and helper.encode() in macros[r.via_macro].body and len(macros[r.via_macro].params) == 1]
+          and helper in macros[r.via_macro].text and len(macros[r.via_macro].params) == 1]
     if ti and alpha is None and body is None:
         last = max(ti, key=lambda r: r.span.end)
         pos = _line_end(data, last.span.end)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import tree_sitter
 import tree_sitter_cpp
 
-from .cpp_lex import Scrubbed, blank, scrub
+from migrate.source import SourceFile
+from migrate.source.tokens import blank
 from .objc_neutral import neutralize
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
@@ -63,7 +64,7 @@ class FnNode:
 class Unit:
     """Parsed code plus its top-level functions, sorted by position."""
 
-    def __init__(self, sc: Scrubbed, blanks: list[tuple[int, int]] = ()) -> None:
+    def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = ()) -> None:
         self.sc = sc
         out = neutralize(sc)
         for s, e in blanks:
@@ -78,7 +79,7 @@ class Unit:
 
     @classmethod
     def from_bytes(cls, text: bytes) -> "Unit":
-        return cls(scrub(text))
+        return cls(SourceFile(text))
 
     def _walk(self) -> None:
         stack = [self.root]

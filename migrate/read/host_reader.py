@@ -6,7 +6,7 @@
 Objective-C is neutralised (objc_neutral) before tree-sitter-cpp parses the
 file; file-local generator macros (``CREATE_..._FUNC(...)``,
 ``REGISTER_UNARY_TI_DISPATCH(...)``) are expanded per invocation
-(cpp_macros) and their expansions read the same way.
+(``migrate.source.macros``) and their expansions read the same way.
 """
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from migrate.tables import load_markers
 
 from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
                      ParseError, Span, StubRegistration)
-from .cpp_lex import Scrubbed, blank, scrub
-from .cpp_macros import Invocation, Macro, expand, find_invocations, find_macros
+from migrate.source import SourceFile
+from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
+from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan
 from .host_sites import find_sites
 
@@ -55,7 +56,7 @@ class _Reader:
     def __init__(self, data: bytes, path: str) -> None:
         self.data = data
         self.path = path
-        self.sc: Scrubbed = scrub(data)
+        self.sc: SourceFile = SourceFile(data, path)
         self.errors: list[ParseError] = []
         self.markers = _all_markers()
         try:
@@ -157,7 +158,7 @@ class _Reader:
     def expansion(self, inv: Invocation, generators: dict[str, Macro], generated_ids: set[str]):
         """Functions, registrations, kernel calls and sites one generator invocation produces."""
         macro = generators[inv.macro]
-        if len(inv.args) != len(macro.params) and not (macro.params and macro.params[-1] == "..."):
+        if len(inv.args) != len(macro.params) and not macro.variadic:
             self.errors.append(ParseError(self.path, self.sc.line_of(inv.start), self.sc.column_of(inv.start),
                                           f"{inv.macro} expects {len(macro.params)} arguments, got {len(inv.args)}"))
         text = expand(macro, inv.args, generators)
@@ -251,22 +252,35 @@ def _unqualified(name: bytes) -> str:
     return name.decode("latin-1").rsplit("::", 1)[-1]
 
 
-@lru_cache(maxsize=256)
-def _dry_run(body: bytes, params: tuple[str, ...]) -> bool:
+_DRY_RUNS: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
+def _dry_run(mac: Macro) -> bool:
     """Does the macro body (parameters left as their names) define a function or register a stub?"""
-    text = Macro("_", params, body, 0, 0)
-    unit = Unit.from_bytes(expand(text, tuple(p.encode() for p in params)))
-    return bool(unit.functions) or any(_word_start(unit.sc.code, m.start()) for m in _REGISTER.finditer(unit.sc.code))
+    key = (mac.text, mac.params or ())
+    got = _DRY_RUNS.get(key)
+    if got is None:
+        unit = Unit.from_bytes(expand(mac, tuple(p.encode() for p in key[1])))
+        code = unit.sc.code
+        got = _DRY_RUNS[key] = bool(unit.functions) or any(
+            _word_start(code, m.start()) for m in _REGISTER.finditer(code))
+    return got
+
+
+def _calls_any(mac: Macro, names) -> bool:
+    body = mac.body
+    return any(t.kind == "id" and t.text in names and k + 1 < len(body) and body[k + 1].text == "("
+               for k, t in enumerate(body))
 
 
 def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
     """File-local macros whose invocations define functions or register stubs."""
-    found = {n: m for n, m in macros.items() if _dry_run(m.body, m.params)}
+    found = {n: m for n, m in macros.items() if _dry_run(m)}
     changed = True
     while changed:  # macros that invoke a generator are generators too
         changed = False
         for n, m in macros.items():
-            if n not in found and any(re.search(rb"\b" + g.encode() + rb"\s*\(", m.body) for g in found):
+            if n not in found and _calls_any(m, found):
                 found[n] = m
                 changed = True
     return found

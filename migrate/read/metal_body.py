@@ -1,6 +1,6 @@
 """Function bodies of Metal source, for the kernel review rules (MPS016-MPS021).
 
-Reads cpre's token stream (``cpre.TOKEN_RE``) keeping byte offsets, finds function
+Reads the token stream of ``migrate.source.tokens`` (byte offsets kept), finds function
 definitions (kernels, helpers, functor members) with their parameters and
 ``[[attributes]]``, and walks each body into simple statements, each with the
 conditions (``if``/``else``, loop, ``switch``) that enclose it.  Macros are not
@@ -10,71 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from migrate.read.cpre import TOKEN_RE
+from migrate.source.tokens import Tok, match_close, tokenize  # noqa: F401  (match_close: re-exported)
 
 CONTROL = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch", "do", "else", "static_assert"})
 ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
 
 
-@dataclass(frozen=True, slots=True)
-class Tok:
-    kind: str  # id | num | str | punc | other | dir (a whole preprocessor line)
-    text: str
-    start: int  # byte offset in the file
-
-
 def lex(text: str, start: int = 0, end: int | None = None) -> list[Tok]:
     """Tokens of ``text[start:end]`` (``text`` decoded latin-1: one char per byte), comments dropped."""
-    end = len(text) if end is None else end
-    out: list[Tok] = []
-    append = out.append
-    line_start, skip_to = True, -1
-    for m in TOKEN_RE.finditer(text, start, end):
-        p = m.start()
-        if p < skip_to:
-            continue
-        kind = m.lastgroup
-        if kind == "nl":
-            line_start = True
-        elif kind == "ws" or kind == "comment":
-            continue
-        elif kind == "badcomment":
-            break
-        elif line_start and kind == "punc" and m.group() == "#":
-            nl = p
-            while True:
-                nl = text.find("\n", nl, end)
-                if nl < 0:
-                    nl = end
-                    break
-                if text[nl - 1] == "\\" or text[nl - 2:nl] == "\\\r":
-                    nl += 1
-                    continue
-                break
-            append(Tok("dir", text[p:nl], p))
-            skip_to, line_start = nl, False
-        else:
-            append(Tok("other" if kind == "badstr" else kind, m.group(), p))
-            line_start = False
-    return out
-
-
-def match_close(toks: list[Tok], i: int) -> int:
-    """Index of the bracket closing the one at ``toks[i]`` (len(toks) if unbalanced)."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    want = [pairs[toks[i].text]]
-    for j in range(i + 1, len(toks)):
-        t = toks[j].text
-        if toks[j].kind != "punc":
-            continue
-        if t in pairs:
-            want.append(pairs[t])
-        elif t in (")", "]", "}"):
-            if t == want[-1]:
-                want.pop()
-                if not want:
-                    return j
-    return len(toks)
+    return tokenize(text, start, end)
 
 
 def split_top(toks: list[Tok], lo: int, hi: int, sep: str = ",", angles: bool = False) -> list[tuple[int, int]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from migrate.source import SourceFile, source_file
 from migrate.read.metal_body import (
     Function, Stmt, Tok, assignments, calls, find_functions, identifier_positions, identifiers, lex, walk,
 )
@@ -110,15 +111,18 @@ class Unit:
     flows: list[FnFlow] = field(default_factory=list)
     float_instances: bool = False  # some template is instantiated with a floating type at file scope
 
+    @property
+    def source(self) -> SourceFile:
+        sf = self.__dict__.get("_source")
+        if sf is None:
+            sf = self.__dict__["_source"] = source_file(self.text.encode("latin-1"), self.path)
+        return sf
+
     def line_col(self, off: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, off) + 1
-        return line, off - (self.text.rfind("\n", 0, off) + 1) + 1
+        return self.source.position(off)  # columns in characters
 
     def span(self, start: int, end: int):
-        from migrate.model import Span
-        l1, c1 = self.line_col(start)
-        l2, c2 = self.line_col(end)
-        return Span(self.path, l1, c1, l2, c2, start, end)
+        return self.source.span(start, end)
 
     def tok_span(self, lo: int, hi: int):
         last = self.toks[hi - 1]
@@ -143,21 +147,25 @@ def _units(tree, wanted=lambda path: True):
             continue
         data = tree.sources.get(path)
         if data is not None:
-            text = data.decode("latin-1")
-            yield analyse(path, text, 0, len(text))
+            sf = source_file(data, path)  # the token stream the Metal reader made
+            yield _analysed(path, sf.latin1, sf.tokens(), sf)
     for path in sorted(tree.hosts):
         if not wanted(path):
             continue
-        text = None
         for im in tree.hosts[path].inline_metal:
-            text = text or tree.sources[path].decode("latin-1")
-            yield analyse(path, text, im.span.start, im.span.end)
+            sf = source_file(tree.sources[path], path)
+            yield _analysed(path, sf.latin1, lex(sf.latin1, im.span.start, im.span.end), sf)
 
 
 def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
-    toks = lex(text, start, end)
+    return _analysed(path, text, lex(text, start, end))
+
+
+def _analysed(path: str, text: str, toks: list[Tok], sf: SourceFile | None = None) -> Unit:
     fns = find_functions(toks)
     unit = Unit(path, text, toks, fns)
+    if sf is not None:
+        unit.__dict__["_source"] = sf
     inside = set()
     for f in fns:
         inside.update(range(f.name_tok, f.body[1] + 1))

@@ -8,65 +8,31 @@ the file's own, and those of headers found in ``include_dirs``.
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-
-from migrate.tables import load_yaml_text
-
-from migrate.model import Functor, KernelRegistration, MetalFile, ParseError, Span
-from migrate.read.columns import char_column
-from migrate.read.cpre import (
-    TOKEN_RE,
-    Expander,
-    Macro,
-    Tok,
+from migrate.model import Functor, KernelRegistration, MetalFile, ParseError
+from migrate.read.metal_macros import (
     EXPORT_HIDERS,
     find_functors,
     find_host_names,
     find_kernel_functions,
-    parse_define,
     prune_body,
 )
 from migrate.resources import rules_dir, torch_include_dir
+from migrate.source import SourceFile, source_file
+from migrate.source.macros import Expander, Macro, directive, parse_define
+from migrate.source.tokens import Tok
+from migrate.tables import load_yaml_text
 
 INDEXING_H = "c10/metal/indexing.h"
 C10_METAL_DIR = "/c10/metal/"
 LIBRARY = "c10/metal"  # origin of the table's stand-in definitions when no indexing.h is at hand
 INTERESTING = frozenset({"host_name", "struct", "kernel"})
 SPECIAL = INTERESTING | {"void"}
-
-MASTER_RE = re.compile(
-    r"""
-     (?P<id>[A-Za-z_]\w*)
-    |(?P<num>\d[\w.]*)
-    |(?P<dir>^[ \t]*\#(?:\\\r?\n|/\*.*?\*/|[^\n])*)
-    |(?P<bc>/\*.*?\*/)
-    |(?P<badbc>/\*)
-    |(?P<lc>//[^\n]*)
-    |(?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-    """,
-    re.M | re.S | re.X,
-)
-HEADER_RE = re.compile(
-    r"""
-     (?P<dir>^[ \t]*\#(?:\\\r?\n|/\*.*?\*/|[^\n])*)
-    |(?P<bc>/\*.*?(?:\*/|\Z))
-    |(?P<lc>//[^\n]*)
-    |(?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-    """,
-    re.M | re.S | re.X,
-)
-DIRECTIVE_RE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)", re.S)
 INCLUDE_RE = re.compile(r"\s*[<\"]([^>\"]+)[>\"]")
-COMMENT_OR_STRING_RE = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/", re.S)
-STRUCT_AHEAD_RE = re.compile(r"\s+(\w+)_functor\s*(?:\{|:(?!:))")
-KERNEL_AHEAD_RE = re.compile(r"\s+void\s+(\w+)\s*\(")
-VOID_KERNEL_AHEAD_RE = re.compile(r"\s+kernel\s+(\w+)\s*\(")
-OPEN_PAREN_AHEAD_RE = re.compile(r"[ \t]*(\()")
 
 
 # ------------------------------------------------------------ rules table
@@ -84,14 +50,6 @@ def registration_table(path: str | None = None) -> dict[str, tuple[str, ...]]:
 
 
 # ------------------------------------------------------------ directives
-def _directive_text(raw: str) -> tuple[str, str]:
-    """(directive name, rest) with line splices joined and comments blanked."""
-    joined = raw.replace("\\\r\n", " ").replace("\\\n", " ")
-    joined = COMMENT_OR_STRING_RE.sub(lambda m: m.group() if m.group()[0] in "\"'" else " ", joined)
-    m = DIRECTIVE_RE.match(joined)
-    return (m.group(1), m.group(2)) if m else ("", "")
-
-
 # Events replayed in order: ("define", Macro) | ("undef", name) | ("include", rel)
 Event = tuple[str, object]
 
@@ -99,15 +57,14 @@ Event = tuple[str, object]
 @functools.lru_cache(maxsize=256)
 def _header_events(path: str, mtime_ns: int) -> tuple[Event, ...]:
     try:
-        text = Path(path).read_bytes().decode("latin-1")
+        sf = SourceFile(Path(path).read_bytes(), path)
     except OSError:
         return ()
     events: list[Event] = []
     skip_depth = 0  # inside "#if 0"
-    for m in HEADER_RE.finditer(text):
-        if m.lastgroup != "dir":
-            continue
-        name, rest = _directive_text(m.group())
+    text = sf.latin1
+    for ds, de in sf.directives:
+        name, rest = directive(text[ds:de])
         skip_depth = _track_if0(name, rest, skip_depth)
         if skip_depth or name not in ("define", "undef", "include"):
             continue
@@ -115,7 +72,7 @@ def _header_events(path: str, mtime_ns: int) -> tuple[Event, ...]:
             mac = parse_define(rest, [])
             if mac is not None:
                 mac.origin = path
-                mac.line = text.count("\n", 0, m.start()) + 1
+                mac.line = sf.line_of(ds)
                 events.append(("define", mac))
         elif name == "undef":
             events.append(("undef", rest.strip()))
@@ -182,38 +139,12 @@ def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
     return (inc,) if inc is not None and (inc / INDEXING_H).is_file() else ()
 
 
-# ------------------------------------------------------------ positions
-class _Positions:
-    def __init__(self, data: bytes, path: str, base_line: int, base_column: int, base_offset: int) -> None:
-        self.data = data
-        self.path = path
-        self.base_line, self.base_column, self.base_offset = base_line, base_column, base_offset
-        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
-
-    def line_col(self, off: int) -> tuple[int, int]:
-        idx = bisect.bisect_right(self.starts, off) - 1
-        col = char_column(self.data, self.starts[idx], off)
-        if idx == 0:
-            col += self.base_column - 1
-        return self.base_line + idx, col
-
-    def span(self, start: int, end: int) -> Span:
-        l1, c1 = self.line_col(start)
-        l2, c2 = self.line_col(end)
-        return Span(self.path, l1, c1, l2, c2, self.base_offset + start, self.base_offset + end)
-
-    def error(self, off: int, message: str) -> ParseError:
-        line, col = self.line_col(off)
-        return ParseError(self.path, line, col, message)
-
-
 # ------------------------------------------------------------ the reader
 class _Reader:
-    def __init__(self, data: bytes, path: str, include_dirs: Sequence[Path], pos: _Positions) -> None:
-        self.text = data.decode("latin-1")  # one char per byte: offsets are byte offsets
-        self.path = path
+    def __init__(self, sf: SourceFile, include_dirs: Sequence[Path]) -> None:
+        self.sf = sf
+        self.path = sf.path
         self.dirs = tuple(str(d) for d in include_dirs)
-        self.pos = pos
         self.table = registration_table()
         self.macros: dict[str, Macro] = {}
         fallback = dict(header_macros(self.dirs, INDEXING_H)) if self.dirs else {}
@@ -231,6 +162,10 @@ class _Reader:
         self.hidden_kernels: set[str] = set()  # templates and [[host_name]]-attributed definitions
         self.errors: list[ParseError] = []
         self._invocation: tuple[int, int, str] = (0, 0, "")
+
+    def error(self, off: int, message: str) -> None:
+        line, col = self.sf.position(off)
+        self.errors.append(ParseError(self.path, line, col, message))
 
     # -- macro table
     def _lookup(self, name: str) -> Macro | None:
@@ -282,7 +217,7 @@ class _Reader:
         return kind
 
     def _directive(self, raw: str, off: int, skip: int) -> int:
-        name, rest = _directive_text(raw)
+        name, rest = directive(raw)
         skip = _track_if0(name, rest, skip)
         if skip:
             return skip
@@ -290,10 +225,10 @@ class _Reader:
             errs: list[str] = []
             mac = parse_define(rest, errs)
             for e in errs:
-                self.errors.append(self.pos.error(off, e))
+                self.error(off, e)
             if mac is not None:
                 mac.origin = self.path
-                mac.line = self.pos.line_col(off)[0]
+                mac.line = self.sf.line_of(off)
                 self.macros[mac.name] = mac
                 self._forget()
         elif name == "undef":
@@ -322,46 +257,36 @@ class _Reader:
         return from_library and mac.params is not None and len(mac.params) == len(self.table[name])
 
     # -- invocations
-    def _read_invocation(self, name: str, start: int, p: int, function_like: bool) -> tuple[list[Tok], int] | None:
-        """Tokens of ``name(...)`` starting at text offset ``p`` (just after the name)."""
-        toks = [Tok("id", name)]
-        text, n = self.text, len(self.text)
+    def _read_invocation(self, toks: list[Tok], i: int, function_like: bool) -> tuple[list[Tok], int] | None:
+        """Tokens of the invocation whose name is ``toks[i]`` and the index after it."""
+        name = toks[i]
+        n = len(toks)
+        j = i + 1
         if not function_like:  # an object-like macro may expand to a function-like one's name
-            m = OPEN_PAREN_AHEAD_RE.match(text, p)
-            if not m:
-                return toks, p
-            p = m.start(1)
+            if j >= n or toks[j].text != "(" or "\n" in toks[j].space:
+                return [name], j
+        elif j >= n or toks[j].text != "(":
+            return None  # a function-like macro's name without '(' is not an invocation
         depth = 0
-        space = False
-        while p < n:
-            m = TOKEN_RE.match(text, p)
-            assert m is not None
-            kind, val = m.lastgroup, m.group()
-            p = m.end()
-            if kind in ("ws", "nl", "comment"):
-                space = True
-                continue
-            if kind == "badcomment":
-                self.errors.append(self.pos.error(m.start(), "unterminated comment"))
-                return None
-            if depth == 0 and val != "(":
-                return None  # a function-like macro's name without '(' is not an invocation
-            if kind == "badstr":
-                self.errors.append(self.pos.error(m.start(), "unterminated string literal"))
-                kind = "other"
-            toks.append(Tok(kind, val, space))  # type: ignore[arg-type]
-            space = False
-            if kind == "punc":
-                if val == "(":
+        while j < n:
+            t = toks[j]
+            j += 1
+            if t.kind == "other" and t.text in ('"', "'", "/*"):
+                if t.text == "/*":
+                    self.error(t.start, "unterminated comment")
+                    return None
+                self.error(t.start, "unterminated string literal")
+            elif t.kind == "punc":
+                if t.text == "(":
                     depth += 1
-                elif val == ")":
+                elif t.text == ")":
                     depth -= 1
                     if depth == 0:
-                        return toks, p
-                elif val == ";":
-                    self.errors.append(self.pos.error(start, f"unbalanced parentheses in invocation of {name}"))
+                        return toks[i:j], j
+                elif t.text == ";":
+                    self.error(name.start, f"unbalanced parentheses in invocation of {name.text}")
                     return None
-        self.errors.append(self.pos.error(start, f"unterminated invocation of macro {name}"))
+        self.error(name.start, f"unterminated invocation of macro {name.text}")
         return None
 
     def _on_base(self, macro: str, args: list[list[Tok]], result: list[Tok]) -> bool:
@@ -377,63 +302,63 @@ class _Reader:
                 op=texts[roles.index("name")],
                 dtypes=tuple(t for t, r in zip(texts, roles) if r.startswith("dtype")),
                 path=self.path,
-                span=self.pos.span(start, end),
+                span=self.sf.span(start, end),
                 via=None if written == macro else written,
                 host_names=names,
             )
         )
         return False
 
-    def _expand_at(self, name: str, mac: Macro, start: int, p: int) -> int:
-        got = self._read_invocation(name, start, p, mac.params is not None)
+    def _expand_at(self, toks: list[Tok], i: int, mac: Macro) -> int:
+        got = self._read_invocation(toks, i, mac.params is not None)
         if got is None:
-            return p
-        toks, end = got
-        self._invocation = (start, end, name)
-        result = self.expander.expand(toks)
+            return i + 1
+        inv, nxt = got
+        start, end = inv[0].start, inv[-1].end
+        self._invocation = (start, end, inv[0].text)
+        result = self.expander.expand(inv)
         for e in self.expander.errors:
-            self.errors.append(self.pos.error(start, e))
+            self.error(start, e)
         self.expander.errors.clear()
         self.expander.budget = 2_000_000
         self.host_names.update(find_host_names(result))
         self._add_kernels(find_kernel_functions(result))
         span = None
         for f in find_functors(result):
-            span = span or self.pos.span(start, end)
+            span = span or self.sf.span(start, end)
             self.functors.append(Functor(f, self.path, span))
-        return end
+        return nxt
 
-    def _literal_host_name(self, start: int, p: int) -> int:
-        got = self._read_invocation("host_name", start, p, True)
+    def _literal_host_name(self, toks: list[Tok], i: int) -> int:
+        got = self._read_invocation(toks, i, True)
         if got is None:
-            return p
-        toks, end = got
-        result = self.expander.expand(toks)
+            return i + 1
+        inv, nxt = got
+        result = self.expander.expand(inv)
         self.expander.errors.clear()
         self.host_names.update(find_host_names(result))
-        return end
+        return nxt
 
     def run(self) -> MetalFile:
-        text = self.text
-        p, skip = 0, 0
-        search = MASTER_RE.search
+        toks = self.sf.tokens()
+        i, n, skip = 0, len(toks), 0
         macros, fallback = self.macros, self.expander.fallback
-        while True:
-            m = search(text, p)
-            if m is None:
-                break
-            kind = m.lastgroup
-            p = m.end()
+        while i < n:
+            t = toks[i]
+            kind = t.kind
             if kind == "dir":
-                skip = self._directive(m.group(), m.start(), skip)
-            elif skip or kind != "id":
-                if kind == "badbc" and not skip:
-                    self.errors.append(self.pos.error(m.start(), "unterminated comment"))
-                    break
-            else:
-                name = m.group()
+                skip = self._directive(t.text, t.start, skip)
+            elif skip:
+                pass
+            elif kind == "id":
+                name = t.text
                 if name in SPECIAL or name in macros or name in fallback:
-                    p = self._identifier(name, m.start(), p)
+                    i = self._identifier(toks, i)
+                    continue
+            elif kind == "other" and t.text == "/*":
+                self.error(t.start, "unterminated comment")
+                break
+            i += 1
         return MetalFile(
             path=self.path,
             functors=tuple(self.functors),
@@ -450,25 +375,28 @@ class _Reader:
             if not exported:
                 self.hidden_kernels.add(name)
 
-    def _identifier(self, name: str, start: int, p: int) -> int:
-        text = self.text
+    def _identifier(self, toks: list[Tok], i: int) -> int:
+        t = toks[i]
+        name = t.text
+        ahead = [x.text for x in toks[i + 1:i + 4]]
         if name == "struct":
-            a = STRUCT_AHEAD_RE.match(text, p)
-            if a:
-                self.functors.append(Functor(a.group(1), self.path, self.pos.span(start, a.end(1) + len("_functor"))))
-            return p
+            nm = toks[i + 1] if i + 1 < len(toks) else None
+            if (nm is not None and nm.kind == "id" and len(nm.text) > 8 and nm.text.endswith("_functor")
+                    and ahead[1:2] and ahead[1] in ("{", ":")):
+                self.functors.append(Functor(nm.text[:-8], self.path, self.sf.span(t.start, nm.end)))
+            return i + 1
         if name in ("kernel", "void"):
-            a = (KERNEL_AHEAD_RE if name == "kernel" else VOID_KERNEL_AHEAD_RE).match(text, p)
-            if a:
-                before = text[max(0, start - 200):start].rstrip()[-1:]
-                self._add_kernels([(a.group(1), before not in EXPORT_HIDERS)])
-            return p
+            other = "void" if name == "kernel" else "kernel"
+            if len(ahead) == 3 and ahead[0] == other and toks[i + 2].kind == "id" and ahead[2] == "(":
+                before = toks[i - 1].text[-1:] if i else ""
+                self._add_kernels([(ahead[1], before not in EXPORT_HIDERS)])
+            return i + 1
         if name == "host_name":
-            return self._literal_host_name(start, p)
+            return self._literal_host_name(toks, i)
         mac = self._lookup(name)
         if mac is not None and self._relevant(mac):
-            return self._expand_at(name, mac, start, p)
-        return p
+            return self._expand_at(toks, i, mac)
+        return i + 1
 
 
 def read_metal_source(
@@ -482,9 +410,12 @@ def read_metal_source(
 ) -> MetalFile:
     """Read Metal source ``data``; positions are shifted by the ``base_*`` values
     (for Metal embedded in another file: line, byte offset and column of its first byte)."""
-    pos = _Positions(data, path, base_line, base_column, base_offset)
+    if (base_line, base_column, base_offset) == (1, 1, 0):
+        sf = source_file(data, path)  # shared with the review rules' flow analysis
+    else:
+        sf = SourceFile(data, path, base_line=base_line, base_column=base_column, base_offset=base_offset)
     try:
-        return _Reader(data, path, include_dirs, pos).run()
+        return _Reader(sf, include_dirs).run()
     except RecursionError:
         return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),))
 

@@ -1,4 +1,4 @@
-"""What the shared (CPU-side) kernels of aten/src/ATen/native do, by a byte scan.
+"""What the shared (CPU-side) kernels of aten/src/ATen/native do, by a scan of their code.
 
 For a header: the dispatch stubs it declares.  For a .cpp: per function, the
 stub names it reaches for an MPS tensor (``*_stub`` called or passed to a
@@ -16,6 +16,8 @@ one, or a call of a same-file predicate that returns false off that device
 from __future__ import annotations
 
 import re
+
+from migrate.source import SourceFile
 
 _DECLARE_DISPATCH = re.compile(rb"\bDECLARE_DISPATCH\s*\(\s*[^;]*?,\s*(\w+)\s*\)")
 _STUB = re.compile(rb"\b(\w+_stub)\b")
@@ -37,9 +39,12 @@ _REQUIRES_DEVICE = re.compile(  # a predicate's "not that device: return false"
 
 
 def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
-    """((stub, line) declared by a header, (function, stubs, at_calls) defined in a .cpp)."""
+    """((stub, line) declared by a header, (function, stubs, at_calls) defined in a .cpp).
+    Reads the code only: comments and literal contents are blanked (``SourceFile.code``)."""
+    sf = SourceFile(data, rel)
+    data = sf.code
     if rel.endswith(".h"):
-        return tuple((m.group(1).decode(), data.count(b"\n", 0, m.start()) + 1)
+        return tuple((m.group(1).decode(), sf.line_of(m.start()))
                      for m in _DECLARE_DISPATCH.finditer(data)), ()
     bodies: dict[str, list[bytes]] = {}
     for m in _IMPL_HEAD.finditer(data):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from .cpp_lex import Scrubbed, blank
+from migrate.source import SourceFile
+from migrate.source.tokens import blank
 
 _AT_REGION = re.compile(rb"@(?:interface|implementation|protocol)\b(?!\s*\().*?@end\b", re.S)
 _AT_STMT = re.compile(rb"@(?:class|compatibility_alias)\b[^;]*;")
@@ -208,7 +209,7 @@ def _kw_fix(code: bytes, s: int, e: int) -> list[tuple[int, bytes]]:
     return []
 
 
-def neutralize(sc: Scrubbed) -> bytearray:
+def neutralize(sc: SourceFile) -> bytearray:
     """A parseable copy of ``sc.data``: same length, same newlines."""
     nd = bytearray(sc.code)
     for ds, de in sc.directives:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from migrate.model import MpsDecoration, OpInfoEntry, Span
-from migrate.read.columns import char_column
+from migrate.source.file import char_column
 
 _STRING = rb"""[rRbBuUfF]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
 # comments, strings, brackets, commas, identifiers; everything else is skipped

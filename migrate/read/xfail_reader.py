@@ -21,7 +21,7 @@ from typing import Iterator
 import libcst as cst
 
 from migrate.model import CommonMps, ParseError, Span, XfailEntry
-from migrate.read.columns import char_column
+from migrate.source.file import char_column
 
 SUPPORTED_COMPLEX = "SUPPORTED_COMPLEX_OPS"
 

@@ -1,0 +1,203 @@
+"""The C-family lexical grammar (C, C++, Objective-C++, Metal), defined once.
+
+Two passes are built from it, both at C speed where it matters:
+
+- ``scrub(data)``: one ``re`` pass over bytes finding comments and string, character
+  and raw-string literals; ``SourceFile.code`` is the copy with those blanked.
+- ``tokenize(text)``: the token stream of latin-1 text (one character per byte, so
+  offsets are byte offsets): identifiers, numbers, literals (raw strings included),
+  punctuators, Objective-C ``@keywords``, whole preprocessor lines; comments are
+  skipped, the whitespace before each token is kept (``Tok.space``).
+"""
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------- the grammar
+PREFIX = r"(?:u8|[uUL])?"
+RAW = PREFIX + r'R"(?P<d>[^()\\\s"]{0,16})\((?P<body>.*?)\)(?P=d)"'
+LINE_COMMENT = r"//(?:[^\n\\]|\\.)*"
+BLOCK_COMMENT = r"/\*.*?\*/"
+STRING = PREFIX + r'"(?:[^"\\\n]|\\.)*"'
+CHAR = PREFIX + r"'(?:[^'\\\n]|\\.)*'"
+IDENT = r"[A-Za-z_]\w*"
+NUMBER = r"\.?\d(?:[eEpP][+-]|[\w.])*"
+# compound assignments stay two tokens ("+" "="), as the review rules read them
+PUNCT = (r"\.\.\.|\#\#|::|->|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||\+\+|--"
+         r"|[-+*/%&|^!~<>=?:;,.()\[\]{}\#@]")
+CONTINUATION = r"\\\r?\n"
+
+
+class Tok:
+    """One token. ``start``: byte offset in its text (-1 when made by a macro expansion);
+    ``space``: the whitespace written before it ("" if none; truthy means "spaced")."""
+
+    __slots__ = ("kind", "text", "start", "space", "painted", "paste_op")
+
+    def __init__(self, kind: str, text: str, start: int = -1, space: str = "") -> None:
+        self.kind = kind  # id | num | str | punc | at | dir | other | pm (a placemarker)
+        self.text = text
+        self.start = start
+        self.space = space
+        self.painted = False  # a macro name that must never expand again (C 6.10.3.4p2)
+        self.paste_op = False  # a ``##`` of a macro body
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def copy(self, space: str | None = None) -> "Tok":
+        t = Tok(self.kind, self.text, self.start, self.space if space is None else space)
+        t.painted = self.painted
+        return t
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Tok({self.kind}:{self.text!r}@{self.start})"
+
+
+TOKEN_RE = re.compile(
+    rf"""
+     (?P<nl>\n)
+    |(?P<ws>(?:[ \t\r\f\v]|{CONTINUATION})+)
+    |(?P<comment>{LINE_COMMENT}|{BLOCK_COMMENT})
+    |(?P<badcomment>/\*)
+    |(?P<raw>{RAW})
+    |(?P<str>{STRING}|{CHAR})
+    |(?P<badstr>["'])
+    |(?P<at>@{IDENT})
+    |(?P<id>{IDENT})
+    |(?P<num>{NUMBER})
+    |(?P<punc>{PUNCT})
+    |(?P<other>.)
+    """,
+    re.X | re.S,
+)
+
+
+def tokenize(text: str, start: int = 0, end: int | None = None, *, directives: bool = True,
+             errors: list[str] | None = None) -> list[Tok]:
+    """Tokens of ``text[start:end]``. With ``directives``, a ``#`` first on its line starts
+    one ``dir`` token holding the whole preprocessor line (continuations included)."""
+    end = len(text) if end is None else end
+    out: list[Tok] = []
+    append = out.append
+    space = ""
+    line_start = True
+    skip_to = -1
+    for m in TOKEN_RE.finditer(text, start, end):
+        p = m.start()
+        if p < skip_to:
+            continue
+        kind = m.lastgroup
+        if kind == "nl" or kind == "ws":
+            space += m.group()
+            line_start = line_start or kind == "nl"
+            continue
+        if kind == "comment":
+            space += " "
+            continue
+        if kind == "badcomment":  # kept as an "other" token, the last one
+            if errors is not None:
+                errors.append("unterminated comment")
+            append(Tok("other", "/*", p, space))
+            break
+        if kind == "badstr":
+            if errors is not None:
+                errors.append("unterminated string literal")
+            kind = "other"
+        elif kind == "raw":
+            kind = "str"
+        elif directives and line_start and kind == "punc" and m.group() == "#":
+            nl = directive_end(text, p, end)
+            append(Tok("dir", text[p:nl], p, space))
+            skip_to, space, line_start = nl, "", False
+            continue
+        append(Tok(kind, m.group(), p, space))
+        space = ""
+        line_start = False
+    return out
+
+
+_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|/\*.*?(?:\*/|\Z)|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
+
+
+def directive_end(text: str, p: int, end: int | None = None) -> int:
+    """End of the preprocessor line starting at ``p`` (before its newline): continuations and
+    block comments spanning lines belong to it."""
+    end = len(text) if end is None else end
+    for m in _DIRECTIVE_PARTS.finditer(text, p, end):
+        if m.group() == "\n":
+            return m.start()
+    return end
+
+
+def render(toks: list[Tok]) -> str:
+    """Tokens back to text, each preceded by its own whitespace (continuations as spaces)."""
+    parts: list[str] = []
+    for t in toks:
+        if t.kind == "pm":
+            continue
+        if t.space:
+            parts.append(t.space if "\\" not in t.space else re.sub(CONTINUATION, "  ", t.space))
+        parts.append(t.text)
+    return "".join(parts)
+
+
+def match_close(toks: list[Tok], i: int) -> int:
+    """Index of the bracket closing the one at ``toks[i]`` (len(toks) if unbalanced)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    want = [pairs[toks[i].text]]
+    for j in range(i + 1, len(toks)):
+        t = toks[j].text
+        if toks[j].kind != "punc":
+            continue
+        if t in pairs:
+            want.append(pairs[t])
+        elif t in (")", "]", "}"):
+            if t == want[-1]:
+                want.pop()
+                if not want:
+                    return j
+    return len(toks)
+
+
+# ------------------------------------------------------------ the bytes pass
+_SCRUB = re.compile(
+    (r"(?=[/\"'RuUL])(?:"
+     rf"(?P<raw>(?<![\w]){RAW})"
+     rf"|(?P<lc>{LINE_COMMENT})"
+     r"|(?P<bc>/\*.*?(?:\*/|\Z))"
+     rf"|(?P<str>(?<![\w]){STRING})"
+     rf"|(?P<chr>(?<![\w]){PREFIX}'(?:[^'\\\n]|\\.){{1,8}}')"  # {1,8}: not a digit separator
+     r")").encode(),
+    re.S,
+)
+_BLANK = bytes(10 if b == 10 else 32 for b in range(256))  # every byte -> space, newlines kept
+
+
+def blank(b: bytes) -> bytes:
+    return b.translate(_BLANK)
+
+
+def scrub(data: bytes):
+    """(code, comments, raw strings): ``code`` is ``data`` with comments and literal contents
+    blanked (quotes, prefixes and line structure kept; byte offsets unchanged).
+    Raw strings are (start, end, content_start, content_end, delimiter)."""
+    comments: list[tuple[int, int]] = []
+    raws: list[tuple[int, int, int, int, str]] = []
+
+    def repl(m: re.Match[bytes]) -> bytes:
+        kind = m.lastgroup
+        text = m.group()
+        if kind == "raw":
+            cs, ce = m.span("body")
+            raws.append((m.start(), m.end(), cs, ce, m.group("d").decode("latin-1")))
+            q = text.index(b'"')  # keep prefix and quotes; the delimiter is no identifier
+            return blank(text[:q]) + b'"' + blank(text[q + 1: -1]) + b'"'
+        if kind in ("lc", "bc"):
+            comments.append(m.span())
+            return blank(text)
+        q = text.index(b'"' if kind == "str" else b"'")
+        return text[: q + 1] + blank(text[q + 1: -1]) + text[-1:]
+
+    return _SCRUB.sub(repl, data), comments, raws
