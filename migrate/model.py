@@ -143,9 +143,9 @@ class ParseError:
 
 @dataclass(frozen=True)
 class HostSite:
-    """A code site the host-side rules judge (MPS011-MPS014)."""
+    """A code site the host-side rules judge (MPS011-MPS014, MPS018)."""
 
-    kind: str  # readback | subiter_tensor | narrow_numel | setbytes_chain
+    kind: str  # readback | subiter_tensor | narrow_numel | setbytes_chain | fast_math
     path: str
     span: Span
     function: str | None  # enclosing host function

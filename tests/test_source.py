@@ -202,3 +202,20 @@ def test_positions_never_fail(data):
     for off in range(len(data) + 1):
         line, col = sf.position(off)
         assert line >= 1 and col >= 1
+
+
+def test_host_finding_column_counts_characters(tmp_path):
+    """A host-side site (MPS018's compile option) after non-ASCII text: column and caret in characters."""
+    root = tmp_path / "review"
+    shutil.copytree(REVIEW, root)
+    p = root / "aten/src/ATen/native/mps/operations/Review.mm"
+    line = "  /* schnell → größer */ options.fastMathEnabled = YES;"
+    p.write_text(p.read_text(encoding="utf-8") + f"\nvoid tune(MTLCompileOptions* options) {{\n{line}\n}}\n",
+                 encoding="utf-8")
+    proc = run_cli("lint", str(p), "--select", "MPS018", "--format", "json")
+    (f,) = [f for f in json.loads(proc.stdout) if f["path"].endswith("Review.mm")]
+    assert f["column"] == line.index("fastMathEnabled") + 1  # 4 multibyte characters before it
+    assert f["end_column"] == line.index(";") + 1
+    lines = run_cli("lint", str(p), "--select", "MPS018", "--format", "full").stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.rstrip().endswith(line.strip()))
+    assert lines[at].index("fastMathEnabled") == lines[at + 1].index("^")

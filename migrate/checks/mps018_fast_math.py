@@ -4,12 +4,7 @@ from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 import re
 
-from migrate.model import Span
-from migrate.read.cpp_lex import scrub
 from migrate.read.metal_flow import units
-
-HOST = re.compile(rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
-                  rb"|\bmathMode\s*=\s*MTLMathModeFast\b")
 
 PRAGMA = re.compile(r"#\s*pragma\s+METAL\s+fp\s+(?:math_mode\s*\(\s*(?:fast|relaxed)\s*\)|fast_math\b)|-ffast-math")
 
@@ -27,16 +22,9 @@ def check(ix):
                 first = k - 2 if k >= 2 and toks[k - 1].text == "::" and toks[k - 2].text == "metal" else k
                 first -= 1 if first and toks[first - 1].text == "::" else 0
                 yield RULE.finding(unit.tok_span(first, k + 3), message("".join(x.text for x in toks[first:k + 3])))
-    for path, hf in sorted(ix.tree.hosts.items()):
-        data = ix.tree.sources.get(path, b"")
-        if not ix.in_scope(path) or b"FastMath" not in data and b"MTLMathModeFast" not in data:
-            continue
-        code = scrub(data).code
-        for m in HOST.finditer(code):
-            line = code.count(b"\n", 0, m.start()) + 1
-            col = m.start() - (code.rfind(b"\n", 0, m.start()) + 1) + 1
-            span = Span(path, line, col, line, col + m.end() - m.start(), m.start(), m.end())
-            yield RULE.finding(span, message(m.group().decode()))
+    for site in sorted(ix.sites("fast_math"), key=lambda s: (s.path, s.span.start)):
+        if ix.in_scope(site.path):
+            yield RULE.finding(site.span, message(site.detail))
 
 
 def message(detail: str) -> str:

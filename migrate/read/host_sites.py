@@ -1,4 +1,4 @@
-"""Code sites for the host-side rules (MPS011-MPS014), see domain.md section 4.
+"""Code sites for the host-side rules (MPS011-MPS014, MPS018's compile options), see domain.md section 4.
 
 Candidates come from regexes over the scrubbed code (comments and literals
 blanked); tree-sitter nodes around each candidate decide.  Each site is
@@ -19,6 +19,9 @@ _TO_CPU = re.compile(rb"(?:\.|->)[ \t]*to[ \t]*\([ \t]*(?:(?:at|c10|torch)::)?(?
 _SUBITER_LOOP = re.compile(rb"\bwith_32bit_indexing[ \t]*\(")
 _NUMEL = re.compile(rb"numel[ \t]*\([ \t]*\)")  # the node lookup rejects longer names
 _SETBYTES = re.compile(rb"\bmtl_setBytes\b")
+# a library compile option that turns fast math on unconditionally (MPS018)
+_FAST_MATH = re.compile(rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
+                        rb"|\bmathMode\s*=\s*MTLMathModeFast\b")
 # member accesses that read the WHOLE tensor's geometry/data (wrong on a sub-iterator)
 _WHOLE_MEMBERS = frozenset({
     "numel", "data_ptr", "mutable_data_ptr", "const_data_ptr", "sizes", "strides", "size",
@@ -42,6 +45,9 @@ def find_sites(unit: Unit) -> list[RawSite]:
         sites += _subiter_tensors(unit)
     if b"mtl_setBytes" in code:
         sites += _setbytes_chains(unit)
+    if b"astMath" in code or b"MTLMathModeFast" in code:  # setFastMath..., fastMathEnabled
+        sites += [("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
+                  for m in _FAST_MATH.finditer(code)]
     sites.sort(key=lambda s: (s[1], s[0]))
     return sites
 
