@@ -37,3 +37,10 @@ def dispatch_keys(group: str) -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def dtype_family(name: str) -> tuple[str, ...]:
     return tuple(load_table("dtypes.yaml")[name])
+
+
+@lru_cache(maxsize=None)
+def kernel_launch_helpers() -> tuple[str, ...]:
+    """Host helpers that launch a named Metal kernel (every convention's ``calls``, launch_conventions.yaml)."""
+    conventions = load_table("launch_conventions.yaml")["conventions"]
+    return tuple(sorted({c for conv in conventions.values() for c in conv.get("calls", ())}))

@@ -14,7 +14,9 @@ def check(ix):
 
 
 def message(helper: str, kernel: str) -> str:
-    return f'{helper}(iter, "{kernel}") has no registered Metal functor "{kernel}"'
+    if helper.startswith("exec_"):
+        return f'{helper}(iter, "{kernel}") has no registered Metal functor "{kernel}"'
+    return f'{helper}(iter, "{kernel}"): no .metal file exports a kernel "{kernel}_*" for it to launch'
 
 
 RULE = Rule(
@@ -23,8 +25,9 @@ RULE = Rule(
     doc=Doc(
         summary="""\
 Finds host stubs calling `lib.exec_unary_kernel(iter, "name")` (binary,
-ternary alike) where no `.metal` file registers a functor or kernel family
-named `name`.
+ternary alike), or a tree's own launch helper such as 2.7's
+`binary_mps_impl(iter, "name")` (the helpers of rules/launch_conventions.yaml),
+where no `.metal` file registers a functor or exports a kernel family named `name`.
 """,
         why="""\
 The pipeline lookup fails at run time with a missing-function error.

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 
-from migrate.tables import load_markers
+from migrate.tables import kernel_launch_helpers, load_markers
 
 from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
                      ParseError, Span, StubRegistration)
@@ -28,7 +28,6 @@ _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
 _REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
     rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
-_KERNEL_CALL = re.compile(rb"(exec_\w*_kernel)[ \t]*\(")
 _VAR_BEFORE = re.compile(
     rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
@@ -286,11 +285,17 @@ def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
     return found
 
 
+@lru_cache(maxsize=1)
+def _kernel_call_pattern() -> re.Pattern[bytes]:
+    names = "|".join(re.escape(n) for n in kernel_launch_helpers())
+    return re.compile(rb"(" + names.encode() + rb")[ \t]*\(")
+
+
 def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
     sc = unit.sc
     code = sc.code
     found = []
-    for m in _KERNEL_CALL.finditer(code):
+    for m in _kernel_call_pattern().finditer(code):
         if not _word_start(code, m.start()) or sc.in_directive(m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(1), m.end(1))
@@ -317,7 +322,8 @@ def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
                 break
         enclosing = unit.enclosing(m.start())
         first = args[0].text.decode("latin-1") if args else ""
-        shared = method and bool(first) and (
+        # lib.exec_*_kernel(iter, ...) and a tree's free launch helper (binary_mps_impl(iter, ...))
+        shared = (method or not m.group(1).startswith(b"exec_")) and bool(first) and (
             "iter" in first.lower()
             or (enclosing is not None and re.search(
                 _ITER_PARAM.format(re.escape(first)),
