@@ -85,8 +85,10 @@ class LegacyHost:
             notes.append(f"the host's extra argument {self.site.extra} is bound as 0 (the reference op has none)")
         launch = Launch(kname, self._buffers("buffers", **bound), [out.numel()], "1d", notes, finish)
         if out.dtype != inp.dtype and not inp.dtype.is_complex:
-            launch.notes.append(f"{self.site.helper} never casts: it asks the library for {kname} "
-                                "(getPipelineStateForFunc raises when that kernel does not exist)")
+            why = ("the kernel is instantiated for these types and computes at the output's precision "
+                   "(TensorIterator casts through the common dtype only on CPU)" if self.conv.get("library") == "inline"
+                   else "getPipelineStateForFunc raises when that kernel does not exist")
+            launch.notes.append(f"{self.site.helper} never casts: it asks the library for {kname} ({why})")
         return launch
 
     def _buffers(self, key: str, **bound) -> list:
