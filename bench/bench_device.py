@@ -71,6 +71,7 @@ def main() -> None:
         x = torch.randn(n)
         y = torch.empty(n)
         xh, yh = x.half(), torch.empty(n, dtype=torch.half)
+        xb, yb = x.bfloat16(), torch.empty(n, dtype=torch.bfloat16)
         rows = []
         iso, lib = lib, get_backend("cpu", isolate=False).compile_shader(SRC)  # kernel speed: in this process
         for name, run, ref in [
@@ -80,8 +81,12 @@ def main() -> None:
              lambda: torch.exp(x, out=y)),
             ("exp half (dense ILP4)", lambda: lib.exp_dense_half_half(yh, xh, n, threads=[(n + 3) // 4]),
              lambda: torch.exp(xh, out=yh)),
-            ("  same, isolated worker", lambda: iso.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
+            ("exp float ILP4, isolated", lambda: iso.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
              lambda: torch.exp(x, out=y)),
+            ("exp half (dense_scalar)", lambda: lib.exp_dense_scalar_half_half(yh, xh, threads=[n]),
+             lambda: torch.exp(xh, out=yh)),
+            ("exp bfloat (dense ILP4)", lambda: lib.exp_dense_bfloat_bfloat(yb, xb, n, threads=[(n + 3) // 4]),
+             lambda: torch.exp(xb, out=yb)),
             ("mad float (dense_ilp4)", lambda: lib.mad_dense_ilp4_float_float(y, x, x, n, threads=[(n + 3) // 4]),
              lambda: torch.addcmul(x, x, x, out=y)),
             ("mad float (dense)", lambda: lib.mad_dense_float_float(y, x, x, threads=[n]),

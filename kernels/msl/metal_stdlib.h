@@ -20,14 +20,17 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 
-#ifndef __MPS_MIGRATE_CUDA__  // on the GPU these conversions are instructions
-// float/double -> bfloat conversions are libcalls that zig's compiler_rt lacks
-extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float f) {
+// float -> bfloat (RNE, NaN kept quiet). Inline integer code, so a vectorised loop keeps it in
+// registers; the math overloads use it directly.
+__MSL_INLINE __bf16 __msl_f2bf(float f) {
   uint32_t b = __builtin_bit_cast(uint32_t, f);
   uint16_t r = (b & 0x7fffffffu) > 0x7f800000u ? uint16_t((b >> 16) | 0x40u)
                                                : uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
   return __builtin_bit_cast(__bf16, r);
 }
+#ifndef __MPS_MIGRATE_CUDA__  // on the GPU these conversions are instructions
+// float/double -> bfloat conversions are libcalls that zig's compiler_rt lacks
+extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float f) { return __msl_f2bf(f); }
 #endif
 // double -> float rounded to odd: a second rounding (to half or bfloat) then rounds only once
 static inline float __msl_to_float_odd(double d) {
@@ -347,12 +350,12 @@ template <class... A> constexpr bool __msl_all_int = (std::is_integral<A>::value
 #define __MSL_F1(NAME, IMPL)                                               \
   __MSL_INLINE float NAME(float x) { return IMPL; }                         \
   __MSL_INLINE half NAME(half h) { return (half)NAME((float)h); }           \
-  __MSL_INLINE bfloat NAME(bfloat h) { return (bfloat)NAME((float)h); }     \
+  __MSL_INLINE bfloat NAME(bfloat h) { return __msl_f2bf(NAME((float)h)); } \
   __MSL_INT1(NAME) __MSL_VMAP1(NAME)
 #define __MSL_F2(NAME, IMPL)                                                         \
   __MSL_INLINE float NAME(float x, float y) { return IMPL; }                          \
   __MSL_INLINE half NAME(half a, half b) { return (half)NAME((float)a, (float)b); }   \
-  __MSL_INLINE bfloat NAME(bfloat a, bfloat b) { return (bfloat)NAME((float)a, (float)b); } \
+  __MSL_INLINE bfloat NAME(bfloat a, bfloat b) { return __msl_f2bf(NAME((float)a, (float)b)); } \
   __MSL_INT2(NAME) __MSL_VMAP2(NAME)
 
 __MSL_F1(sin, __builtin_sinf(x)) __MSL_F1(cos, __builtin_cosf(x)) __MSL_F1(tan, __builtin_tanf(x))

@@ -559,14 +559,31 @@ static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
   void* bufs[NSlots ? NSlots : 1];  // a local copy: stores through buffers cannot alias it
   for (int i = 0; i < NSlots; ++i) bufs[i] = ((void**)j->env)[i];
   void* env = NSlots ? (void*)bufs : j->env;
+  if (!Checked) {
+    // A tight loop over the threads of a row: the inlined body of an element-wise
+    // kernel vectorises (math calls through -fveclib), one iteration per thread.
+    // Local copies of the geometry: stores through buffers cannot alias them, so
+    // positions stay loop-invariant plus the thread index.
+    const __msl_dispatch dl = *d;
+    const uint3 tgl = tg, szl = sz;
+    for (uint z = 0; z < szl.z; ++z)
+      for (uint y = 0; y < szl.y; ++y) {
+#pragma clang loop vectorize(enable) interleave(enable)
+        for (uint x = 0; x < szl.x; ++x) {
+          __msl_tctx tx;
+          __msl_fill_tctx(tx, &dl, tgl, szl, x, y, z);
+          Body(env, tx);
+        }
+      }
+    return;
+  }
   for (uint z = 0; z < sz.z; ++z)
     for (uint y = 0; y < sz.y; ++y)
       for (uint x = 0; x < sz.x; ++x) {
         __msl_fill_tctx(t, d, tg, sz, x, y, z);
-        if (Checked) {  // the fault handler reads `t`: make it complete before the body runs
-          __msl_cur_t = &t;
-          __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        }
+        // the fault handler reads `t`: make it complete before the body runs
+        __msl_cur_t = &t;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         Body(env, t);
       }
   __msl_cur_t = nullptr;

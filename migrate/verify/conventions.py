@@ -38,6 +38,7 @@ class Site:
     dense: bool = False  # binary_offsets: contiguous iterators use the dense kernel
     library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
     scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
+    extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
 
 
 # ------------------------------------------------------------------ detection
@@ -90,12 +91,30 @@ def _call_site(ix, call) -> Site | None:
     if call.helper != "exec_unary_kernel":
         return None
     if call.shared_library:
-        return Site("unary_1d", call.name, call.helper, 1, call.path, call.span.line, call.function)
+        return Site("unary_1d", call.name, call.helper, 1, call.path, call.span.line, call.function,
+                    extra=_extra_argument(_text(ix, call.path)[call.span.start:call.span.end]))
     m = _LIBRARY.search(_text(ix, call.path))
     if m is not None and m.group(3):
         return Site("unary_inline_template", call.name, call.helper, 1, call.path, call.span.line, call.function,
                     library_var=m.group(2).decode())
     return None
+
+
+def _extra_argument(call_text: bytes) -> str:
+    """The third top-level argument of a call's text (``exec_unary_kernel(iter, "x", decimals)``), or ""."""
+    text = call_text.decode("utf-8", "replace")
+    args, depth, cur = [], 0, ""
+    for ch in text[text.find("(") + 1:]:
+        if ch in "([{" or (ch == ")" and depth) or ch in "]}":
+            depth += 1 if ch in "([{" else -1
+        elif ch in ",)" and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            if ch == ")":
+                break
+            continue
+        cur += ch
+    return args[2] if len(args) > 2 else ""
 
 
 def hand_written(ix, fns) -> str | None:

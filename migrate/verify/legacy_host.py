@@ -78,8 +78,18 @@ class LegacyHost:
         x = inp.contiguous() if "input" in contiguous else inp
         o = out if out.is_contiguous() or "output" not in contiguous else torch.empty(out.shape, dtype=out.dtype)
         finish = None if o is out else (lambda: out.copy_(o))
-        args = self._buffers("buffers", output=bind_tensor(o), input=bind_tensor(x))
-        return Launch(kname, args, [out.numel()], "1d", finish=finish)
+        bound = {"output": bind_tensor(o), "input": bind_tensor(x)}
+        notes = []
+        if self.site.extra:  # mtl_setBytes(int64): verify runs the value whose reference is the plain op
+            bound["extra"] = torch.zeros(1, dtype=torch.int64)
+            notes.append(f"the host's extra argument {self.site.extra} is bound as 0 (the reference op has none)")
+        launch = Launch(kname, self._buffers("buffers", **bound), [out.numel()], "1d", notes, finish)
+        if out.dtype != inp.dtype and not inp.dtype.is_complex:
+            why = ("the kernel is instantiated for these types and computes at the output's precision "
+                   "(TensorIterator casts through the common dtype only on CPU)" if self.conv.get("library") == "inline"
+                   else "getPipelineStateForFunc raises when that kernel does not exist")
+            launch.notes.append(f"{self.site.helper} never casts: it asks the library for {kname} ({why})")
+        return launch
 
     def _buffers(self, key: str, **bound) -> list:
         """The convention's buffer list, in order; names it binds only optionally (extra) are left out."""
@@ -90,20 +100,35 @@ class LegacyHost:
         inp, out = it.input(0), it.output()
         t = _metal(inp, "input")
         other, by_value = it.input(1), ops[2].cpu_scalar
-        if other.element_size() < inp.element_size() or (other.element_size() != inp.element_size() and not by_value):
+        if other.element_size() < inp.element_size():
             raise HostError(f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
-                            f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds and misaligned reads, not run")
+                            f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds reads, not run; "
+                            + self._no_promotion(by_value))
         if inp.dtype == torch.bool and other.dtype != torch.bool:
             raise HostError(f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
                             "valid bools (undefined behaviour), not run")
         at_start = self.site.scalar_at_storage_start
+        notes = []
+        if other.dtype != inp.dtype:
+            notes.append(f"{name}_{t} reads other ({other.dtype}) as {inp.dtype}: " + self._no_promotion(by_value))
+        for k, op in ((1, ops[1]), (2, ops[2])):
+            if op.cpu_scalar and at_start and op.tensor.storage_offset():
+                notes.append(f"mtl_setBuffer binds a CPU scalar by storage().data(): input {k - 1}'s storage "
+                             f"offset {op.tensor.storage_offset()} is ignored")
         bound = {"input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
                  "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start), "output": bind_tensor(out)}
         if self.site.dense and it.is_contiguous():
             return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}),
-                          self._buffers("dense_buffers", **bound), [it.numel()], "dense")
+                          self._buffers("dense_buffers", **bound), [it.numel()], "dense", notes)
         kname = self.conv["kernel"].format(name=name, **{"in": t})
-        return Launch(kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets")
+        return Launch(kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets",
+                      notes)
+
+    @staticmethod
+    def _no_promotion(cpu_scalar: bool) -> str:
+        how = "a CPU scalar's raw bytes (mtl_setBuffer setBytes, no conversion)" if cpu_scalar else "its buffer as is"
+        return (f"TensorIterator promotes inputs to the common dtype only when the common device is CPU "
+                f"(compute_types), so binary_mps_impl binds {how}")
 
 
 class TemplateLibrary:

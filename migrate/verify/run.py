@@ -206,7 +206,8 @@ class Runner:
             if launch is not None:
                 _fill_sentinel(it.output())
                 if launch.kernel not in self.names:
-                    cell.failures.append(f"host picks {launch.kernel}, which the library does not register")
+                    cell.failures.append(f"host picks {launch.kernel}, which the library does not register"
+                                         + _host_notes(launch))
                     continue
                 try:
                     self.lib.kernel(launch.kernel)(*launch.args, threads=launch.threads)
@@ -221,7 +222,7 @@ class Runner:
             got = it.output()
             st = compare(got, exp, at, self.opts.atol, self.opts.rtol)
             if st.first is not None:
-                st.first.reason += f" via {key}, reference {primary}"
+                st.first.reason += f" via {key}, reference {primary}" + (_host_notes(launch) if launch else "")
             cell.stats.merge(st)
         if _snapshot(case) != before:
             cell.failures.append(f"an input buffer was modified by {', '.join(sorted(seen))}")
@@ -237,6 +238,11 @@ class Runner:
             if cell.old_vs_cpu is None:
                 cell.old_vs_cpu = Stats()
             cell.old_vs_cpu.merge(ab)
+
+
+def _host_notes(launch) -> str:
+    """What the emulated host did that explains a difference (its binding, as the tree's code does it)."""
+    return "".join(f"; host: {n}" for n in launch.notes)
 
 
 def case_label(case: Case, shape) -> str:

@@ -77,12 +77,28 @@ def preprocess_cmd(src: Path, include_dirs: list[Path]) -> list[str]:
     return cmd
 
 
+# glibc's vector math library: with it, clang turns the math calls of a vectorised loop
+# into calls of its SIMD variants (expf -> _ZGVdN8v_expf, 1 ulp like libm's). zig ships
+# no stub for it, so the host's own copy is linked by path; without one, math stays scalar.
+LIBMVEC = ("/lib/x86_64-linux-gnu/libmvec.so.1", "/usr/lib/x86_64-linux-gnu/libmvec.so.1", "/lib64/libmvec.so.1")
+
+
+@functools.lru_cache(maxsize=None)
+def vector_math() -> tuple[str, ...]:
+    """(-fveclib=libmvec, path) where the host's glibc has libmvec for this target, else ()."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return ()
+    found = next((p for p in LIBMVEC if Path(p).is_file()), None)
+    return ("-fveclib=libmvec", found) if found else ()
+
+
 def compile_cmd(src: Path, out: Path, opt: int) -> list[str]:
     d = msl_dir()
     return compiler_cmd() + [
         "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *NUMERICS_FLAGS, *target_flags(),
-        "-fvisibility=hidden", "-fno-finite-loops", f"-I{d}", "-include", str(d / "metal_stdlib.h"),
-        "-x", "c++", str(src), "-o", str(out), "-lm", "-lpthread",
+        "-fvisibility=hidden", "-fno-finite-loops", *vector_math(), f"-I{d}",
+        "-include", str(d / "metal_stdlib.h"), "-x", "c++", str(src), "-x", "none", "-o", str(out),
+        "-lm", "-lpthread",
     ]
 
 
