@@ -156,8 +156,12 @@ def _body(dag: Dag, mode: str, ret: str) -> list[str]:
     return em.lines + [f"return {_strip(value)};"]
 
 
-def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
-    """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs."""
+def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
+    """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs (``traits``: the
+    tree's type traits, migrate.port.style; default: modern c10/metal's)."""
+    from migrate.port.style import MODERN_TRAITS
+
+    traits = traits or MODERN_TRAITS
     names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())
     params = ", ".join(f"const T {a}" for a in names)
     fret = "bool" if plan.float_out == "bool" else "T"
@@ -165,8 +169,8 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
     if plan.int_mode is None:
         overloads.append(("template <typename T>", fret, _body(dag, "float", fret)))
     else:
-        sf = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_floating_point_v<T>, bool> = true>"
-        si = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_integral_v<T>, bool> = true>"
+        sf = f"template <typename T, ::metal::enable_if_t<{traits.floating}<T>, bool> = true>"
+        si = f"template <typename T, ::metal::enable_if_t<{traits.integral}<T>, bool> = true>"
         overloads.append((sf, fret, _body(dag, "float", fret)))
         iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
         overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))

@@ -38,6 +38,20 @@ def verdict(ix: Index, family: str) -> Verdict:
     return Verdict(family, "portable", overloads, f"{port.kind}: {dag.structure()}")
 
 
+def render(verdicts: list[Verdict], width: int = 160) -> str:
+    """The --list table; long details are wrapped so that no line passes ``width`` columns."""
+    import textwrap
+
+    fw = max((len(v.family) for v in verdicts), default=6)
+    out = []
+    for v in verdicts:
+        where = f"  [{v.where}]" if v.where and v.status != "portable" else ""
+        head = f"{v.family:<{fw}}  {v.status:<12}  "
+        lines = textwrap.wrap(v.detail + where, width - len(head), break_on_hyphens=False) or [""]
+        out += [(head if k == 0 else " " * len(head)) + line for k, line in enumerate(lines)]
+    return "\n".join(out) + "\n"
+
+
 def list_families(ix: Index) -> list[Verdict]:
     return [verdict(ix, f) for f in mpsgraph_families(ix)]
 

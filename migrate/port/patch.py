@@ -15,11 +15,8 @@ from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.read.cpp_lex import scrub
 from migrate.read.cpp_macros import expand, find_macros
-from migrate.tree import MPS_REL
+from migrate.port.style import KERNEL_FILE, KIND, detect
 
-KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
-HOST_FILE = {1: f"{MPS_REL}/operations/UnaryKernel.mm", 2: f"{MPS_REL}/operations/BinaryKernel.mm"}
-KIND = {1: "unary", 2: "binary"}
 XFAIL_SUFFIX = "XFAILLIST"
 
 
@@ -38,6 +35,7 @@ class Port:
     stub: str
     edits: list[Edit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
 
     @property
     def kind(self) -> str:
@@ -101,8 +99,13 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
                               "no shared kernel", im.line.span.where)
         known = ix.stubs_of_shared_kernel(shared.kernel_name)
+        declared = [k for k in known if k in ix.tree.declared_stubs and k.endswith("_stub")]
+        if len(known) > 1 and len(declared) == 1:
+            known = declared  # a helper's `stub` parameter is not a stub
         if not known and f"{family}_stub" in stub_candidates(shared.kernel_name):
             known = [f"{family}_stub"]  # foo_out -> foo_stub, by PyTorch's naming convention
+        if not known and shared.kernel_name.startswith(family + "_") and f"{family}_stub" in ix.tree.declared_stubs:
+            known = [f"{family}_stub"]  # eq_Scalar_out: the structured overload of eq calls eq_stub
         if len(known) != 1:
             raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
                               "unknown stub", shared.span.where)
@@ -114,23 +117,9 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
 
 
 # ------------------------------------------------------------ target files
-def _target_files(ix: Index, arity: int) -> tuple[str, MetalFile, str, HostFile]:
-    kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
-    mf = ix.tree.metals.get(kpath)
-    if mf is None:
-        raise PortBlocked(f"{kpath} does not exist (a tree older than c10/metal, or not a PyTorch tree)",
-                          "no kernel file", None)
-    if b"c10/metal/indexing.h" not in ix.tree.sources[kpath]:
-        raise PortBlocked(f"{kpath} does not include c10/metal/indexing.h (a tree older than c10/metal: "
-                          f"no REGISTER_{KIND[arity].upper()}_OP macros to register a functor with)",
-                          "pre-c10/metal kernel file", None)
-    hf = ix.tree.hosts.get(hpath)
-    if hf is None:
-        raise PortBlocked(f"{hpath} does not exist", "no host file", None)
-    if not any(k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel" for k in hf.kernel_calls):
-        raise PortBlocked(f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
-                          "pre-c10/metal host file", None)
-    return kpath, mf, hpath, hf
+def _target_files(ix: Index, arity: int):
+    """The tree's target files and the style they are written in (migrate.port.style)."""
+    return detect(ix, arity)
 
 
 _line_end = FixBuilder.line_end
@@ -217,10 +206,21 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
     if regs and max(r.span.end for r in regs) > pos:
         rpos = _line_end(data, max(r.span.end for r in regs) - 1)
-        edits.append(Edit(hpath, rpos, rpos, f"REGISTER_DISPATCH({stub}, &{stub_fn})\n"))
+        edits.append(Edit(hpath, rpos, rpos, dispatch_line(data, regs, stub, stub_fn)))
     else:
-        edits[0] = Edit(hpath, pos, pos, edits[0].replacement + f"REGISTER_DISPATCH({stub}, &{stub_fn})\n")
+        edits[0] = Edit(hpath, pos, pos, edits[0].replacement + dispatch_line(data, regs, stub, stub_fn))
     return edits
+
+
+def dispatch_line(data: bytes, regs, stub: str, fn: str) -> str:
+    """``REGISTER_DISPATCH(stub, &fn)`` written the way the file's last one is (``&``, trailing ``;``)."""
+    amp, semi = "&", ""
+    if regs:
+        last = max(regs, key=lambda r: r.span.end)
+        text = data[last.span.start:_line_end(data, last.span.end - 1)].decode("utf-8", "replace")
+        amp = "&" if "&" in text else ""
+        semi = ";" if text.rstrip().endswith(";") else ""
+    return f"REGISTER_DISPATCH({stub}, {amp}{fn}){semi}\n"
 
 
 _USING = re.compile(rb"\busing\s+(\w+)\s*=\s*void\s*\(\s*\*\s*\)\s*\(([^;]*)\)\s*;")
@@ -318,12 +318,26 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
         raise PortBlocked(f"{what} but not the other half; finish that migration by hand", "half-ported", None)
     fb = FixBuilder(ix)
     if not has_functor:
-        kpath, mf, hpath, hf = _target_files(ix, arity)
+        target = _target_files(ix, arity)
+        port.convention = target.convention
+        if target.convention != "functor_registry":
+            if alpha is not None:
+                raise PortBlocked(f"{target.hpath} launches {target.kind} kernels without run-time scalars "
+                                  f"({target.convention}); the graph reads {alpha}", "run-time scalar (era)",
+                                  dag.source)
+            from migrate.port.era27 import binary_host_edits, kernel_edits
+
+            port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, dag, plan)
+            port.edits += (_host_stub_edits(ix, target.hpath, target.hf, arity, name, stub) if arity == 1
+                           else binary_host_edits(ix, target, name, stub))
+            _reroute(ix, family, port, fb)
+            return port
+        kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
         kdata = ix.tree.sources[kpath]
         fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else 0
         if not mf.functors:
             fpos = kdata.find(b"\n", kdata.rfind(b"#include")) + 1
-        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source)))
+        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source, target.traits)))
         regs = [r for r in mf.registrations if r.path == kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
         lines = registration_lines(kdata, arity, name, plan, alpha is not None)
