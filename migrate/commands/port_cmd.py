@@ -66,10 +66,10 @@ def run(args) -> int:
         from migrate.port.skeleton import plan_skeleton as plan
     else:
         plan = plan_port
+    if args.family not in ix.families:
+        raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)")
     try:
         port = plan(ix, args.family)
-    except KeyError:
-        raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)") from None
     except NothingToPort as exc:
         print(f"mps-migrate: {exc}", file=sys.stderr)
         return 0

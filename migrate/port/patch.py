@@ -10,6 +10,7 @@ from migrate.index import Index, stub_candidates
 from migrate.model import Edit, HostFile, MetalFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, plan_dtypes
+from migrate.port.fmt import format_edits
 from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
@@ -35,6 +36,7 @@ class Port:
     stub: str
     edits: list[Edit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    emitted: Dag | None = None  # the DAG the kernel computes (after rules/port_idioms.yaml)
     convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
 
     @property
@@ -309,8 +311,12 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
     _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
     ints, bools = (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
-    plan = plan_dtypes(dag, ints if ints is not None else True, bools if bools is not None else True)
-    port = Port(family, name, arity, dag, plan, impls, stub)
+    from migrate.port.idioms import apply as torch_faithful
+
+    emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
+    plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
+    port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted)
+    port.notes += changes + idiom_notes
     has_functor = name in ix.functor_registrations
     has_stub = stub in ix.registrations
     if has_functor != has_stub:
@@ -327,22 +333,24 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
                                   dag.source)
             from migrate.port.era27 import binary_host_edits, kernel_edits
 
-            port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, dag, plan)
+            port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
             port.edits += (_host_stub_edits(ix, target.hpath, target.hf, arity, name, stub) if arity == 1
                            else binary_host_edits(ix, target, name, stub))
             _reroute(ix, family, port, fb)
+            port.edits = format_edits(ix.tree.root, port.edits)
             return port
         kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
         kdata = ix.tree.sources[kpath]
         fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else 0
         if not mf.functors:
             fpos = kdata.find(b"\n", kdata.rfind(b"#include")) + 1
-        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source, target.traits)))
+        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, emitted, plan, dag.source, target.traits)))
         regs = [r for r in mf.registrations if r.path == kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
         lines = registration_lines(kdata, arity, name, plan, alpha is not None)
         port.edits.append(Edit(kpath, rpos, rpos, "".join(line + "\n" for line in lines)))
         port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub, alpha)
+        port.edits = format_edits(ix.tree.root, port.edits)
     else:
         port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
     _reroute(ix, family, port, fb)
