@@ -125,7 +125,16 @@ def _available(p: Pat, root: Path | None) -> str | None:
 
 @lru_cache(maxsize=16)
 def _defines(root: Path, name: str) -> bool:
+    """Do the c10/metal headers the kernel compiles against define ``name(``?  The tree's own, or --
+    for a partial tree without them -- the installed torch's, as the compiler's include path has it."""
     folder = root / "c10" / "metal"
+    if not folder.is_dir():
+        try:
+            from migrate.device.cpu.backend import c10_metal_dirs
+        except ImportError:  # pragma: no cover - the light install has no compiler
+            return False
+        folder = next((d / "c10" / "metal" for d in c10_metal_dirs(root, []) if (d / "c10" / "metal").is_dir()),
+                      folder)
     if not folder.is_dir():
         return False
     rx = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(")

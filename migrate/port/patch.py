@@ -249,7 +249,7 @@ def stub_params(ix: Index, stub: str) -> list[str] | None:
             if u.group(1) == fn_type:
                 parts = [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
                 if not parts or "TensorIterator" not in parts[0]:
-                    return None
+                    return ["<not a TensorIterator stub: (" + ", ".join(parts) + ")>"]
                 return parts[1:]
     return None
 
@@ -258,6 +258,9 @@ def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None
     extra = stub_params(ix, stub)
     if extra is None:
         return
+    if extra and extra[0].startswith("<not a TensorIterator"):
+        raise PortBlocked(f"{stub} takes {extra[0][len('<not a TensorIterator stub: '):-1]}, not a TensorIterator: "
+                          f"an elementwise kernel cannot implement it", "stub signature", where)
     scalar = len(extra) == 1 and "Scalar" in extra[0].replace("&", " ").replace("::", " ").split()
     if alpha is not None and not scalar:
         raise PortBlocked(f"{stub} takes ({', '.join(['TensorIteratorBase&'] + extra)}), not one Scalar for "

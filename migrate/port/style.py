@@ -59,11 +59,12 @@ class Target:
         return conventions()[self.convention]["kernel"].format(name=name, out=out, **{"in": inp})
 
 
-def _traits(root: Path) -> Traits:
+def _traits(root: Path, modern: bool) -> Traits:
+    """The tree's utils.h decides; a partial tree without it gets its era's (modern: c10/metal's)."""
     try:
         utils = (root / "c10/metal/utils.h").read_bytes()
     except OSError:
-        return METAL_TRAITS
+        return MODERN_TRAITS if modern else METAL_TRAITS
     return MODERN_TRAITS if b"is_scalar_floating_point_v" in utils else METAL_TRAITS
 
 
@@ -83,7 +84,7 @@ def detect(ix, arity: int) -> Target:
     if hf is None:
         raise PortBlocked(f"{hpath} does not exist", "no host file", None)
     kdata = ix.tree.sources[kpath]
-    traits, guard = _traits(ix.tree.root), _guard(kdata)
+    traits, guard = _traits(ix.tree.root, b"c10/metal/indexing.h" in kdata), _guard(kdata)
     exec_calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel"]
     if b"c10/metal/indexing.h" in kdata:
         if not exec_calls:
