@@ -29,7 +29,7 @@ def verdict(ix: Index, family: str) -> Verdict:
     except PortBlocked as exc:
         return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
     try:
-        port = plan_port(ix, family, torch_dtypes=False)  # portable or not: the dtypes do not decide it
+        port = plan_port(ix, family, torch_dtypes=False, cleanup=False)  # portable or not: the dtypes do not decide it
     except PortBlocked as exc:
         return Verdict(family, "translatable", overloads, f"{dag.structure()} -- {exc.reason}", exc.construct,
                        exc.where or "")

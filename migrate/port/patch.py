@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from migrate.fixes import FixBuilder
 from migrate.index import Index, stub_candidates
-from migrate.model import Edit, HostFile, MetalFile
+from migrate.model import Edit, HostFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, plan_dtypes
 from migrate.port.fmt import format_edits
@@ -17,8 +17,6 @@ from migrate.port.translate import PortBlocked
 from migrate.read.cpp_lex import scrub
 from migrate.read.cpp_macros import expand, find_macros
 from migrate.port.style import KERNEL_FILE, KIND, detect
-
-XFAIL_SUFFIX = "XFAILLIST"
 
 
 class NothingToPort(Exception):
@@ -36,6 +34,7 @@ class Port:
     stub: str
     edits: list[Edit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cleanup: bool = True  # run the fix loop for the family's dead code (off for --list: portability only)
     emitted: Dag | None = None  # the DAG the kernel computes (after rules/port_idioms.yaml)
     convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
 
@@ -296,12 +295,13 @@ def _hand_written(ix: Index, family: str) -> Port | None:
     return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
 
 
-def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
+def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool = True) -> Port:
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     done = _hand_written(ix, family)
     if done is not None:
         fb = FixBuilder(ix)
+        done.cleanup = cleanup
         done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
         _reroute(ix, family, done, fb)
         return done
@@ -318,7 +318,7 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
 
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
-    port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted)
+    port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
     port.notes += changes + idiom_notes
     has_functor = name in ix.functor_registrations
     has_stub = stub in ix.registrations
@@ -366,81 +366,34 @@ def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
     for im in port.impls:
         shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
         port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
-    port.edits += _cleanup_edits(ix, family, port.impls, fb, port.notes)
-    port.edits = tidy_deletions(ix.tree.sources, port.edits)
+    if not port.cleanup:
+        return
+    port.edits = cleanup_by_fix_loop(ix, family, port.edits)
 
 
-def tidy_deletions(sources: dict[str, bytes], edits: list[Edit]) -> list[Edit]:
-    """Merge deletions separated by blank space only; never leave two blank lines where one was."""
-    keep = [e for e in edits if e.replacement]
-    dels = sorted((e for e in edits if not e.replacement), key=lambda e: (e.path, e.start))
-    merged: list[Edit] = []
-    for e in dels:
-        prev = merged[-1] if merged else None
-        if prev and prev.path == e.path and e.start >= prev.end and not sources[e.path][prev.end:e.start].strip():
-            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
-        elif prev and prev.path == e.path and e.start < prev.end:
-            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
-        else:
-            merged.append(e)
-    out = []
-    for e in merged:
-        data = sources[e.path]
-        end = e.end
-        blank_before = e.start == 0 or data[max(0, e.start - 2):e.start] == b"\n\n"
-        if blank_before and data[end:end + 1] == b"\n":
-            end += 1
-        out.append(Edit(e.path, e.start, end, ""))
-    return keep + out
+CLEANUP_CODES = ("MPS004", "MPS005", "MPS009")  # dead implementation, stale include, stale expected failure
 
 
-def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, notes: list[str]) -> list[Edit]:
-    edits: list[Edit] = []
-    rerouted = {(im.entry.overload_name, im.line.kernel_name) for im in impls}
-    removed = []
-    going = {id(im.function): im.function for im in impls}
-    for f in going.values():
-        other_yaml = [e for e, d in ix.yaml_kernels.get(f.name, ()) if (e.overload_name, f.name) not in rerouted]
-        if other_yaml or _used_outside(ix, f.name, going):
-            notes.append(f"kept {f.name}: still referenced")
-            continue
-        fix = fb.remove_function(f)
-        if fix is None:
-            notes.append(f"kept {f.name}: its definition shares lines with other code")
-            continue
-        edits += fix.edits
-        removed.append(f)
-    # the family's per-operator include, when nothing left in the file needs it
-    for path in {f.path for f in removed}:
-        hf = ix.tree.hosts[path]
-        gone = [f for f in removed if f.path == path]
-        names = ix.live_names(path, gone)
-        stale_kernels = {k for f in gone for k in (f.name, "structured_" + f.name)}
-        declared = ix.root_kernels.get(family, set()) - stale_kernels
-        for inc in hf.includes:
-            if inc.op == family and not (declared & names):
-                edits += fb.remove_line(inc.span, "stale include").edits
-    # expected failures of the family in common_mps.py
-    cm = ix.tree.common_mps
-    if cm is not None:
-        for entry in cm.entries:
-            if entry.table.endswith(XFAIL_SUFFIX) and ix.family_of_opinfo(entry.key) == family:
-                fix = fb.remove_xfail(entry)
-                if fix is not None:
-                    edits += fix.edits
-    return edits
+def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit]) -> list[Edit]:
+    """The family's cleanup is lint's own: the fix loop runs on the port's overlay (the tree with the
+    port applied in memory) and applies the family's MPS004/005/009 fixes to a fixed point -- one
+    edit applier, no second copy of those rules.  Kernel-file insertions stay as they are (a batch
+    combines them); a file the cleanup changed becomes one whole-file edit."""
+    from migrate.commands.fix_cmd import family_of
+    from migrate.config import Config
+    from migrate.fixloop import fix_to_fixed_point
+    from migrate.tree import load_tree
 
-
-def _used_outside(ix: Index, name: str, going: dict) -> bool:
-    """Is ``name`` used by host code other than the functions being removed?"""
-    for path in ix.host_identifiers.get(name, ()):
-        hf = ix.tree.hosts[path]
-        in_functions = set().union(*(g.identifiers for g in hf.functions)) if hf.functions else set()
-        if name not in in_functions:
-            return True  # used at file level (a table, a macro invocation, ...)
-        if any(name in g.identifiers and id(g) not in going for g in hf.functions):
-            return True
-    return False
+    overlay = apply_edits(ix.tree.sources, edits)
+    tree = load_tree(ix.tree.root, overlay)
+    outcome = fix_to_fixed_point(ix.tree.root, Config(select=list(CLEANUP_CODES)), unsafe=True, tree=tree,
+                                 keep=lambda f, index: f.code in CLEANUP_CODES and family_of(f, index) == family)
+    if not outcome.new:
+        return edits
+    final = {**overlay, **outcome.new}
+    keep = [e for e in edits if e.path not in outcome.new]
+    whole = [Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)]
+    return keep + whole
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:
