@@ -28,6 +28,7 @@ GOLDENS = {
     "logical_and": "logical, operands cast to bool",
     "logaddexp": "idiom rewrite: stable logaddexp",
     "hardsigmoid": "idiom rewrite: NaN-propagating clamp",
+    "sign": "dtype branch ([t dataType] == MPSDataTypeInt64) -> per-dtype specialisation on T",
 }
 
 
@@ -95,7 +96,8 @@ def test_patched_kernels_export_the_names_the_host_builds(patched_libraries):
     names = set(unary.kernel_names()) | set(binary.kernel_names())
     for want in ("sqrt_float_float", "sqrt_float_int", "sqrt_float_bool", "neg_int_int", "floor_long_long",
                  "hardsigmoid_half_half", "atan2_float", "atan2_dense_bfloat", "lt_dense_long", "lt_half",
-                 "logaddexp_float", "logical_and_dense_bool"):
+                 "logaddexp_float", "logical_and_dense_bool",
+                 "sign_long_long", "sign_float_float"):
         assert want in names, want
 
 
@@ -121,3 +123,12 @@ def test_list_lines_stay_within_160_columns(capsys):
     rows = json.loads(capsys.readouterr().out)
     blocked = [r for r in rows if r["status"] != "portable"]
     assert blocked and all(r["where"] or r["construct"] in ("half-ported",) for r in blocked)
+
+
+def test_dtype_branch_becomes_a_choice_on_the_functor_type():
+    ix = Index(load_tree(PORT27))
+    port = plan_port(ix, "sign")
+    assert repr(port.dag.output).startswith("if_dtype<long>(x, ")
+    text = "".join(e.replacement for e in port.edits if e.path.endswith(".metal"))
+    assert "::metal::is_same_v<T, long>" in text
+    assert not [n for n in port.notes if n.startswith("behaviour change")]  # the clamp arm is int64 only

@@ -88,6 +88,12 @@ class _Emitter:
             r = (f"float({name})" if self.mode == "float" else name, "num")
         elif n.op == "const":
             r = (self.literal(n.value), "num")
+        elif n.op == "dtype_if":  # per-dtype specialisation: a compile-time choice on the functor's T
+            then, other = self.expr(n.args[1]), self.expr(n.args[2])
+            kind = "bool" if then[1] == other[1] == "bool" else "num"
+            a, b = (then[0], other[0]) if kind == "bool" else (self.num(n.args[1]), self.num(n.args[2]))
+            test = " || ".join(f"::metal::is_same_v<T, {d}>" for d in n.dtype.split(","))
+            r = (f"({test} ? {a} : {b})", kind)
         elif n.op == "cast":
             if n.dtype == "bool":
                 r = (self.boolean(n.args[0]), "bool")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from migrate.port.dag import Dag, Node
 from migrate.port.rules import table
-from migrate.tables import load_table
+from migrate.tables import dtype_family, load_table
 
+INTEGRAL = frozenset(dtype_family("integral"))
 COMMUTATIVE = frozenset({"add", "mul", "maximum", "minimum", "eq", "ne", "logical_and", "logical_or"})
 _TOKEN = re.compile(r"\s*(?:([A-Za-z_]\w*)|([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+))|(.))")
 
@@ -152,15 +153,19 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
         missing = _available(idiom.emit, root)
         memo: dict[int, Node] = {}
         hits: list[dict] = []
+        matched: list[dict] = []
 
-        def rewrite(n: Node, top: bool) -> Node:
+        def rewrite(n: Node, top: bool, integral: bool = False) -> Node:
             if id(n) in memo:
                 return memo[id(n)]
-            args = tuple(rewrite(a, False) for a in n.args)
+            ints = n.op == "dtype_if" and all(d in INTEGRAL for d in n.dtype.split(","))
+            args = tuple(rewrite(a, False, integral or (ints and k == 1)) for k, a in enumerate(n.args))
             m = n if args == n.args else Node(n.op, args, n.name, n.value, n.dtype, n.like)
             env = _match(idiom.match, m, {}) if (top or not idiom.whole) else None
             if env is not None:
-                hits.append(env)
+                matched.append(env)
+                if not integral:  # an integer-only arm has no NaN or overflow to show
+                    hits.append(env)
                 if missing is None:
                     like = next((v for v in env.values() if v.op != "const"), None)
                     m = _build(idiom.emit, env, like)
@@ -168,7 +173,7 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
             return m
 
         out = rewrite(out, True)
-        if not hits:
+        if not matched or (missing is None and not hits):
             continue
         if missing is not None:
             notes.append(f"kept the old graph's {idiom.name} formula: the tree's c10/metal defines no {missing}; "

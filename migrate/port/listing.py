@@ -31,8 +31,9 @@ def verdict(ix: Index, family: str) -> Verdict:
     try:
         port = plan_port(ix, family, torch_dtypes=False, cleanup=False)  # portable or not: the dtypes do not decide it
     except PortBlocked as exc:
+        # a blocker about the tree's target files names no line of its own: the graph code being ported
         return Verdict(family, "translatable", overloads, f"{dag.structure()} -- {exc.reason}", exc.construct,
-                       exc.where or "")
+                       exc.where or impls[0].function.span.where)
     except NothingToPort as exc:  # pragma: no cover - translate_family already found overloads
         return Verdict(family, "blocked", overloads, str(exc), "nothing to port")
     return Verdict(family, "portable", overloads, f"{port.kind}: {dag.structure()}")
@@ -66,4 +67,7 @@ def summary(verdicts: list[Verdict], top: int = 10) -> str:
         lines.append("top blockers: " + ", ".join(f"{k} ({c})" for k, c in blockers.most_common(top)))
     if targets:
         lines.append("target-file blockers: " + ", ".join(f"{k} ({c})" for k, c in targets.most_common(top)))
-    return "\n".join(lines)
+    import textwrap
+
+    return "\n".join(w for line in lines for w in textwrap.wrap(line, 160, subsequent_indent="  ",
+                                                                 break_on_hyphens=False))
