@@ -68,12 +68,36 @@ def _name_blockers(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocke
     """The translator's refusal, or -- when the graph code sends selectors that are not
     elementwise -- all of those, in order (the construct stays the first one, for --list)."""
     found = blocking(family_selectors(ix, [i.function for i in impls]))
+    if not found and exc.construct == "unreadable code":
+        return _explain_unreadable(ix, impls, exc)
     if not found:
         return exc
     names = ", ".join(f"{sel} ({why})" for sel, why, _ in found)
     verb = "selector {} is" if len(found) == 1 else "selectors {} are"
     sel, why, where = found[0]
     return PortBlocked(verb.format(names) + " not elementwise", f"{sel} ({why})", where)
+
+
+_HAND_LAUNCH = re.compile(rb"\b(?:getCPLState|getPipelineStateForFunc|getPipelineStateForKernel)\s*\(")
+
+
+def _explain_unreadable(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocked:
+    """Graph code the reader cannot parse, said in terms of why it would not port anyway where that
+    is visible: a factory (no tensor input), or a hand-written Metal launch beside the graph."""
+    from migrate.port.skeleton import tensor_inputs
+
+    if all(tensor_inputs(i.entry) == 0 for i in impls):
+        return PortBlocked(f"a factory op (no tensor input; elementwise ports map inputs to outputs); "
+                           f"{exc.reason}", "factory op", exc.where)
+    fns = [i.function for i in impls]
+    fns += [d for f in list(fns) for c in sorted(f.calls) for d in ix.functions.get(c, ())[:1]]
+    for f in fns:
+        data = ix.tree.sources[f.path][f.span.start:f.span.end]
+        if _HAND_LAUNCH.search(data):
+            return PortBlocked(f"{f.name} already launches a hand-written Metal kernel beside its graph "
+                               f"code (finish that migration by hand); {exc.reason}", "hand-written launch", exc.where)
+    return PortBlocked(f"{exc.reason}: the port's Objective-C++ reader does not follow this statement (C arrays, "
+                       f"if constexpr and new-expressions are outside it)", exc.construct, exc.where)
 
 
 def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
