@@ -14,7 +14,8 @@ from migrate.tree import find_root, load_tree
 
 # constructs of PortBlocked a skeleton does not help with (the tree's target files, existing kernels)
 NO_SKELETON_HINT = ("no kernel file", "pre-c10/metal kernel file", "no host file", "pre-c10/metal host file",
-                    "skeleton placeholder", "half-ported")
+                    "skeleton placeholder", "half-ported", "no binary registration macro", "no binary launch",
+                    "no unary launch", "run-time scalar (era)")
 
 HELP = "port an MPSGraph operator family to a native Metal kernel (prints the patch; --write applies it)"
 
