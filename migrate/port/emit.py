@@ -156,7 +156,8 @@ def _body(dag: Dag, mode: str, ret: str) -> list[str]:
     if ret == "bool":
         value = e if kind == "bool" else f"({e} != 0)"
     elif ret == "T":
-        value = f"static_cast<T>({_strip(e)})"
+        rest = e[len("static_cast<T>"):] if e.startswith("static_cast<T>(") else ""
+        value = e if rest and _strip(rest) != rest else f"static_cast<T>({_strip(e)})"
     else:  # float
         value = e if kind == "num" else f"float({e})"
     return em.lines + [f"return {_strip(value)};"]

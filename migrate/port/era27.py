@@ -63,7 +63,10 @@ def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -
     ]
     width = max(len(x) for x in inst[:-1]) + 1
     inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
-    regs = _guarded([f"{macro}({o}, {i});" for i, o in plan.pairs()], target)
+    pairs = plan.pairs()
+    if any(o == "bool" for _, o in pairs):  # out= may be any dtype: exec_unary_kernel then asks for {in}_{in}
+        pairs += [(i, i) for i in dict.fromkeys(i for i, o in pairs if o == "bool" and i != "bool")]
+    regs = _guarded([f"{macro}({o}, {i});" for i, o in pairs], target)
     text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
     pos = len(data)
     return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
