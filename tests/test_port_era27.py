@@ -132,3 +132,15 @@ def test_dtype_branch_becomes_a_choice_on_the_functor_type():
     text = "".join(e.replacement for e in port.edits if e.path.endswith(".metal"))
     assert "::metal::is_same_v<T, long>" in text
     assert not [n for n in port.notes if n.startswith("behaviour change")]  # the clamp arm is int64 only
+
+
+def test_ports_planned_on_an_overlay_keep_each_others_cleanup():
+    """port --all --write plans each family on the tree with the previous ports applied in memory: the
+    fix loop's cleanup must start from that overlay, not from the disk (or it restores removed code)."""
+    root = PORT27
+    overlay: dict[str, bytes] = {}
+    for fam in ("sqrt", "neg"):
+        tree = load_tree(root, overlay)
+        overlay.update(apply_edits(tree.sources, plan_port(Index(tree), fam).edits))
+    ops = overlay["aten/src/ATen/native/mps/operations/UnaryOps.mm"].decode()
+    assert "<ATen/ops/sqrt_native.h>" not in ops and "<ATen/ops/neg_native.h>" not in ops

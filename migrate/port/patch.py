@@ -409,7 +409,7 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit]) -> list[Edit]
     from migrate.tree import load_tree
 
     overlay = apply_edits(ix.tree.sources, edits)
-    tree = load_tree(ix.tree.root, overlay)
+    tree = load_tree(ix.tree.root, {**ix.tree.sources, **overlay})  # ix's tree may itself be an overlay
     outcome = fix_to_fixed_point(ix.tree.root, Config(select=list(CLEANUP_CODES)), unsafe=True, tree=tree,
                                  keep=lambda f, index: f.code in CLEANUP_CODES and family_of(f, index) == family)
     if not outcome.new:
