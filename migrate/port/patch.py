@@ -253,6 +253,13 @@ _TYPEDEF = re.compile(rb"\btypedef\s+void\s*\(\s*\*\s*(\w+)\s*\)\s*\(([^;]*)\)\s
 
 
 def stub_params(ix: Index, stub: str) -> list[str] | None:
+    """Parameter types of ``stub``'s function type after the iterator (None: not declared, not a
+    TensorIterator stub, or a type the reader does not follow)."""
+    extra = _stub_signature(ix, stub)
+    return None if extra and extra[0].startswith("<not a TensorIterator") else extra
+
+
+def _stub_signature(ix: Index, stub: str) -> list[str] | None:
     """Parameter types of ``stub``'s function type after the iterator, from its DECLARE_DISPATCH
     header (None: not declared in the tree, or a type the reader does not follow)."""
     decl = ix.tree.declared_stubs.get(stub)
@@ -278,7 +285,7 @@ def stub_params(ix: Index, stub: str) -> list[str] | None:
 
 
 def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None) -> None:
-    extra = stub_params(ix, stub)
+    extra = _stub_signature(ix, stub)
     if extra is None:
         return
     if extra and extra[0].startswith("<not a TensorIterator"):
