@@ -14,7 +14,8 @@ from migrate.tree import find_root, load_tree
 
 # constructs of PortBlocked a skeleton does not help with (the tree's target files, existing kernels)
 NO_SKELETON_HINT = ("no kernel file", "pre-c10/metal kernel file", "no host file", "pre-c10/metal host file",
-                    "skeleton placeholder", "half-ported")
+                    "skeleton placeholder", "half-ported", "no binary registration macro", "no binary launch",
+                    "no unary launch", "run-time scalar (era)")
 
 HELP = "port an MPSGraph operator family to a native Metal kernel (prints the patch; --write applies it)"
 
@@ -27,7 +28,11 @@ def add_arguments(p) -> None:
     p.add_argument("--skeleton", action="store_true",
                    help="write a hand-completion skeleton instead (functor with a TODO listing the old graph's "
                         "selectors, registrations, host stub; no dispatch change), for any MPSGraph-routed family")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output of --list")
+    p.add_argument("--all", action="store_true",
+                   help="port every portable family, verify each against torch CPU, print one table "
+                        "(--write writes only the families whose verify passed)")
+    p.add_argument("--patch-dir", metavar="DIR", help="with --all: write one patch file per ported family here")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output of --list and --all")
 
 
 def run(args) -> int:
@@ -38,6 +43,12 @@ def run(args) -> int:
     root = find_root(Path(args.root))
     tree = load_tree(root)
     ix = Index(tree)
+    if args.all:
+        if args.family or args.list or args.skeleton:
+            raise UsageError("--all ports every family: give no family, --list or --skeleton with it")
+        return _run_all(args, root, tree, ix)
+    if args.patch_dir:
+        raise UsageError("--patch-dir goes with --all")
     if args.list:
         if args.family:
             raise UsageError("give a family or --list, not both")
@@ -45,10 +56,9 @@ def run(args) -> int:
         if args.format == "json":
             print(json.dumps([v.__dict__ for v in verdicts], indent=1))
             return 0
-        width = max((len(v.family) for v in verdicts), default=6)
-        for v in verdicts:
-            where = f"  [{v.where}]" if v.where and v.status != "portable" else ""
-            print(f"{v.family:<{width}}  {v.status:<12}  {v.detail}{where}")
+        from migrate.port.listing import render
+
+        sys.stdout.write(render(verdicts))
         print(summary(verdicts))
         return 0
     if not args.family:
@@ -57,10 +67,10 @@ def run(args) -> int:
         from migrate.port.skeleton import plan_skeleton as plan
     else:
         plan = plan_port
+    if args.family not in ix.families:
+        raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)")
     try:
         port = plan(ix, args.family)
-    except KeyError:
-        raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)") from None
     except NothingToPort as exc:
         print(f"mps-migrate: {exc}", file=sys.stderr)
         return 0
@@ -88,3 +98,48 @@ def run(args) -> int:
           f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written", file=sys.stderr)
     print_next_steps(ix, args.family)
     return 0
+
+
+def _run_all(args, root: Path, tree, ix: Index) -> int:
+    """port --all: plan every family, verify each, print the table; --write / --patch-dir as asked."""
+    from migrate.port.batch import plan_all, table, verify_all
+    from migrate.port.patch import apply_edits, plan_port
+
+    rows = plan_all(ix)
+
+    def progress(k: int, n: int, fam: str) -> None:
+        print(f"mps-migrate: verifying {fam} ({k + 1}/{n})", file=sys.stderr, flush=True)
+
+    verify_all(root, ix, rows, progress)
+    if args.patch_dir:
+        out = Path(args.patch_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for r in rows:
+            if r.patch:
+                (out / f"{r.family}.diff").write_text(r.patch, encoding="utf-8")
+    written = []
+    if args.write:
+        overlay: dict[str, bytes] = {}
+        for r in rows:
+            if r.verify != "pass":
+                continue
+            cur = load_tree(root, overlay) if overlay else tree
+            try:
+                port = plan_port(Index(cur), r.family)
+                new = apply_edits(cur.sources, port.edits)
+            except Exception as exc:  # a family that no longer plans after others were applied is skipped
+                r.detail = f"not written: {exc}"
+                continue
+            overlay.update(new)
+            written.append(r.family)
+        if overlay:
+            write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in overlay}, new=overlay))
+    if args.format == "json":
+        print(json.dumps({"families": [r.as_json() for r in rows], "written": written}, indent=1))
+    else:
+        sys.stdout.write(table(rows))
+    counts = {k: sum(r.verify == k for r in rows) for k in ("pass", "pass*", "FAIL", "not run", "blocked")}
+    print(f"{len(rows)} MPSGraph-routed families: {counts['pass']} ported and verified, {counts['pass*']} verified "
+          f"except where the tree's own kernels fail too, {counts['FAIL']} failed verify, {counts['not run']} not "
+          f"verified, {counts['blocked']} blocked" + (f"; wrote {len(written)}" if args.write else ""), file=sys.stderr)
+    return 0 if not counts["FAIL"] else 1

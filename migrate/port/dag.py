@@ -21,6 +21,9 @@ DTYPE_WORDS = {
 }
 FLOATING = dtype_family("float")  # rules/dtypes.yaml
 LEAVES = ("input", "const", "alpha")
+# structural nodes that are no op of rules/mpsgraph.yaml: ``dtype_if(input, then, else)`` takes
+# ``then`` when ``input``'s dtype is one of ``dtype`` (comma-separated Metal names)
+STRUCTURAL = ("cast", "dtype_if")
 
 
 @dataclass(eq=False)
@@ -39,6 +42,8 @@ class Node:
             return repr(self.value)
         if self.op == "cast":
             return f"cast<{self.dtype}>({self.args[0]!r})"
+        if self.op == "dtype_if":
+            return f"if_dtype<{self.dtype}>({', '.join(map(repr, self.args))})"
         return f"{self.op}({', '.join(map(repr, self.args))})"
 
 
@@ -68,7 +73,7 @@ class Dag:
         return order
 
     def ops(self) -> list[str]:
-        return [n.op for n in self.nodes() if n.op not in LEAVES + ("cast",)]
+        return [n.op for n in self.nodes() if n.op not in LEAVES + STRUCTURAL]
 
     def classes(self) -> set[str]:
         t = table()
@@ -82,8 +87,8 @@ class Dag:
     @property
     def returns_bool(self) -> bool:
         o = self.output
-        while o.op == "select":
-            o = o.args[1]
+        while o.op in ("select", "dtype_if"):
+            o = o.args[-1] if o.op == "dtype_if" else o.args[1]
         if o.op == "cast":
             return o.dtype == "bool"
         if o.op in LEAVES:
@@ -167,6 +172,10 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
             env[id(n)] = value.to(dt) if isinstance(value, torch.Tensor) else torch.tensor(value, dtype=dt)
         elif n.op == "cast":
             env[id(n)] = env[id(n.args[0])].to(torch_dtype(n.dtype))
+        elif n.op == "dtype_if":  # decided by the input's dtype as the host passed it
+            given = inputs[n.args[0].name].dtype
+            take = any(torch_dtype(d) == given for d in n.dtype.split(","))
+            env[id(n)] = env[id(n.args[1 if take else 2])]
         else:
             rule = t.ops[n.op]
             args = [env[id(a)] for a in n.args]

@@ -88,6 +88,12 @@ class _Emitter:
             r = (f"float({name})" if self.mode == "float" else name, "num")
         elif n.op == "const":
             r = (self.literal(n.value), "num")
+        elif n.op == "dtype_if":  # per-dtype specialisation: a compile-time choice on the functor's T
+            then, other = self.expr(n.args[1]), self.expr(n.args[2])
+            kind = "bool" if then[1] == other[1] == "bool" else "num"
+            a, b = (then[0], other[0]) if kind == "bool" else (self.num(n.args[1]), self.num(n.args[2]))
+            test = " || ".join(f"::metal::is_same_v<T, {d}>" for d in n.dtype.split(","))
+            r = (f"({test} ? {a} : {b})", kind)
         elif n.op == "cast":
             if n.dtype == "bool":
                 r = (self.boolean(n.args[0]), "bool")
@@ -150,14 +156,19 @@ def _body(dag: Dag, mode: str, ret: str) -> list[str]:
     if ret == "bool":
         value = e if kind == "bool" else f"({e} != 0)"
     elif ret == "T":
-        value = f"static_cast<T>({_strip(e)})"
+        rest = e[len("static_cast<T>"):] if e.startswith("static_cast<T>(") else ""
+        value = e if rest and _strip(rest) != rest else f"static_cast<T>({_strip(e)})"
     else:  # float
         value = e if kind == "num" else f"float({e})"
     return em.lines + [f"return {_strip(value)};"]
 
 
-def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
-    """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs."""
+def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
+    """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs (``traits``: the
+    tree's type traits, migrate.port.style; default: modern c10/metal's)."""
+    from migrate.port.style import MODERN_TRAITS
+
+    traits = traits or MODERN_TRAITS
     names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())
     params = ", ".join(f"const T {a}" for a in names)
     fret = "bool" if plan.float_out == "bool" else "T"
@@ -165,8 +176,8 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str) -> str:
     if plan.int_mode is None:
         overloads.append(("template <typename T>", fret, _body(dag, "float", fret)))
     else:
-        sf = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_floating_point_v<T>, bool> = true>"
-        si = "template <typename T, ::metal::enable_if_t<::c10::metal::is_scalar_integral_v<T>, bool> = true>"
+        sf = f"template <typename T, ::metal::enable_if_t<{traits.floating}<T>, bool> = true>"
+        si = f"template <typename T, ::metal::enable_if_t<{traits.integral}<T>, bool> = true>"
         overloads.append((sf, fret, _body(dag, "float", fret)))
         iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
         overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))

@@ -29,13 +29,28 @@ def verdict(ix: Index, family: str) -> Verdict:
     except PortBlocked as exc:
         return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
     try:
-        port = plan_port(ix, family, torch_dtypes=False)  # portable or not: the dtypes do not decide it
+        port = plan_port(ix, family, torch_dtypes=False, cleanup=False)  # portable or not: the dtypes do not decide it
     except PortBlocked as exc:
+        # a blocker about the tree's target files names no line of its own: the graph code being ported
         return Verdict(family, "translatable", overloads, f"{dag.structure()} -- {exc.reason}", exc.construct,
-                       exc.where or "")
+                       exc.where or impls[0].function.span.where)
     except NothingToPort as exc:  # pragma: no cover - translate_family already found overloads
         return Verdict(family, "blocked", overloads, str(exc), "nothing to port")
     return Verdict(family, "portable", overloads, f"{port.kind}: {dag.structure()}")
+
+
+def render(verdicts: list[Verdict], width: int = 160) -> str:
+    """The --list table; long details are wrapped so that no line passes ``width`` columns."""
+    import textwrap
+
+    fw = max((len(v.family) for v in verdicts), default=6)
+    out = []
+    for v in verdicts:
+        where = f"  [{v.where}]" if v.where and v.status != "portable" else ""
+        head = f"{v.family:<{fw}}  {v.status:<12}  "
+        lines = textwrap.wrap(v.detail + where, width - len(head), break_on_hyphens=False) or [""]
+        out += [(head if k == 0 else " " * len(head)) + line for k, line in enumerate(lines)]
+    return "\n".join(out) + "\n"
 
 
 def list_families(ix: Index) -> list[Verdict]:
@@ -52,4 +67,7 @@ def summary(verdicts: list[Verdict], top: int = 10) -> str:
         lines.append("top blockers: " + ", ".join(f"{k} ({c})" for k, c in blockers.most_common(top)))
     if targets:
         lines.append("target-file blockers: " + ", ".join(f"{k} ({c})" for k, c in targets.most_common(top)))
-    return "\n".join(lines)
+    import textwrap
+
+    return "\n".join(w for line in lines for w in textwrap.wrap(line, 160, subsequent_indent="  ",
+                                                                 break_on_hyphens=False))

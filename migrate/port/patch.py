@@ -7,20 +7,16 @@ from functools import lru_cache
 
 from migrate.fixes import FixBuilder
 from migrate.index import Index, stub_candidates
-from migrate.model import Edit, HostFile, MetalFile
+from migrate.model import Edit, HostFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, plan_dtypes
+from migrate.port.fmt import format_edits
 from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile
 from migrate.source.macros import expand, find_macros
-from migrate.tree import MPS_REL
-
-KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
-HOST_FILE = {1: f"{MPS_REL}/operations/UnaryKernel.mm", 2: f"{MPS_REL}/operations/BinaryKernel.mm"}
-KIND = {1: "unary", 2: "binary"}
-XFAIL_SUFFIX = "XFAILLIST"
+from migrate.port.style import KERNEL_FILE, KIND, detect
 
 
 class NothingToPort(Exception):
@@ -38,6 +34,9 @@ class Port:
     stub: str
     edits: list[Edit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cleanup: bool = True  # run the fix loop for the family's dead code (off for --list: portability only)
+    emitted: Dag | None = None  # the DAG the kernel computes (after rules/port_idioms.yaml)
+    convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
 
     @property
     def kind(self) -> str:
@@ -69,12 +68,36 @@ def _name_blockers(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocke
     """The translator's refusal, or -- when the graph code sends selectors that are not
     elementwise -- all of those, in order (the construct stays the first one, for --list)."""
     found = blocking(family_selectors(ix, [i.function for i in impls]))
+    if not found and exc.construct == "unreadable code":
+        return _explain_unreadable(ix, impls, exc)
     if not found:
         return exc
     names = ", ".join(f"{sel} ({why})" for sel, why, _ in found)
     verb = "selector {} is" if len(found) == 1 else "selectors {} are"
     sel, why, where = found[0]
     return PortBlocked(verb.format(names) + " not elementwise", f"{sel} ({why})", where)
+
+
+_HAND_LAUNCH = re.compile(rb"\b(?:getCPLState|getPipelineStateForFunc|getPipelineStateForKernel)\s*\(")
+
+
+def _explain_unreadable(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortBlocked:
+    """Graph code the reader cannot parse, said in terms of why it would not port anyway where that
+    is visible: a factory (no tensor input), or a hand-written Metal launch beside the graph."""
+    from migrate.port.skeleton import tensor_inputs
+
+    if all(tensor_inputs(i.entry) == 0 for i in impls):
+        return PortBlocked(f"a factory op (no tensor input; elementwise ports map inputs to outputs); "
+                           f"{exc.reason}", "factory op", exc.where)
+    fns = [i.function for i in impls]
+    fns += [d for f in list(fns) for c in sorted(f.calls) for d in ix.functions.get(c, ())[:1]]
+    for f in fns:
+        data = ix.tree.sources[f.path][f.span.start:f.span.end]
+        if _HAND_LAUNCH.search(data):
+            return PortBlocked(f"{f.name} already launches a hand-written Metal kernel beside its graph "
+                               f"code (finish that migration by hand); {exc.reason}", "hand-written launch", exc.where)
+    return PortBlocked(f"{exc.reason}: the port's Objective-C++ reader does not follow this statement (C arrays, "
+                       f"if constexpr and new-expressions are outside it)", exc.construct, exc.where)
 
 
 def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
@@ -101,8 +124,13 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
                               "no shared kernel", im.line.span.where)
         known = ix.stubs_of_shared_kernel(shared.kernel_name)
+        declared = [k for k in known if k in ix.tree.declared_stubs and k.endswith("_stub")]
+        if len(known) > 1 and len(declared) == 1:
+            known = declared  # a helper's `stub` parameter is not a stub
         if not known and f"{family}_stub" in stub_candidates(shared.kernel_name):
             known = [f"{family}_stub"]  # foo_out -> foo_stub, by PyTorch's naming convention
+        if not known and shared.kernel_name.startswith(family + "_") and f"{family}_stub" in ix.tree.declared_stubs:
+            known = [f"{family}_stub"]  # eq_Scalar_out: the structured overload of eq calls eq_stub
         if len(known) != 1:
             raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
                               "unknown stub", shared.span.where)
@@ -114,23 +142,9 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
 
 
 # ------------------------------------------------------------ target files
-def _target_files(ix: Index, arity: int) -> tuple[str, MetalFile, str, HostFile]:
-    kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
-    mf = ix.tree.metals.get(kpath)
-    if mf is None:
-        raise PortBlocked(f"{kpath} does not exist (a tree older than c10/metal, or not a PyTorch tree)",
-                          "no kernel file", None)
-    if b"c10/metal/indexing.h" not in ix.tree.sources[kpath]:
-        raise PortBlocked(f"{kpath} does not include c10/metal/indexing.h (a tree older than c10/metal: "
-                          f"no REGISTER_{KIND[arity].upper()}_OP macros to register a functor with)",
-                          "pre-c10/metal kernel file", None)
-    hf = ix.tree.hosts.get(hpath)
-    if hf is None:
-        raise PortBlocked(f"{hpath} does not exist", "no host file", None)
-    if not any(k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel" for k in hf.kernel_calls):
-        raise PortBlocked(f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
-                          "pre-c10/metal host file", None)
-    return kpath, mf, hpath, hf
+def _target_files(ix: Index, arity: int):
+    """The tree's target files and the style they are written in (migrate.port.style)."""
+    return detect(ix, arity)
 
 
 _line_end = FixBuilder.line_end
@@ -217,10 +231,21 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
     if regs and max(r.span.end for r in regs) > pos:
         rpos = _line_end(data, max(r.span.end for r in regs) - 1)
-        edits.append(Edit(hpath, rpos, rpos, f"REGISTER_DISPATCH({stub}, &{stub_fn})\n"))
+        edits.append(Edit(hpath, rpos, rpos, dispatch_line(data, regs, stub, stub_fn)))
     else:
-        edits[0] = Edit(hpath, pos, pos, edits[0].replacement + f"REGISTER_DISPATCH({stub}, &{stub_fn})\n")
+        edits[0] = Edit(hpath, pos, pos, edits[0].replacement + dispatch_line(data, regs, stub, stub_fn))
     return edits
+
+
+def dispatch_line(data: bytes, regs, stub: str, fn: str) -> str:
+    """``REGISTER_DISPATCH(stub, &fn)`` written the way the file's last one is (``&``, trailing ``;``)."""
+    amp, semi = "&", ""
+    if regs:
+        last = max(regs, key=lambda r: r.span.end)
+        text = data[last.span.start:_line_end(data, last.span.end - 1)].decode("utf-8", "replace")
+        amp = "&" if "&" in text else ""
+        semi = ";" if text.rstrip().endswith(";") else ""
+    return f"REGISTER_DISPATCH({stub}, {amp}{fn}){semi}\n"
 
 
 _USING = re.compile(rb"\busing\s+(\w+)\s*=\s*void\s*\(\s*\*\s*\)\s*\(([^;]*)\)\s*;")
@@ -228,6 +253,13 @@ _TYPEDEF = re.compile(rb"\btypedef\s+void\s*\(\s*\*\s*(\w+)\s*\)\s*\(([^;]*)\)\s
 
 
 def stub_params(ix: Index, stub: str) -> list[str] | None:
+    """Parameter types of ``stub``'s function type after the iterator (None: not declared, not a
+    TensorIterator stub, or a type the reader does not follow)."""
+    extra = _stub_signature(ix, stub)
+    return None if extra and extra[0].startswith("<not a TensorIterator") else extra
+
+
+def _stub_signature(ix: Index, stub: str) -> list[str] | None:
     """Parameter types of ``stub``'s function type after the iterator, from its DECLARE_DISPATCH
     header (None: not declared in the tree, or a type the reader does not follow)."""
     decl = ix.tree.declared_stubs.get(stub)
@@ -247,15 +279,18 @@ def stub_params(ix: Index, stub: str) -> list[str] | None:
             if u.group(1) == fn_type:
                 parts = [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
                 if not parts or "TensorIterator" not in parts[0]:
-                    return None
+                    return ["<not a TensorIterator stub: (" + ", ".join(parts) + ")>"]
                 return parts[1:]
     return None
 
 
 def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None) -> None:
-    extra = stub_params(ix, stub)
+    extra = _stub_signature(ix, stub)
     if extra is None:
         return
+    if extra and extra[0].startswith("<not a TensorIterator"):
+        raise PortBlocked(f"{stub} takes {extra[0][len('<not a TensorIterator stub: '):-1]}, not a TensorIterator: "
+                          f"an elementwise kernel cannot implement it", "stub signature", where)
     scalar = len(extra) == 1 and "Scalar" in extra[0].replace("&", " ").replace("::", " ").split()
     if alpha is not None and not scalar:
         raise PortBlocked(f"{stub} takes ({', '.join(['TensorIteratorBase&'] + extra)}), not one Scalar for "
@@ -291,12 +326,13 @@ def _hand_written(ix: Index, family: str) -> Port | None:
     return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
 
 
-def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
+def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool = True) -> Port:
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     done = _hand_written(ix, family)
     if done is not None:
         fb = FixBuilder(ix)
+        done.cleanup = cleanup
         done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
         _reroute(ix, family, done, fb)
         return done
@@ -309,8 +345,12 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
     _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
     ints, bools = (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
-    plan = plan_dtypes(dag, ints if ints is not None else True, bools if bools is not None else True)
-    port = Port(family, name, arity, dag, plan, impls, stub)
+    from migrate.port.idioms import apply as torch_faithful
+
+    emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
+    plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
+    port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
+    port.notes += changes + idiom_notes
     has_functor = name in ix.functor_registrations
     has_stub = stub in ix.registrations
     if has_functor != has_stub:
@@ -318,17 +358,33 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True) -> Port:
         raise PortBlocked(f"{what} but not the other half; finish that migration by hand", "half-ported", None)
     fb = FixBuilder(ix)
     if not has_functor:
-        kpath, mf, hpath, hf = _target_files(ix, arity)
+        target = _target_files(ix, arity)
+        port.convention = target.convention
+        if target.convention != "functor_registry":
+            if alpha is not None:
+                raise PortBlocked(f"{target.hpath} launches {target.kind} kernels without run-time scalars "
+                                  f"({target.convention}); the graph reads {alpha}", "run-time scalar (era)",
+                                  dag.source)
+            from migrate.port.era27 import binary_host_edits, kernel_edits
+
+            port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
+            port.edits += (_host_stub_edits(ix, target.hpath, target.hf, arity, name, stub) if arity == 1
+                           else binary_host_edits(ix, target, name, stub))
+            _reroute(ix, family, port, fb)
+            port.edits = format_edits(ix.tree.root, port.edits)
+            return port
+        kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
         kdata = ix.tree.sources[kpath]
         fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else 0
         if not mf.functors:
             fpos = kdata.find(b"\n", kdata.rfind(b"#include")) + 1
-        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, dag, plan, dag.source)))
+        port.edits.append(Edit(kpath, fpos, fpos, "\n" + functor(name, emitted, plan, dag.source, target.traits)))
         regs = [r for r in mf.registrations if r.path == kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
         lines = registration_lines(kdata, arity, name, plan, alpha is not None)
         port.edits.append(Edit(kpath, rpos, rpos, "".join(line + "\n" for line in lines)))
         port.edits += _host_stub_edits(ix, hpath, hf, arity, name, stub, alpha)
+        port.edits = format_edits(ix.tree.root, port.edits)
     else:
         port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
     _reroute(ix, family, port, fb)
@@ -341,81 +397,34 @@ def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
     for im in port.impls:
         shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
         port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
-    port.edits += _cleanup_edits(ix, family, port.impls, fb, port.notes)
-    port.edits = tidy_deletions(ix.tree.sources, port.edits)
+    if not port.cleanup:
+        return
+    port.edits = cleanup_by_fix_loop(ix, family, port.edits)
 
 
-def tidy_deletions(sources: dict[str, bytes], edits: list[Edit]) -> list[Edit]:
-    """Merge deletions separated by blank space only; never leave two blank lines where one was."""
-    keep = [e for e in edits if e.replacement]
-    dels = sorted((e for e in edits if not e.replacement), key=lambda e: (e.path, e.start))
-    merged: list[Edit] = []
-    for e in dels:
-        prev = merged[-1] if merged else None
-        if prev and prev.path == e.path and e.start >= prev.end and not sources[e.path][prev.end:e.start].strip():
-            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
-        elif prev and prev.path == e.path and e.start < prev.end:
-            merged[-1] = Edit(e.path, prev.start, max(prev.end, e.end), "")
-        else:
-            merged.append(e)
-    out = []
-    for e in merged:
-        data = sources[e.path]
-        end = e.end
-        blank_before = e.start == 0 or data[max(0, e.start - 2):e.start] == b"\n\n"
-        if blank_before and data[end:end + 1] == b"\n":
-            end += 1
-        out.append(Edit(e.path, e.start, end, ""))
-    return keep + out
+CLEANUP_CODES = ("MPS004", "MPS005", "MPS009")  # dead implementation, stale include, stale expected failure
 
 
-def _cleanup_edits(ix: Index, family: str, impls: list[Impl], fb: FixBuilder, notes: list[str]) -> list[Edit]:
-    edits: list[Edit] = []
-    rerouted = {(im.entry.overload_name, im.line.kernel_name) for im in impls}
-    removed = []
-    going = {id(im.function): im.function for im in impls}
-    for f in going.values():
-        other_yaml = [e for e, d in ix.yaml_kernels.get(f.name, ()) if (e.overload_name, f.name) not in rerouted]
-        if other_yaml or _used_outside(ix, f.name, going):
-            notes.append(f"kept {f.name}: still referenced")
-            continue
-        fix = fb.remove_function(f)
-        if fix is None:
-            notes.append(f"kept {f.name}: its definition shares lines with other code")
-            continue
-        edits += fix.edits
-        removed.append(f)
-    # the family's per-operator include, when nothing left in the file needs it
-    for path in {f.path for f in removed}:
-        hf = ix.tree.hosts[path]
-        gone = [f for f in removed if f.path == path]
-        names = ix.live_names(path, gone)
-        stale_kernels = {k for f in gone for k in (f.name, "structured_" + f.name)}
-        declared = ix.root_kernels.get(family, set()) - stale_kernels
-        for inc in hf.includes:
-            if inc.op == family and not (declared & names):
-                edits += fb.remove_line(inc.span, "stale include").edits
-    # expected failures of the family in common_mps.py
-    cm = ix.tree.common_mps
-    if cm is not None:
-        for entry in cm.entries:
-            if entry.table.endswith(XFAIL_SUFFIX) and ix.family_of_opinfo(entry.key) == family:
-                fix = fb.remove_xfail(entry)
-                if fix is not None:
-                    edits += fix.edits
-    return edits
+def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit]) -> list[Edit]:
+    """The family's cleanup is lint's own: the fix loop runs on the port's overlay (the tree with the
+    port applied in memory) and applies the family's MPS004/005/009 fixes to a fixed point -- one
+    edit applier, no second copy of those rules.  Kernel-file insertions stay as they are (a batch
+    combines them); a file the cleanup changed becomes one whole-file edit."""
+    from migrate.commands.fix_cmd import family_of
+    from migrate.config import Config
+    from migrate.fixloop import fix_to_fixed_point
+    from migrate.tree import load_tree
 
-
-def _used_outside(ix: Index, name: str, going: dict) -> bool:
-    """Is ``name`` used by host code other than the functions being removed?"""
-    for path in ix.host_identifiers.get(name, ()):
-        hf = ix.tree.hosts[path]
-        in_functions = set().union(*(g.identifiers for g in hf.functions)) if hf.functions else set()
-        if name not in in_functions:
-            return True  # used at file level (a table, a macro invocation, ...)
-        if any(name in g.identifiers and id(g) not in going for g in hf.functions):
-            return True
-    return False
+    overlay = apply_edits(ix.tree.sources, edits)
+    tree = load_tree(ix.tree.root, {**ix.tree.sources, **overlay})  # ix's tree may itself be an overlay
+    outcome = fix_to_fixed_point(ix.tree.root, Config(select=list(CLEANUP_CODES)), unsafe=True, tree=tree,
+                                 keep=lambda f, index: f.code in CLEANUP_CODES and family_of(f, index) == family)
+    if not outcome.new:
+        return edits
+    final = {**overlay, **outcome.new}
+    keep = [e for e in edits if e.path not in outcome.new]
+    whole = [Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)]
+    return keep + whole
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:

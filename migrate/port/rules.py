@@ -24,9 +24,13 @@ class OpRule:
     torch: str
     torch_int: str | None
     dtypes: tuple[str, ...]
+    fixed_arity: int | None = None  # ops only idioms emit (rules/port_idioms.yaml) have no selector
+    requires: str | None = None  # a name the tree's c10/metal headers must define
 
     @property
     def arity(self) -> int:
+        if self.fixed_arity is not None:
+            return self.fixed_arity
         return self.selector.count(":") - (1 if self.selector.endswith("name:") else 0)
 
     @property
@@ -61,7 +65,11 @@ def table() -> Table:
             raise ValueError(f"rules/mpsgraph.yaml: {name}: unknown class {d['class']!r}")
         ops[name] = OpRule(name, d["selector"], d["class"], d.get("metal"), d.get("metal_int"), str(d["torch"]),
                            d.get("torch_int"), tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]))
-    return Table(ops, {r.selector: r for r in ops.values()}, frozenset(raw["constants"]), frozenset(raw["casts"]),
+    by_selector = {r.selector: r for r in ops.values()}
+    for name, d in (load_table("port_idioms.yaml").get("ops") or {}).items():
+        ops[name] = OpRule(name, "", d["class"], d.get("metal"), d.get("metal_int"), str(d["torch"]), d.get("torch_int"),
+                           tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]), int(d["arity"]), d.get("requires"))
+    return Table(ops, by_selector, frozenset(raw["constants"]), frozenset(raw["casts"]),
                  frozenset(raw["cast_helpers"]), frozenset(raw["placeholders"]),
                  frozenset(raw.get("scalar_placeholders", ())),
                  tuple((k, v) for k, v in raw["not_elementwise"].items()))

@@ -63,7 +63,11 @@ def plan_skeleton(ix: Index, family: str) -> Port:
     if arity not in KERNEL_FILE:
         raise PortBlocked(f"{arity} tensor inputs: skeletons are unary or binary kernels", f"{arity} inputs",
                           impls[0].line.span.where)
-    kpath, mf, hpath, hf = _target_files(ix, arity)
+    target = _target_files(ix, arity)
+    if target.convention != "functor_registry":
+        raise PortBlocked(f"{target.kpath} is written in the {target.convention} style; skeletons are c10/metal "
+                          f"functors", "pre-c10/metal kernel file", None)
+    kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
     name = family
     if name in ix.functor_registrations or any(f.name == f"{name}_functor" for f in mf.functors):
         raise PortBlocked(f"functor {name} already exists in the tree", "functor exists", None)

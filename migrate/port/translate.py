@@ -131,7 +131,7 @@ class Translator:
     # ----------------------------------------------------------- statements
     def run(self, body: tuple, env: dict, top: bool = False):
         """Execute statements; the value of a ``return``, or None."""
-        for s in body:
+        for k, s in enumerate(body):
             if isinstance(s, o.Decl):
                 env[s.name] = self.eval(s.init, env) if s.init is not None else None
             elif isinstance(s, o.Assign):
@@ -151,6 +151,9 @@ class Translator:
                     if r is not None:
                         return r
                     continue
+                branch = self.dtype_test(s.cond, env)
+                if branch is not None:
+                    return self.dtype_branch(branch, s, body[k + 1:], env)
                 raise self.blocked(f"data-dependent control flow: if ({_text(s.cond)})", "control flow (if)", s.line)
             elif isinstance(s, o.Other):
                 if s.kind.startswith("preprocessor"):
@@ -163,6 +166,40 @@ class Translator:
                 if isinstance(e, o.Send) and isinstance(self.eval(e.receiver, env), GraphRef):
                     raise self.blocked(f"graph op result discarded ({e.selector})", "discarded op", s.line)
         return None
+
+    # ------------------------------------------------------- dtype branches
+    def dtype_test(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
+        """``[t dataType] == MPSDataTypeInt64`` (or ``!=``, ``t.dataType``): decided by the input's dtype
+        at dispatch time, not by the data: (input, dtypes, equal)."""
+        if not (isinstance(cond, o.Binary) and cond.op in ("==", "!=")):
+            return None
+        left, right = self.eval(cond.left, env), self.eval(cond.right, env)
+        if isinstance(right, DtypeRef) and right.like is not None:
+            left, right = right, left
+        if not (isinstance(left, DtypeRef) and left.like is not None and left.like.op == "input"
+                and isinstance(right, DtypeRef) and right.dtype is not None):
+            return None
+        return left.like, frozenset({right.dtype}), cond.op == "=="
+
+    def dtype_branch(self, test, s: o.If, rest: tuple, env: dict):
+        """Both arms run symbolically; values that differ become ``dtype_if`` nodes (per-dtype
+        specialisation in the functor).  The arm without a return falls through to ``rest``."""
+        node, dtypes, equal = test
+        env_then, env_else = dict(env), dict(env)
+        then = self.run(s.then, env_then)
+        other = self.run(s.other, env_else)
+        if then is None:
+            then = self.run(rest, env_then)
+        if other is None:
+            other = self.run(rest, env_else)
+        if not equal:
+            then, other = other, then
+        if then is None and other is None:
+            return None
+        if not (isinstance(then, Node) and isinstance(other, Node)):
+            raise self.blocked(f"dtype branch on {node.name} where only one arm returns a graph tensor",
+                               "control flow (dtype branch)", s.line)
+        return Node("dtype_if", (node, then, other), dtype=",".join(sorted(dtypes)))
 
     # ---------------------------------------------------------- expressions
     def eval(self, e, env: dict):

@@ -1,0 +1,162 @@
+"""``port --all``: port every portable family, verify each against torch CPU, one table.
+
+Every family's patch is planned against the unchanged tree (one reviewable unit each; ``--patch-dir``
+writes one file per family).  Verify compiles a kernel file once per distinct text, so each family is
+verified with the *combined* kernel-file additions of all ports plus its own host and dispatch edits:
+the kernel files compile once for the whole batch, and a family's own kernel is what runs.
+
+A verify result is ``pass`` (no failing cell), ``FAIL`` (its cells name the cause), or ``pass*`` when
+every failing cell is one where the tree's own native kernel of the same launch convention (verified
+unpatched, the baseline) fails in the same (dtype, layout): the emulated host, or upstream's host,
+behaves that way for every kernel of that convention, the port did not bring it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from migrate.apply import unified_diff
+from migrate.index import Index
+from migrate.port.locate import mpsgraph_families
+from migrate.port.patch import NothingToPort, Port, apply_edits, plan_port
+from migrate.port.translate import PortBlocked
+
+
+@dataclass
+class Row:
+    family: str
+    target: str = ""  # kernel file written to (or "" when blocked)
+    convention: str = ""
+    verify: str = ""  # pass | pass* | FAIL | blocked | not run
+    detail: str = ""  # failure / blocker
+    changes: list[str] = field(default_factory=list)  # behaviour changes from the old MPSGraph path
+    patch: str = ""  # the family's unified diff against the unchanged tree
+    port: Port | None = None
+
+    def as_json(self) -> dict:
+        return {"family": self.family, "target": self.target, "convention": self.convention,
+                "verify": self.verify, "detail": self.detail, "behaviour_changes": self.changes}
+
+
+def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
+    rows = []
+    for fam in families or mpsgraph_families(ix):
+        row = Row(fam)
+        try:
+            port = plan_port(ix, fam)
+            new = apply_edits(ix.tree.sources, port.edits)
+        except (PortBlocked, NothingToPort, ValueError) as exc:
+            where = f" ({exc.where})" if isinstance(exc, PortBlocked) and exc.where else ""
+            row.verify, row.detail = "blocked", f"{getattr(exc, 'reason', exc)}{where}"
+            rows.append(row)
+            continue
+        row.port = port
+        row.convention = port.convention or "reroute"
+        row.target = next((p for p in sorted(new) if p.endswith(".metal")), "")
+        row.changes = [n for n in port.notes if n.startswith("behaviour change")]
+        row.patch = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        rows.append(row)
+    return rows
+
+
+def _kernel_paths(port: Port) -> set[str]:
+    return {e.path for e in port.edits if e.path.endswith(".metal")}
+
+
+def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
+    """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
+    from migrate.verify.conventions import HandWritten
+    from migrate.verify.run import CannotRun, Options, first_failure, verify
+
+    ported = [r for r in rows if r.port is not None]
+    kernel_edits = [e for r in ported for e in r.port.edits if e.path.endswith(".metal")]
+    combined = apply_edits(ix.tree.sources, kernel_edits) if kernel_edits else {}
+    combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
+    baselines: dict[str, object] = {}
+    for k, r in enumerate(ported):
+        if progress:
+            progress(k, len(ported), r.family)
+        own = [e for e in r.port.edits if not e.path.endswith(".metal")]
+        new = apply_edits(ix.tree.sources, own) if own else {}
+        text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in _kernel_paths(r.port))
+        text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        opts = Options()
+        try:
+            rep = verify(root, r.family, (text, f"<port {r.family}>"), opts)
+        except (CannotRun, HandWritten, Exception) as exc:  # one family's trouble never stops the batch
+            r.verify, r.detail = "not run", " ".join(str(exc).split())[:300]
+            continue
+        fails = [c for c in rep.cells if c.status == "FAIL"]
+        if not fails:
+            r.verify = "pass" if rep.ran else "not run"
+            r.detail = "" if rep.ran else "no case ran"
+            continue
+        base = baselines.get(r.convention)
+        if base is None and r.convention in ("unary_1d", "binary_offsets", "functor_registry"):
+            base = baselines[r.convention] = _baseline(root, ix, r.convention, verify, Options)
+        known = base[1] if base else set()
+        refused = [c for c in fails if _cpu_refuses(c)]
+        own_fails = [c for c in fails if (c.dtype, c.layout) not in known and c not in refused]
+        if not own_fails:
+            r.verify = "pass*"
+            parts = []
+            if len(fails) > len(refused):
+                parts.append(f"{len(fails) - len(refused)} cell(s) fail as the tree's own {base[0]} kernel does: "
+                             + ", ".join(sorted({c.layout for c in fails if c not in refused})))
+            if refused:
+                parts.append(f"{len(refused)} cell(s) are calls torch CPU refuses (judged against the old graph): "
+                             + ", ".join(sorted({f"{c.dtype} {c.layout}" for c in refused})))
+            r.detail = "; ".join(parts)
+        else:
+            c = own_fails[0]
+            r.verify = "FAIL"
+            r.detail = f"{len(own_fails)} cell(s); {c.dtype} {c.layout}: {first_failure(c)}"
+
+
+def _cpu_refuses(cell) -> bool:
+    """A cell whose case torch CPU refuses as a call (an out= dtype the result cannot be cast to):
+    TensorIterator raises the same on MPS before any kernel runs, so the kernel is not at fault."""
+    return any(n.startswith("torch-cpu:") and "can't be cast" in n for n in cell.skipped)
+
+
+def _baseline(root, ix: Index, convention: str, verify, Options):
+    """(family, failing (dtype, layout) cells) of the tree's own native kernel of ``convention``."""
+    from migrate.port.style import KIND, detect
+
+    arity = 1 if convention == "unary_1d" else 2
+    try:
+        target = detect(ix, arity)
+    except PortBlocked:
+        return None
+    fams = _native_families(ix, target)
+    for fam in fams:
+        try:
+            rep = verify(root, fam, None, Options())
+        except Exception:  # a baseline that cannot run gives no allowance
+            continue
+        if rep.ran:
+            return fam, {(c.dtype, c.layout) for c in rep.cells if c.status == "FAIL"}
+    del KIND
+    return None
+
+
+def _native_families(ix: Index, target) -> list[str]:
+    """Families whose MPS stub the target host file registers, widest dtype coverage first."""
+    import re
+
+    data = ix.tree.sources[target.hpath]
+    names = re.findall(rb'(?:exec_unary_kernel|binary_mps_impl)\s*\(\s*iter\s*,\s*"(\w+)"\s*\)', data)
+    fams = [n.decode() for n in names if n.decode() in ix.families]
+    kdata = ix.tree.sources[target.kpath]
+    return sorted(dict.fromkeys(fams), key=lambda f: -kdata.count(f"({f},".encode()) - kdata.count(f'"{f}_'.encode()))
+
+
+def table(rows: list[Row], width: int = 160) -> str:
+    fw = max([len(r.family) for r in rows] + [6])
+    tw = max([len(r.target.rsplit("/", 1)[-1]) for r in rows] + [6])
+    out = [f"{'family':<{fw}}  {'target':<{tw}}  {'verify':<8}  detail / behaviour changes"]
+    for r in rows:
+        head = f"{r.family:<{fw}}  {r.target.rsplit('/', 1)[-1]:<{tw}}  {r.verify:<8}  "
+        for k, text in enumerate([r.detail] * bool(r.detail) + r.changes or [""]):
+            line = (head if k == 0 else " " * len(head)) + text
+            out.append(line if len(line) <= width else line[: width - 3] + "...")
+    return "\n".join(out) + "\n"

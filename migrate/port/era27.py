@@ -1,0 +1,134 @@
+"""Edits of a port into 2.7-era target files (migrate.port.style's ``unary_1d`` and ``binary_offsets``).
+
+Unary: the functor, a template kernel ``NAME_kernel<T0, T1>`` calling it, an ``INSTANTIATE_NAME_KERNEL``
+macro of the file's ``[[host_name("NAME_" #DTYPE0 "_" #DTYPE1)]]`` kind with one invocation per (out, in)
+pair; host ``lib.exec_unary_kernel(iter, "NAME")``.  Binary: the functor, registered through the file's
+own macro per input dtype; host ``mps::binary_mps_impl(iter, "NAME")``.  bfloat goes under the file's
+``#if __METAL_VERSION__`` guard, as the file does.
+"""
+from __future__ import annotations
+
+import re
+
+from migrate.fixes import FixBuilder
+from migrate.model import Edit
+from migrate.port.emit import Plan, functor
+from migrate.port.style import Target
+from migrate.source import SourceFile
+from migrate.source.macros import find_invocations
+
+_line_end = FixBuilder.line_end
+
+
+def _guarded(lines: list[str], target: Target) -> list[str]:
+    """bfloat lines first under the file's bfloat guard (the file's order), then the others."""
+    bf = [x for x in lines if "bfloat" in x]
+    rest = [x for x in lines if "bfloat" not in x]
+    if not bf or target.bfloat_guard is None:
+        return bf + rest
+    return [target.bfloat_guard, *bf, "#endif", *rest]
+
+
+def _after_last_definition(data: bytes, target: Target) -> int:
+    """Insert new code after the file's last top-level definition before its first instantiation macro use."""
+    code = SourceFile(data).code
+    first_define = code.find(b"#define")
+    head = code[: first_define] if first_define > 0 else code
+    end = head.rfind(b"\n}")
+    return _line_end(data, end + 1) if end >= 0 else len(data)
+
+
+def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -> list[Edit]:
+    """The kernel text appended at the end of the file (after the file's last instantiations)."""
+    macro = f"INSTANTIATE_{name.upper()}_KERNEL"
+    host = target.host_name(name, "{out}", "{in}")
+    quoted = '"' + host.replace("{out}", '" #DTYPE0 "').replace("{in}", '" #DTYPE1 "') + '"'
+    quoted = quoted.replace(' ""', "").replace('"" ', "")
+    kernel = [
+        "template <typename T0, typename T1>",
+        f"kernel void {name}_kernel(",
+        "    device T0* output [[buffer(0)]],",
+        "    constant T1* input [[buffer(1)]],",
+        "    uint index [[thread_position_in_grid]]) {",
+        f"  output[index] = static_cast<T0>({name}_functor()(input[index]));",
+        "}",
+    ]
+    inst = [
+        f"#define {macro}(DTYPE0, DTYPE1)",
+        f"  template [[host_name({quoted})]] kernel void",
+        f"  {name}_kernel(",
+        "      device DTYPE0* output [[buffer(0)]],",
+        "      constant DTYPE1* input [[buffer(1)]],",
+        "      uint id [[thread_position_in_grid]])",
+    ]
+    width = max(len(x) for x in inst[:-1]) + 1
+    inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
+    pairs = plan.pairs()
+    if any(o == "bool" for _, o in pairs):  # out= may be any dtype: exec_unary_kernel then asks for {in}_{in}
+        pairs += [(i, i) for i in dict.fromkeys(i for i, o in pairs if o == "bool" and i != "bool")]
+    regs = _guarded([f"{macro}({o}, {i});" for i, o in pairs], target)
+    text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
+    pos = len(data)
+    return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
+
+
+def binary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -> list[Edit]:
+    """The functor after the file's last functor; registrations beside the file's own ones."""
+    fns = [f for f in target.mf.functors if f.path == target.kpath]
+    if fns:
+        code = SourceFile(data).code
+        start = max(f.span.start for f in fns)
+        close = code.find(b"\n};", start)
+        fpos = _line_end(data, close + 1) if close >= 0 else _after_last_definition(data, target)
+    else:
+        fpos = _after_last_definition(data, target)
+    edits = [Edit(target.kpath, fpos, fpos, "\n" + body)]
+    invs = [i for i in find_invocations(SourceFile(data), {target.register_macro}) if i.start > fpos]
+    dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
+    lines = [f"{target.register_macro}({name}, {t});" for t in dtypes]
+    plain = [x for x in lines if "bfloat" not in x]
+    bf = [x for x in lines if "bfloat" in x]
+    guarded = [i for i in invs if b"bfloat" in i.args[-1]]
+    first = guarded[0].start if guarded else len(data)
+    others = [i for i in invs if b"bfloat" not in i.args[-1] and i.end < first]
+    if guarded and target.bfloat_guard:
+        gpos = _line_end(data, max(i.end for i in guarded) - 1)
+        edits.append(Edit(target.kpath, gpos, gpos, "".join(x + "\n" for x in bf)))
+        bf = []
+    rpos = _line_end(data, max(i.end for i in others) - 1) if others else len(data)
+    text = "".join(x + "\n" for x in plain)
+    if bf:
+        text += "\n".join(_guarded(bf, target)) + "\n"
+    edits.append(Edit(target.kpath, rpos, rpos, text))
+    return edits
+
+
+def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
+    """``static void NAME_mps_kernel(TensorIteratorBase& iter) { mps::binary_mps_impl(iter, "NAME"); }``
+    after the last registered stub that calls binary_mps_impl, and its REGISTER_DISPATCH after the file's last."""
+    data = ix.tree.sources[target.hpath]
+    hf = target.hf
+    registered = {r.function for r in hf.registrations if r.macro == "REGISTER_DISPATCH"}
+    call = re.compile(rb"\bbinary_mps_impl\s*\(")
+    fns = [f for f in hf.functions if f.name in registered and call.search(data[f.span.start:f.span.end])]
+    fpos = _line_end(data, max(f.span.end for f in fns) - 1) if fns else None
+    regs = [r for r in hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
+    if fpos is None or not regs:
+        fpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
+    fn = f"{name}_mps_kernel"
+    stub_text = f"\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {target.impl_call}(iter, \"{name}\");\n}}\n"
+    rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
+    from migrate.port.patch import dispatch_line
+
+    reg = dispatch_line(data, regs, stub, fn)
+    if rpos > fpos:
+        return [Edit(target.hpath, fpos, fpos, stub_text), Edit(target.hpath, rpos, rpos, reg)]
+    return [Edit(target.hpath, fpos, fpos, stub_text + reg)]
+
+
+def kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
+    body = functor(name, dag, plan, dag.source, target.traits)
+    if target.convention == "unary_1d":
+        return unary_edits(target, data, name, body, plan)
+    return binary_edits(target, data, name, body, plan)
+

@@ -1,0 +1,51 @@
+"""Generated kernel text in the tree's own format: clang-format with the tree's ``.clang-format``.
+
+Each inserted chunk is a whole top-level text (a functor, a kernel template, a macro, registration
+lines), so it is formatted on its own and the port stays a list of small insertions.  Without a
+clang-format binary (pip's ``clang-format`` wheel is in the [verify] extra) or a ``.clang-format`` in the
+tree, the text stays as emitted (already written in clang-format's LLVM-like shape).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from migrate.model import Edit
+
+
+@lru_cache(maxsize=1)
+def clang_format() -> str | None:
+    here = Path(sys.executable).parent / "clang-format"
+    return str(here) if here.is_file() else shutil.which("clang-format")
+
+
+def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[Edit]:
+    style = root / ".clang-format"
+    exe = clang_format()
+    if exe is None or not style.is_file():
+        return edits
+    out = []
+    for e in edits:
+        if not e.path.endswith(suffix) or not e.replacement.strip():
+            out.append(e)
+            continue
+        out.append(Edit(e.path, e.start, e.end, _format(exe, str(style), e.path, e.replacement)))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _format(exe: str, style: str, path: str, text: str) -> str:
+    lead = text[: len(text) - len(text.lstrip("\n"))]
+    body = text[len(lead):]
+    try:
+        r = subprocess.run([exe, f"--style=file:{style}", f"--assume-filename={Path(path).name}"],
+                           input=body.encode(), capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return text
+    if r.returncode != 0:
+        return text
+    new = r.stdout.decode()
+    return lead + (new if new.endswith("\n") or not body.endswith("\n") else new + "\n")

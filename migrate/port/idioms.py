@@ -1,0 +1,217 @@
+"""Torch-faithful rewrites of an old graph's DAG before emission (rules/port_idioms.yaml).
+
+``apply(dag, family, root)`` returns the DAG the port emits and the behaviour changes, each with
+an example input evaluated with torch on the old and the new subexpression.  The old DAG itself
+stays untouched: verify's old-MPSGraph reference is built from it.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from migrate.port.dag import Dag, Node
+from migrate.port.rules import table
+from migrate.tables import dtype_family, load_table
+
+INTEGRAL = frozenset(dtype_family("integral"))
+COMMUTATIVE = frozenset({"add", "mul", "maximum", "minimum", "eq", "ne", "logical_and", "logical_or"})
+_TOKEN = re.compile(r"\s*(?:([A-Za-z_]\w*)|([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+))|(.))")
+
+
+@dataclass(frozen=True)
+class Pat:
+    kind: str  # "op" | "var" | "const"
+    name: str = ""
+    args: tuple["Pat", ...] = ()
+    value: float = 0.0
+
+
+def parse(text: str) -> Pat:
+    toks = [m.groups() for m in _TOKEN.finditer(text) if any(m.groups())]
+    pos = 0
+
+    def expr() -> Pat:
+        nonlocal pos
+        ident, num, sym = toks[pos]
+        pos += 1
+        if num is not None:
+            return Pat("const", value=float(num))
+        if ident is None:
+            raise ValueError(f"rules/port_idioms.yaml: unexpected {sym!r} in {text!r}")
+        if pos < len(toks) and toks[pos][2] == "(":
+            pos += 1
+            args = [expr()]
+            while toks[pos][2] == ",":
+                pos += 1
+                args.append(expr())
+            if toks[pos][2] != ")":
+                raise ValueError(f"rules/port_idioms.yaml: expected ')' in {text!r}")
+            pos += 1
+            if ident not in table().ops:
+                raise ValueError(f"rules/port_idioms.yaml: unknown op {ident!r} in {text!r}")
+            return Pat("op", ident, tuple(args))
+        return Pat("var", ident)
+
+    out = expr()
+    if pos != len(toks):
+        raise ValueError(f"rules/port_idioms.yaml: trailing text in {text!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Idiom:
+    name: str
+    match: Pat
+    emit: Pat
+    why: str
+    example: dict
+    families: frozenset[str] | None
+    excluded: frozenset[str]
+    whole: bool
+
+
+@lru_cache(maxsize=1)
+def idioms() -> tuple[Idiom, ...]:
+    raw = load_table("port_idioms.yaml")
+    return tuple(Idiom(d["name"], parse(d["match"]), parse(d["emit"]), d["why"], dict(d.get("example") or {}),
+                       frozenset(d["families"]) if d.get("families") else None, frozenset(d.get("except") or ()),
+                       bool(d.get("whole"))) for d in raw["idioms"])
+
+
+def _match(p: Pat, n: Node, env: dict) -> dict | None:
+    if p.kind == "var":
+        if p.name in env:
+            return env if repr(env[p.name]) == repr(n) else None
+        return {**env, p.name: n}
+    if p.kind == "const":
+        ok = n.op == "const" and isinstance(n.value, (int, float)) and float(n.value) == p.value
+        return env if ok else None
+    if n.op != p.name or len(n.args) != len(p.args):
+        return None
+    orders = [n.args] + ([n.args[::-1]] if p.name in COMMUTATIVE and len(n.args) == 2 else [])
+    for args in orders:
+        e = env
+        for pa, a in zip(p.args, args):
+            e = _match(pa, a, e)
+            if e is None:
+                break
+        if e is not None:
+            return e
+    return None
+
+
+def _build(p: Pat, env: dict, like: Node | None) -> Node:
+    if p.kind == "var":
+        return env[p.name]
+    if p.kind == "const":
+        return Node("const", value=p.value, like=like)
+    return Node(p.name, tuple(_build(a, env, like) for a in p.args))
+
+
+def _ops(p: Pat) -> set[str]:
+    return ({p.name} if p.kind == "op" else set()) | {o for a in p.args for o in _ops(a)}
+
+
+def _available(p: Pat, root: Path | None) -> str | None:
+    """The first name the tree's c10/metal headers lack for ``p``'s ops, or None."""
+    for op in sorted(_ops(p)):
+        need = table().ops[op].requires
+        if need and root is not None and not _defines(root, need):
+            return need
+    return None
+
+
+@lru_cache(maxsize=16)
+def _defines(root: Path, name: str) -> bool:
+    """Do the c10/metal headers the kernel compiles against define ``name(``?  The tree's own, or --
+    for a partial tree without them -- the installed torch's, as the compiler's include path has it."""
+    folder = root / "c10" / "metal"
+    if not folder.is_dir():
+        try:
+            from migrate.device.cpu.backend import c10_metal_dirs
+        except ImportError:  # pragma: no cover - the light install has no compiler
+            return False
+        folder = next((d / "c10" / "metal" for d in c10_metal_dirs(root, []) if (d / "c10" / "metal").is_dir()),
+                      folder)
+    if not folder.is_dir():
+        return False
+    rx = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(")
+    return any(rx.search(h.read_bytes()) for h in folder.glob("*.h"))
+
+
+def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], list[str]]:
+    """(DAG to emit, behaviour changes, notes)."""
+    changes: list[str] = []
+    notes: list[str] = []
+    out = dag.output
+    for idiom in idioms():
+        if (idiom.families is not None and family not in idiom.families) or family in idiom.excluded:
+            continue
+        missing = _available(idiom.emit, root)
+        memo: dict[int, Node] = {}
+        hits: list[dict] = []
+        matched: list[dict] = []
+
+        def rewrite(n: Node, top: bool, integral: bool = False) -> Node:
+            if id(n) in memo:
+                return memo[id(n)]
+            ints = n.op == "dtype_if" and all(d in INTEGRAL for d in n.dtype.split(","))
+            args = tuple(rewrite(a, False, integral or (ints and k == 1)) for k, a in enumerate(n.args))
+            m = n if args == n.args else Node(n.op, args, n.name, n.value, n.dtype, n.like)
+            env = _match(idiom.match, m, {}) if (top or not idiom.whole) else None
+            if env is not None:
+                matched.append(env)
+                if not integral:  # an integer-only arm has no NaN or overflow to show
+                    hits.append(env)
+                if missing is None:
+                    like = next((v for v in env.values() if v.op != "const"), None)
+                    m = _build(idiom.emit, env, like)
+            memo[id(n)] = m
+            return m
+
+        out = rewrite(out, True)
+        if not matched or (missing is None and not hits):
+            continue
+        if missing is not None:
+            notes.append(f"kept the old graph's {idiom.name} formula: the tree's c10/metal defines no {missing}; "
+                         f"{idiom.why}")
+            continue
+        changes.append(f"behaviour change ({idiom.name}): {idiom.why}; {_example(idiom, hits[0])}")
+    new = Dag(list(dag.inputs), out, dag.source, dag.alpha)
+    return new, changes, notes
+
+
+def _example(idiom: Idiom, env: dict) -> str:
+    """``a=1000.0, b=1000.0: old graph inf, port 1000.6931`` (float32, with torch)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - port FAMILY needs the [verify] extra anyway
+        return f"e.g. {idiom.example}"
+    from migrate.port.dag import evaluate_with_torch
+
+    values = {}
+    fresh = {}
+    for k, v in env.items():
+        if v.op == "const":
+            fresh[k] = Node("const", value=v.value, dtype=v.dtype)
+        else:
+            fresh[k] = Node("input", name=k)
+            values[k] = torch.tensor(float(idiom.example.get(k, 0.5)), dtype=torch.float32)
+    inputs = [n for n in fresh.values() if n.op == "input"]
+    old = evaluate_with_torch(Dag(inputs, _build(idiom.match, fresh, inputs[0])), values)
+    new = evaluate_with_torch(Dag(inputs, _build(idiom.emit, fresh, inputs[0])), values)
+    shown = ", ".join(f"{k}={_num(values[k].item())}" for k in values)
+    return f"{shown}: old graph {_num(old.item())}, port {_num(new.item())}"
+
+
+def _num(x) -> str:
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return repr(x)
+    if isinstance(x, float) and x == 0 and math.copysign(1, x) < 0:
+        return "-0.0"
+    return f"{x:.8g}"

@@ -1,0 +1,133 @@
+"""Which style a port writes in, read from the tree's own target files and launch conventions.
+
+``functor_registry``: modern ``c10/metal`` functors registered with ``REGISTER_*_OP`` and launched by
+``lib.exec_*_kernel(iter, "name")``.  ``unary_1d`` (2.7-era UnaryKernel): a template kernel plus the
+file's kind of ``[[host_name]]`` instantiation macro, launched by ``lib.exec_unary_kernel`` under the
+name ``{name}_{out}_{in}``.  ``binary_offsets`` (2.7-era BinaryKernel): a functor registered through the
+file's own macro whose host names are those ``binary_mps_impl`` builds.  The kernel names come from
+rules/launch_conventions.yaml, the description verify emulates: one description of each era.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.model import HostFile, MetalFile
+from migrate.port.translate import PortBlocked
+from migrate.source import SourceFile
+from migrate.source.macros import expand, find_macros
+from migrate.tree import MPS_REL
+from migrate.verify.conventions import conventions
+
+KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
+HOST_FILE = {1: f"{MPS_REL}/operations/UnaryKernel.mm", 2: f"{MPS_REL}/operations/BinaryKernel.mm"}
+KIND = {1: "unary", 2: "binary"}
+BFLOAT_GUARD = re.compile(r"^#if __METAL_VERSION__ >= (\d+)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Traits:
+    """SFINAE traits the tree's c10/metal/utils.h offers for a functor's floating/integral overloads."""
+
+    floating: str
+    integral: str
+
+
+MODERN_TRAITS = Traits("::c10::metal::is_scalar_floating_point_v", "::c10::metal::is_scalar_integral_v")
+METAL_TRAITS = Traits("::metal::is_floating_point_v", "::metal::is_integral_v")
+
+
+@dataclass(frozen=True)
+class Target:
+    convention: str  # a key of rules/launch_conventions.yaml
+    arity: int
+    kpath: str
+    mf: MetalFile
+    hpath: str
+    hf: HostFile
+    traits: Traits
+    bfloat_guard: str | None  # "#if __METAL_VERSION__ >= 310" where the kernel file guards bfloat
+    register_macro: str | None = None  # binary_offsets: the file's macro registering NAME_DTYPE (+ dense)
+    impl_call: str | None = None  # binary_offsets: how host stubs call the launcher ("mps::binary_mps_impl")
+
+    @property
+    def kind(self) -> str:
+        return KIND[self.arity]
+
+    def host_name(self, name: str, out: str, inp: str) -> str:
+        return conventions()[self.convention]["kernel"].format(name=name, out=out, **{"in": inp})
+
+
+def _traits(root: Path, modern: bool) -> Traits:
+    """The tree's utils.h decides; a partial tree without it gets its era's (modern: c10/metal's)."""
+    try:
+        utils = (root / "c10/metal/utils.h").read_bytes()
+    except OSError:
+        return MODERN_TRAITS if modern else METAL_TRAITS
+    return MODERN_TRAITS if b"is_scalar_floating_point_v" in utils else METAL_TRAITS
+
+
+def _guard(data: bytes) -> str | None:
+    m = BFLOAT_GUARD.search(data.decode("utf-8", "replace"))
+    return m.group(0).strip() if m else None
+
+
+def detect(ix, arity: int) -> Target:
+    """The style the tree's target files are written in, or PortBlocked saying why none fits."""
+    kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
+    mf = ix.tree.metals.get(kpath)
+    if mf is None:
+        raise PortBlocked(f"{kpath} does not exist (a tree older than native Metal kernels, or not a PyTorch tree)",
+                          "no kernel file", None)
+    hf = ix.tree.hosts.get(hpath)
+    if hf is None:
+        raise PortBlocked(f"{hpath} does not exist", "no host file", None)
+    kdata = ix.tree.sources[kpath]
+    traits, guard = _traits(ix.tree.root, b"c10/metal/indexing.h" in kdata), _guard(kdata)
+    exec_calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel"]
+    if b"c10/metal/indexing.h" in kdata:
+        if not exec_calls:
+            raise PortBlocked(f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
+                              "pre-c10/metal host file", None)
+        return Target("functor_registry", arity, kpath, mf, hpath, hf, traits, guard)
+    if arity == 1:
+        if not exec_calls:
+            raise PortBlocked(f"{hpath} has no lib.exec_unary_kernel(iter, \"name\") stub to follow",
+                              "no unary launch", None)
+        if "{name}_{out}_{in}" != conventions()["unary_1d"]["kernel"]:  # pragma: no cover - table edited
+            raise PortBlocked("rules/launch_conventions.yaml unary_1d names another kernel shape", "conventions",
+                              None)
+        return Target("unary_1d", 1, kpath, mf, hpath, hf, traits, guard)
+    macro = binary_register_macro(kdata)
+    if macro is None:
+        raise PortBlocked(f"{kpath} defines no (NAME, DTYPE) macro registering the kernels binary_mps_impl launches",
+                          "no binary registration macro", None)
+    call = _impl_call(ix.tree.sources[hpath])
+    if call is None:
+        raise PortBlocked(f"{hpath} has no binary_mps_impl(iter, \"name\") stub to follow", "no binary launch", None)
+    return Target("binary_offsets", 2, kpath, mf, hpath, hf, traits, guard, macro, call)
+
+
+def binary_register_macro(data: bytes) -> str | None:
+    """The file's two-parameter macro whose expansion exports exactly binary_mps_impl's names for NAME, DTYPE."""
+    conv = conventions()["binary_offsets"]
+    want = {conv["kernel"].format(name="__N__", **{"in": "__T__"}),
+            conv["dense_kernel"].format(name="__N__", **{"in": "__T__"})}
+    macros = find_macros(SourceFile(data))
+    for name, m in macros.items():
+        if len(m.params) != 2:
+            continue
+        text = expand(m, (b"__N__", b"__T__"), macros).decode("latin-1")
+        names = {"".join(re.findall(r'"([^"]*)"', h)) for h in re.findall(r"host_name\(([^)]*)\)", text)}
+        if names == want:
+            return name
+    return None
+
+
+_IMPL_CALL = re.compile(rb"^\s*((?:\w+::)*binary_mps_impl)\s*\(\s*iter\s*,\s*\"\w+\"\s*\)\s*;", re.M)
+
+
+def _impl_call(data: bytes) -> str | None:
+    m = _IMPL_CALL.search(data)
+    return m.group(1).decode() if m else None

@@ -1,0 +1,146 @@
+"""port on fixtures/port27, a tree in the 2.7-era shape (template kernels + [[host_name]] instantiation
+macros, exec_unary_kernel naming, binary_mps_impl): golden patches, the style detected from the
+tree's files, the patched kernel files compile and export what the host launches, the torch-faithful
+idioms and their behaviour-change notes, port --all and --list's format."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from migrate.cli import main
+from migrate.index import Index
+from migrate.port.patch import apply_edits, plan_port
+from migrate.port.style import detect
+from migrate.tree import load_tree
+from tests.helpers import FIXTURES
+
+PORT27 = FIXTURES / "port27"
+GOLDEN = PORT27 / "golden"
+GOLDENS = {
+    "sqrt": "unary math, integers computed in float (float_int instantiations)",
+    "neg": "unary arithmetic, integers stay integers",
+    "floor": "unary rounding, identity on integers",
+    "atan2": "binary through binary_mps_impl, the file's registration macro, bfloat under its guard",
+    "lt": "comparison to bool (result_of<T, F> is bool)",
+    "logical_and": "logical, operands cast to bool",
+    "logaddexp": "idiom rewrite: stable logaddexp",
+    "hardsigmoid": "idiom rewrite: NaN-propagating clamp",
+    "sign": "dtype branch ([t dataType] == MPSDataTypeInt64) -> per-dtype specialisation on T",
+}
+
+
+def copy_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    shutil.copytree(PORT27, root, ignore=shutil.ignore_patterns("golden"))
+    return root
+
+
+def test_goldens_cover_the_kinds_of_op():
+    assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(f"{f}.diff" for f in GOLDENS)
+
+
+@pytest.mark.parametrize("family", sorted(GOLDENS))
+def test_port_prints_the_golden_patch(tmp_path, capsys, family):
+    root = copy_tree(tmp_path)
+    assert main(["port", family, "--root", str(root)]) == 0
+    assert capsys.readouterr().out == (GOLDEN / f"{family}.diff").read_text()
+
+
+def test_style_is_read_from_the_tree():
+    ix = Index(load_tree(PORT27))
+    assert detect(ix, 1).convention == "unary_1d"
+    b = detect(ix, 2)
+    assert (b.convention, b.register_macro, b.impl_call) == ("binary_offsets", "REGISTER_BINARY_INDEXING_OP",
+                                                             "mps::binary_mps_impl")
+    assert b.bfloat_guard == "#if __METAL_VERSION__ >= 310"
+    assert "is_scalar" not in b.traits.floating  # this era's utils.h has no is_scalar_* traits
+    modern = Index(load_tree(FIXTURES / "port"))
+    assert detect(modern, 1).convention == detect(modern, 2).convention == "functor_registry"
+
+
+def test_run_time_scalar_is_refused_in_this_era(tmp_path, capsys):
+    root = copy_tree(tmp_path)
+    assert main(["port", "leaky_relu", "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "launches unary kernels without run-time scalars (unary_1d)" in err and "negative_slope" in err
+
+
+def test_behaviour_changes_are_printed_with_an_example(tmp_path, capsys):
+    root = copy_tree(tmp_path)
+    assert main(["port", "logaddexp", "--root", str(root)]) == 0
+    err = capsys.readouterr().err
+    assert "behaviour change (stable_logaddexp)" in err
+    assert "a=1000, b=1000: old graph inf, port 1000.6932" in err
+
+
+@pytest.fixture(scope="module")
+def patched_libraries(tmp_path_factory):
+    """Every golden family ported into one copy of the tree, both kernel files compiled by the CPU backend."""
+    from migrate.device import get_backend
+
+    root = tmp_path_factory.mktemp("p27") / "tree"
+    shutil.copytree(PORT27, root, ignore=shutil.ignore_patterns("golden"))
+    ix = Index(load_tree(root))
+    edits = [e for fam in GOLDENS for e in plan_port(ix, fam).edits if e.path.endswith(".metal")]
+    new = apply_edits(ix.tree.sources, edits)
+    be = get_backend("cpu", root=root)
+    return {p.rsplit("/", 1)[-1]: be.compile_shader(t.decode(), opt=0) for p, t in new.items()}
+
+
+def test_patched_kernels_export_the_names_the_host_builds(patched_libraries):
+    unary = patched_libraries["UnaryKernel.metal"]
+    binary = patched_libraries["BinaryKernel.metal"]
+    names = set(unary.kernel_names()) | set(binary.kernel_names())
+    for want in ("sqrt_float_float", "sqrt_float_int", "sqrt_float_bool", "neg_int_int", "floor_long_long",
+                 "hardsigmoid_half_half", "atan2_float", "atan2_dense_bfloat", "lt_dense_long", "lt_half",
+                 "logaddexp_float", "logical_and_dense_bool",
+                 "sign_long_long", "sign_float_float"):
+        assert want in names, want
+
+
+def test_port_all_table_and_json(tmp_path, capsys):
+    root = copy_tree(tmp_path)
+    pd = tmp_path / "patches"
+    rc = main(["port", "--all", "--root", str(root), "--format", "json", "--patch-dir", str(pd)])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    rows = {r["family"]: r for r in doc["families"]}
+    assert rows["leaky_relu"]["verify"] == "blocked" and "negative_slope" in rows["leaky_relu"]["detail"]
+    assert rows["sqrt"]["verify"] in ("pass", "pass*"), rows["sqrt"]
+    assert rows["logaddexp"]["behaviour_changes"][0].startswith("behaviour change (stable_logaddexp)")
+    assert (pd / "sqrt.diff").read_text() == (GOLDEN / "sqrt.diff").read_text()
+    assert "ported and verified" in err and rc in (0, 1)
+
+
+def test_list_lines_stay_within_160_columns(capsys):
+    assert main(["port", "--list", "--root", str(PORT27)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(x) for x in out.splitlines()) <= 160
+    assert main(["port", "--list", "--root", str(PORT27), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    blocked = [r for r in rows if r["status"] != "portable"]
+    assert blocked and all(r["where"] or r["construct"] in ("half-ported",) for r in blocked)
+
+
+def test_dtype_branch_becomes_a_choice_on_the_functor_type():
+    ix = Index(load_tree(PORT27))
+    port = plan_port(ix, "sign")
+    assert repr(port.dag.output) == "if_dtype<long>(inputTensor, clamp(inputTensor, -1, 1), sign(inputTensor))"
+    text = "".join(e.replacement for e in port.edits if e.path.endswith(".metal"))
+    assert "::metal::is_same_v<T, long>" in text
+    assert not [n for n in port.notes if n.startswith("behaviour change")]  # the clamp arm is int64 only
+
+
+def test_ports_planned_on_an_overlay_keep_each_others_cleanup():
+    """port --all --write plans each family on the tree with the previous ports applied in memory: the
+    fix loop's cleanup must start from that overlay, not from the disk (or it restores removed code)."""
+    root = PORT27
+    overlay: dict[str, bytes] = {}
+    for fam in ("sqrt", "neg"):
+        tree = load_tree(root, overlay)
+        overlay.update(apply_edits(tree.sources, plan_port(Index(tree), fam).edits))
+    ops = overlay["aten/src/ATen/native/mps/operations/UnaryOps.mm"].decode()
+    assert "<ATen/ops/sqrt_native.h>" not in ops and "<ATen/ops/neg_native.h>" not in ops
