@@ -60,3 +60,14 @@ def test_usage_errors(tmp_path, capsys):
     assert main(["compile", str(tmp_path / "missing.metal")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
     assert main(["compile", str(tmp_path)]) == 2  # a folder that is no PyTorch tree
+
+
+@needs_libdevice
+def test_a_file_of_a_tree_compiles_against_that_trees_headers(capsys):
+    """port27 is a 2.7-era tree: its kernel files define their own result_of, which the installed
+    torch's (modern) c10/metal/utils.h also defines; given alone, the file must see its tree's c10."""
+    from tests.helpers import FIXTURES
+
+    f = FIXTURES / "port27/aten/src/ATen/native/mps/kernels/BinaryKernel.metal"
+    assert main(["compile", str(f), "--backend", "cuda"]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("OK")

@@ -41,8 +41,22 @@ def _targets(args) -> tuple[Path | None, list[Path]]:
         if not found:
             raise UsageError(f"no .metal files under {root / KERNELS}")
         return root, found
-    root = find_root(args.root) if args.root else None
-    return root, files
+    if args.root:
+        return find_root(args.root), files
+    return _enclosing_tree(files), files
+
+
+def _enclosing_tree(files: list[Path]) -> Path | None:
+    """The PyTorch tree holding the files (its c10/metal and aten/src headers are theirs), if one does."""
+    from migrate.tree import find_root
+
+    roots = set()
+    for f in files:
+        try:
+            roots.add(find_root(f))
+        except UsageError:
+            roots.add(None)
+    return roots.pop() if len(roots) == 1 else None
 
 
 def _compile(be, path: Path) -> dict:
