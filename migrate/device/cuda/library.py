@@ -57,7 +57,8 @@ class CudaKernel(KernelBase):
             raise KernelArgumentError(f"{self.name}: {list(grid)} threadgroups exceed CUDA's grid limits "
                                       f"{list(MAX_GRID)}")
         staged: list[tuple[int, torch.Tensor, torch.Tensor]] = []
-        ptrs: list[int] = []
+        alive: list[torch.Tensor] = []  # every device copy, until the kernel has run: a freed one's block
+        ptrs: list[int] = []            # would be handed to the next copy (inputs and output aliased)
         for s, b in enumerate(bounds):
             if isinstance(b, CudaBound) or not b.ptr:
                 ptrs.append(b.ptr)
@@ -65,6 +66,7 @@ class CudaKernel(KernelBase):
             n = max(b.nbytes, 1)
             host = torch.frombuffer((ctypes.c_char * n).from_address(b.ptr), dtype=torch.uint8)
             dev = host.to("cuda")
+            alive.append(dev)
             ptrs.append(dev.data_ptr())
             info = self.args[s] if s < len(self.args) else None
             if not (info is not None and info.is_const and s not in self.error_slots):
@@ -74,7 +76,7 @@ class CudaKernel(KernelBase):
         mod.launch(self.entry, grid, g, self.shared, table.data_ptr(), t)
         for _, host, dev in staged:
             host.copy_(dev)
-        del table
+        del table, alive
 
 
 class CudaLibrary(LibraryBase):
