@@ -50,12 +50,14 @@ def test_2_7_unary_host_cannot_index_past_2_32_threads(tmp_path, monkeypatch):
     source = locate(root, "exp", {}, tmp_path)
     lib = get_backend("cuda", root=root).compile_shader(source.text, source.include_dirs,
                                                         filename=Path(source.path).name)
-    runner = Runner(source, lib, [TorchCpuReference("exp")], Options(backend="cuda"))
-    dt = large_cases(registered_dtypes(source))[0].dtype
+    ref = TorchCpuReference("exp")
+    runner = Runner(source, lib, [ref], Options(backend="cuda"))
+    dt = large_cases(registered_dtypes(source))[0].dtype  # uint8: exp_float_uchar is registered
+    out_dt = ref.fn(torch.zeros(1, dtype=dt)).dtype
     verdicts = []
     for n in SIZES:
         case = LargeCase(n, dt)
-        launch, out = plan(runner, case, make_inputs(case, 1, "meta", 0), dt)
+        launch, out = plan(runner, case, make_inputs(case, 1, "meta", 0), out_dt)
         assert launch.kernel in lib.kernel_names and out.numel() == n
         verdicts.append(too_wide(launch))
     assert verdicts[0] is None  # 2^31+2^20 threads: a uint position holds it; the GPU run decides
