@@ -7,7 +7,9 @@ On the GPU machine (its python, torch with CUDA, compute-sanitizer; no zig, no v
     PYTHONPATH=. python bench/gpu_run.py     -> $OUT/report.txt (else build/gpu/report.txt)
 (a) verify of FAMILIES on cuda against the CPU verdicts, (b) a planted missing barrier under
 racecheck (and its fixed twin), (c) a planted 32-bit index past 2^31 and 2^32 elements
-(and its 64-bit twin), (d) time for the family set, cuda against cpu.
+(and its 64-bit twin), (d) time for the family set, cuda against cpu: each backend verifies every
+family in ONE process (verify's Python API), so CUDA init and module loads are paid once, as the
+CPU backend's library builds (warmed by a first run in prepare), (e) verify --large on the GPU.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,7 +26,7 @@ TREE = Path("build/gpu-tree")
 GPU = Path("build/gpu")
 CACHE = GPU / "cache"
 FAMILIES = ["exp", "sinc", "sqrt", "tanh", "erfinv", "i0", "i1", "fmax", "fmin", "copysign"]
-ENTRY = "import sys; from migrate.cli import main; sys.exit(main())"
+LARGE = ["exp", "sqrt", "fmax"]  # (e): verify --large, contiguous layout only
 
 RACE = r"""
 #include <metal_stdlib>
@@ -58,16 +61,65 @@ def env() -> dict:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
 
-def verify(family: str, backend: str, timeout: float = 900) -> tuple[dict | None, float, str]:
-    cmd = [sys.executable, "-c", ENTRY, "verify", family, "--root", str(TREE), "--backend", backend,
-           "--no-opinfo", "--format", "json"]
+def verify_all(backend: str, families: list[str], large: bool = False) -> dict:
+    """In this process: verify every family (--no-opinfo, the default seed), timing each and its kernel
+    calls (bind, copies to and from the device, launch)."""
+    t0 = time.perf_counter()
+    import torch  # noqa: F401
+
+    from migrate.device.cpu.library import KernelBase
+    from migrate.verify.report import to_json
+    from migrate.verify.run import Options, verify
+    out = {"backend": backend, "import_s": round(time.perf_counter() - t0, 2), "init_s": 0.0, "families": {}}
+    if backend == "cuda":
+        t1 = time.perf_counter()
+        try:
+            from migrate.device.cuda.driver import lib
+            lib()
+        except Exception as exc:  # no GPU here (prepare): launches fail, PTX still builds
+            out["init_error"] = str(exc)
+        out["init_s"] = round(time.perf_counter() - t1, 2)
+    calls = [0.0, 0]
+    plain = KernelBase.__call__
+
+    def timed(self, *a, **k):
+        t = time.perf_counter()
+        try:
+            return plain(self, *a, **k)
+        finally:
+            calls[0] += time.perf_counter() - t
+            calls[1] += 1
+    KernelBase.__call__ = timed
+    opts = dict(backend=backend, opinfo=False, opt=0, timeout=30.0)
+    if large:
+        opts.update(large=True, layouts=["contiguous"])
+    for fam in families:
+        calls[:] = [0.0, 0]
+        t = time.perf_counter()
+        try:
+            rep, err = json.loads(to_json(verify(TREE, fam, opts=Options(**opts)))), None
+        except Exception as exc:  # CannotRun, HandWritten...: the report says why
+            rep, err = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        out["families"][fam] = {"seconds": round(time.perf_counter() - t, 2), "launch_s": round(calls[0], 2),
+                                "launches": calls[1], "report": rep, "error": err}
+    KernelBase.__call__ = plain
+    out["total_s"] = round(time.perf_counter() - t0, 2)
+    return out
+
+
+def verify_all_process(backend: str, families: list[str], large: bool = False, timeout: float = 3000) -> dict:
+    """verify_all in a fresh process (its wall time included): a GPU fault cannot take this one down."""
+    path = GPU / f"verify-{backend}{'-large' if large else ''}.json"
+    path.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--verify-all", backend, "--families", ",".join(families),
+           "--json", str(path)] + (["--large"] if large else [])
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=timeout, cwd=REPO)
-    dt = time.perf_counter() - t0
-    try:
-        return json.loads(proc.stdout), dt, proc.stderr[-400:]
-    except ValueError:
-        return None, dt, (proc.stdout + proc.stderr)[-400:]
+    if not path.exists():
+        return {"error": f"exit {proc.returncode}: {(proc.stdout + proc.stderr)[-600:]}", "families": {}}
+    out = json.loads(path.read_text())
+    out["process_s"] = round(time.perf_counter() - t0, 2)
+    return out
 
 
 def verdicts(report: dict | None) -> dict[str, str]:
@@ -91,14 +143,13 @@ def prepare() -> None:
     be = get_backend("cuda", root=TREE, assemble=True)
     for name, src in sources().items():
         be.compile_shader(src, filename=f"{name}.metal")
-    cpu = {}
+    verify_all_process("cpu", FAMILIES)  # builds the CPU libraries: the timed run below is warm, as the GPU's
+    cpu = verify_all_process("cpu", FAMILIES)
+    cuda = verify_all_process("cuda", FAMILIES)  # builds (and caches) every PTX; launches fail here
     for fam in FAMILIES:
-        verify(fam, "cpu")  # builds the CPU library: the timed run below is warm, as the GPU's (prebuilt PTX)
-        report, dt, err = verify(fam, "cpu")
-        cpu[fam] = {"seconds": round(dt, 2), "verdicts": verdicts(report), "ok": report and report["ok"],
-                    "summary": report and report["summary"]["cases"], "error": None if report else err}
-        verify(fam, "cuda")  # builds (and caches) every PTX the GPU run needs; launches fail here
-        print(f"prepared {fam}: cpu {dt:.1f} s, {cpu[fam]['summary']}", flush=True)
+        f = cpu["families"].get(fam, {})
+        print(f"prepared {fam}: cpu {f.get('seconds')} s, {f.get('report') and f['report']['summary']['cases']} "
+              f"{f.get('error') or ''}; cuda error {cuda['families'].get(fam, {}).get('error')}", flush=True)
     (GPU / "cpu.json").write_text(json.dumps(cpu, indent=1))
 
 
@@ -152,7 +203,62 @@ def overflow(lines: list[str]) -> None:
         torch.cuda.empty_cache()
 
 
+def compare_families(lines: list[str], cpu: dict, cuda: dict) -> bool:
+    agree_all = True
+    for fam in FAMILIES:
+        c, g = cpu["families"].get(fam, {}), cuda["families"].get(fam, {})
+        rep = g.get("report")
+        got, want = verdicts(rep), verdicts(c.get("report"))
+        diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        agree_all &= not diff and bool(got)
+        summ = lambda f: f["report"]["summary"]["cases"] if f.get("report") else f.get("error")  # noqa: E731
+        lines.append(f"  {fam}: {'AGREE' if not diff and got else 'DIFFER'} cells {len(got)}, cuda {summ(g)} "
+                     f"vs cpu {summ(c)}")
+        if diff:
+            per = Counter(k.split("/")[0] for k in diff)
+            lines.append("    differing cells per dtype: " + ", ".join(f"{d} {n}" for d, n in sorted(per.items())))
+        for k in diff[:5]:
+            cell = next((x for x in rep["cells"] if f"{x['dtype']}/{x['layout']}" == k), None) if rep else None
+            why = (cell["failures"][:1] or [cell["stats"]["first_failure"]]) if cell else ""
+            lines.append(f"    {k}: cuda {got.get(k)} cpu {want.get(k)} {why}")
+    return agree_all
+
+
+def timing(lines: list[str], cpu: dict, cuda: dict) -> None:
+    tot = lambda r, key: sum(f.get(key, 0) for n, f in r["families"].items() if n in FAMILIES)  # noqa: E731
+    for name, r in (("cuda", cuda), ("cpu backend", cpu)):
+        lines.append(f"  {name}: {tot(r, 'seconds'):.1f} s verifying the {len(FAMILIES)} families in one process, "
+                     f"of which kernel calls {tot(r, 'launch_s'):.1f} s ({tot(r, 'launches')} calls); "
+                     f"process {r.get('process_s', 0):.1f} s (imports {r.get('import_s', 0):.1f} s, "
+                     f"CUDA init {r.get('init_s', 0):.1f} s)")
+    lines.append("  per family, verify s / kernel-call s (calls): cuda | cpu")
+    for fam in FAMILIES:
+        g, c = cuda["families"].get(fam, {}), cpu["families"].get(fam, {})
+        lines.append(f"    {fam}: {g.get('seconds', 0):.2f} / {g.get('launch_s', 0):.2f} ({g.get('launches', 0)}) | "
+                     f"{c.get('seconds', 0):.2f} / {c.get('launch_s', 0):.2f} ({c.get('launches', 0)})")
+
+
+def large(lines: list[str]) -> None:
+    r = verify_all_process("cuda", LARGE, large=True)
+    if r.get("error"):
+        lines.append(f"  could not run: {r['error']}")
+    for fam, f in r["families"].items():
+        cells = [c for c in (f["report"] or {}).get("cells", []) if c["layout"].startswith("large_")]
+        lines.append(f"  {fam}: {f['seconds']:.1f} s {f.get('error') or ''}")
+        for c in cells:
+            why = c["failures"][:1] or [c["stats"]["first_failure"]]
+            lines.append(f"    {c['dtype']}/{c['layout']}: {c['status']} {c['kernels']} {why if c['status'] != 'pass' else ''}")
+
+
 def main() -> int:
+    if "--verify-all" in sys.argv:
+        a = sys.argv
+        fams = a[a.index("--families") + 1].split(",") if "--families" in a else FAMILIES
+        os.chdir(REPO)
+        sys.path.insert(0, str(REPO))
+        out = verify_all(a[a.index("--verify-all") + 1], fams, "--large" in a)
+        Path(a[a.index("--json") + 1]).write_text(json.dumps(out))
+        return 0
     if "--prepare" in sys.argv:
         prepare()
         return 0
@@ -173,26 +279,15 @@ def main() -> int:
     cpu = json.loads((GPU / "cpu.json").read_text())
     lines.append("(a) verify of 2.7.0a0 families, cuda vs the CPU backend's verdicts (--no-opinfo, same seed)")
     flush()
-    total_cuda = total_cpu = 0.0
-    agree_all = True
-    for fam in FAMILIES:
-        rep, dt, err = verify(fam, "cuda")
-        got, want = verdicts(rep), cpu[fam]["verdicts"]
-        diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
-        agree_all &= not diff and bool(got)
-        total_cuda += dt
-        total_cpu += cpu[fam]["seconds"]
-        summ = rep["summary"]["cases"] if rep else err
-        lines.append(f"  {fam}: {'AGREE' if not diff and got else 'DIFFER'} cells {len(got)}, cuda {summ} "
-                     f"({dt:.1f} s) vs cpu {cpu[fam]['summary']} ({cpu[fam]['seconds']:.1f} s)")
-        for k in diff[:5]:
-            cell = next((c for c in rep["cells"] if f"{c['dtype']}/{c['layout']}" == k), None) if rep else None
-            why = (cell["failures"][:1] or [cell["stats"]["first_failure"]]) if cell else ""
-            lines.append(f"    {k}: cuda {got.get(k)} cpu {want.get(k)} {why}")
-        flush()
+    cuda = verify_all_process("cuda", FAMILIES)
+    if cuda.get("error"):
+        lines.append(f"  cuda run failed: {cuda['error']}")
+    agree_all = compare_families(lines, cpu, cuda)
     lines.append(f"  all families agree: {agree_all}")
-    lines.append(f"(d) time for the family set: cuda {total_cuda:.1f} s, cpu backend {total_cpu:.1f} s "
-                 "(each a fresh process: torch import, references, launches)")
+    lines.append("(d) time for the family set, each backend in one process (same cases; CPU libraries prebuilt, "
+                 "PTX prebuilt)")
+    timing(lines, cpu, cuda)
+    flush()
     lines.append("(b) planted missing barrier under compute-sanitizer racecheck")
     flush()
     try:
@@ -206,6 +301,13 @@ def main() -> int:
         overflow(lines)
     except Exception as exc:
         lines.append(f"  overflow case could not run: {type(exc).__name__}: {exc}")
+    flush()
+    lines.append("(e) verify --backend cuda --large (contiguous; cases past 2^31 and 2^32 elements, sampled)")
+    flush()
+    try:
+        large(lines)
+    except Exception as exc:
+        lines.append(f"  large cases could not run: {type(exc).__name__}: {exc}")
     flush()
     return 0
 

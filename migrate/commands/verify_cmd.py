@@ -17,6 +17,8 @@ def add_arguments(p) -> None:
     p.add_argument("--backend", choices=("cpu", "mps", "cuda", "auto"), default="cpu")
     p.add_argument("--racecheck", action="store_true",
                    help="cuda: run again under compute-sanitizer racecheck and memcheck; hazards fail")
+    p.add_argument("--large", action="store_true",
+                   help="cuda: also a case past 2^31 and one past 2^32 elements (32-bit indexing; GBs of GPU memory)")
     p.add_argument("--dtypes", help="comma-separated torch dtype names (default: every registered input dtype)")
     p.add_argument("--layouts", help="comma-separated layouts (default: all; see rules/verify.yaml)")
     p.add_argument("--atol", type=float, help="absolute tolerance (default: torch.testing's per dtype)")
@@ -79,7 +81,9 @@ def run(args) -> int:
     opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
                    seed=args.seed, opt=args.opt, checked=args.checked, timeout=args.timeout,
                    compile_timeout=args.compile_timeout, progress=_progress(),
-                   opinfo=not args.no_opinfo)
+                   opinfo=not args.no_opinfo, large=args.large)
+    if args.large and args.backend != "cuda":
+        raise UsageError("--large needs --backend cuda (tensors of 2^31 and 2^32 elements, on the GPU)")
     if args.racecheck:
         from migrate.device.cuda.sanitizer import verify_under_sanitizers
         return verify_under_sanitizers(args)

@@ -33,6 +33,7 @@ class Options:
     rtol: float | None = None
     seed: int | None = None
     opt: int = 0
+    large: bool = False  # cuda: also a case past 2^31 and one past 2^32 elements (migrate/verify/large.py)
     checked: bool = False  # CPU backend guard pages: out-of-bounds reads/writes become failures
     timeout: float = 30.0  # wall-clock seconds per kernel launch in the isolated worker
     compile_timeout: float | None = None  # seconds per compiler stage (None: the backend's default)
@@ -398,6 +399,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             if opts.progress:
                 opts.progress(done, total)
         report.cells += cells.values()
+    if opts.large and runner.lib is not None:
+        from migrate.verify.large import large_cells
+        report.cells += large_cells(runner, dtypes, seed)
     if opts.opinfo and "opinfo" in layouts and default_references:
         run_opinfo(report, base, runner, references[1:], dtypes)
     sandbox = getattr(lib, "sandbox", None)

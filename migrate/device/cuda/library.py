@@ -56,25 +56,45 @@ class CudaKernel(KernelBase):
         if any(grid[i] > MAX_GRID[i] for i in range(3)):
             raise KernelArgumentError(f"{self.name}: {list(grid)} threadgroups exceed CUDA's grid limits "
                                       f"{list(MAX_GRID)}")
-        staged: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+
+        def launch(table_ptr: int) -> None:
+            torch.cuda.synchronize()
+            mod.launch(self.entry, grid, g, self.shared, table_ptr, t)
+
+        self.run_staged(bounds, lambda host: host.to("cuda"), launch)
+
+    def copied_back(self) -> list[int]:
+        """Buffer slots whose device copy is copied back after a launch: all but const ones
+        (an ErrorMessages slot is written by the kernel, whatever its qualifier)."""
+        return [s for s, info in enumerate(self.args)
+                if info.kind != -1 and not (info.is_const and s not in self.error_slots)]
+
+    def run_staged(self, bounds: list[Bound], to_device, launch) -> None:
+        """Copy the host buffers to the device (to_device: uint8 tensor -> its device copy), call
+        launch(pointer of the device table of buffer pointers), then copy the written ones back.
+        Every device copy lives until the launch is over: a freed copy's block is what the caching
+        allocator hands the next one, so inputs and output would alias."""
+        import torch
+
+        back = set(self.copied_back())
+        staged: list[tuple[torch.Tensor, torch.Tensor]] = []
+        alive: list[torch.Tensor] = []
         ptrs: list[int] = []
         for s, b in enumerate(bounds):
             if isinstance(b, CudaBound) or not b.ptr:
                 ptrs.append(b.ptr)
                 continue
-            n = max(b.nbytes, 1)
-            host = torch.frombuffer((ctypes.c_char * n).from_address(b.ptr), dtype=torch.uint8)
-            dev = host.to("cuda")
+            host = torch.frombuffer((ctypes.c_char * max(b.nbytes, 1)).from_address(b.ptr), dtype=torch.uint8)
+            dev = to_device(host)
+            alive.append(dev)
             ptrs.append(dev.data_ptr())
-            info = self.args[s] if s < len(self.args) else None
-            if not (info is not None and info.is_const and s not in self.error_slots):
-                staged.append((s, host, dev))
-        table = torch.tensor(ptrs or [0], dtype=torch.int64).to("cuda")
-        torch.cuda.synchronize()
-        mod.launch(self.entry, grid, g, self.shared, table.data_ptr(), t)
-        for _, host, dev in staged:
+            if s in back:
+                staged.append((host, dev))
+        table = to_device(torch.tensor(ptrs or [0], dtype=torch.int64))
+        launch(table.data_ptr())
+        for host, dev in staged:
             host.copy_(dev)
-        del table
+        del table, alive
 
 
 class CudaLibrary(LibraryBase):
