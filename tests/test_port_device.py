@@ -1,5 +1,5 @@
 """port: the generated functors compile (CPU Metal backend) and match the torch reference of the
-MPSGraph code they replace, dtype by dtype."""
+MPSGraph code they replace (after the idiom table's torch-faithful rewrites), dtype by dtype."""
 from __future__ import annotations
 
 import shutil
@@ -10,6 +10,7 @@ import torch
 from migrate.cli import main
 from migrate.index import Index
 from migrate.port.dag import evaluate_with_torch
+from migrate.port.idioms import apply as apply_idioms
 from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.tree import load_tree
@@ -32,7 +33,9 @@ def ported(tmp_path_factory):
     info = {}
     for fam in FAMILIES:
         p = plan_port(ix, fam)
-        info[fam] = (graph_dag(ix, family_impls(ix, fam)[0].function), p.plan.pairs(), p.arity)
+        # the formula port emits: the old graph with rules/port_idioms.yaml's torch-faithful rewrites
+        dag = apply_idioms(graph_dag(ix, family_impls(ix, fam)[0].function), fam, root)[0]
+        info[fam] = (dag, p.plan.pairs(), p.arity)
     for fam in FAMILIES:
         assert main(["port", fam, "--root", str(root), "--write"]) == 0
     libs = compile_kernel_files(root, tmp_path_factory.mktemp("cache"))

@@ -11,6 +11,7 @@ from migrate.cli import main
 from migrate.index import Index
 from migrate.lint import lint_tree
 from migrate.port.listing import list_families, summary
+from migrate.port.idioms import apply as apply_idioms
 from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.tree import load_tree
@@ -76,7 +77,8 @@ def hybrid(tmp_path_factory):
     before = lint_tree(ix.tree).findings
     info = {}
     for fam in REAL_PORTS:
-        info[fam] = (graph_dag(ix, family_impls(ix, fam)[0].function), plan_port(ix, fam).plan.pairs())
+        dag = apply_idioms(graph_dag(ix, family_impls(ix, fam)[0].function), fam, root)[0]  # what port emits
+        info[fam] = (dag, plan_port(ix, fam).plan.pairs())
     for fam in REAL_PORTS:
         assert main(["port", fam, "--root", str(root), "--write"]) == 0, fam
     return root, before, info
@@ -106,12 +108,14 @@ def test_real_ports_compile_and_match(hybrid, tmp_path_factory):
 
 
 @pytest.mark.parametrize("family, missing", [
-    ("logaddexp", "aten/src/ATen/native/mps/kernels/BinaryKernel.metal does not include c10/metal/indexing.h "
-                  "(a tree older than c10/metal"),
-    ("floor", "aten/src/ATen/native/mps/kernels/UnaryKernel.metal does not exist (a tree older than c10/metal"),
+    ("logaddexp", "aten/src/ATen/native/mps/kernels/BinaryKernel.metal defines no (NAME, DTYPE) macro registering "
+                  "the kernels binary_mps_impl launches"),
+    ("floor", "aten/src/ATen/native/mps/kernels/UnaryKernel.metal does not exist (a tree older than native Metal "
+              "kernels"),
 ])
 def test_pre_c10_metal_tree_names_what_is_missing(capsys, family, missing):
-    """PyTorch 2.6.0 predates c10/metal: one line, exit 2, naming the file or header that is missing."""
+    """PyTorch 2.6.0 predates c10/metal and native kernel files for unary ops: one line, exit 2, naming the
+    file, or what of the era's conventions the file lacks."""
     root = pytorch_260_root()
     for extra in ((), ("--skeleton",)):
         rc = main(["port", family, "--root", str(root), *extra])
