@@ -16,6 +16,7 @@ from migrate.device import get_backend
 from migrate.index import Index
 from migrate.lint import lint_tree
 from migrate.port.dag import evaluate_with_torch
+from migrate.port.idioms import apply as apply_idioms
 from migrate.port.locate import family_impls, graph_dag
 from migrate.tree import load_tree
 from tests.device.indexing_host import METAL
@@ -208,25 +209,25 @@ def test_port_piped_into_verify(tmp_path, family):
     assert "old-mpsgraph" in p.stdout
 
 
-def test_port_piped_into_verify_reports_the_old_formula_against_cpu(tmp_path):
-    # the port copies the old graph's log(exp(a) + exp(b)): it overflows where torch CPU does not,
-    # and verify says the old MPSGraph path already differed from CPU there
+def test_port_piped_into_verify_passes_against_cpu_where_the_old_formula_overflowed(tmp_path):
+    # the old graph's log(exp(a) + exp(b)) overflows where torch CPU does not; port emits the stable
+    # form of rules/port_idioms.yaml, so verify against torch CPU passes (and the old path differed)
     p = _pipe(tmp_path, "logaddexp")
-    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.returncode == 0, p.stdout + p.stderr
     assert "the old MPSGraph path differed from CPU here" in p.stdout and "got inf" in p.stdout
 
 
 @pytest.mark.parametrize("family", VERIFIED)
 def test_ported_kernel_passes_verify_against_cpu_and_the_old_graph(tmp_path, family):
     """verify (every layout: dense, strided, broadcast, scalars, mixed dtypes) on the ported tree, against the old
-    MPSGraph DAG read before the port.  Not against torch CPU: the legacy logaddexp graph log(exp(a) + exp(b))
-    overflows where CPU's does not, and the port keeps the graph's formula."""
+    MPSGraph DAG read before the port, rewritten by the idiom table as port emits it (logaddexp's stable form:
+    the legacy graph log(exp(a) + exp(b)) overflows where CPU's does not)."""
     from migrate.verify.references import PortReference
     from migrate.verify.run import Options, verify
 
     root = copy_tree(tmp_path)
     ix = Index(load_tree(root))
-    old = graph_dag(ix, family_impls(ix, family)[0].function)
+    old = apply_idioms(graph_dag(ix, family_impls(ix, family)[0].function), family, root)[0]
     assert main(["port", family, "--root", str(root), "--write"]) == 0
     # the old graph's formula; half is computed in float and rounded once, as the functor (and CPU torch) do --
     # MPSGraph rounded every node to half (tests/test_port_device.py bounds that difference)
