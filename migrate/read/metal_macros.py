@@ -5,23 +5,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from migrate.source.macros import Macro, string_value
+from migrate.source.macros import Macro, matching_paren, string_value
 from migrate.source.tokens import Tok
 
 
 def _balanced_end(toks: list[Tok], i: int) -> int:
     """Index just past the ')' matching the '(' at ``toks[i]`` (len(toks) if unbalanced)."""
-    depth = 0
-    for j in range(i, len(toks)):
-        x = toks[j]
-        if x.kind == "punc":
-            if x.text == "(":
-                depth += 1
-            elif x.text == ")":
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-    return len(toks)
+    j = matching_paren(toks, i)
+    return j + 1 if j >= 0 else len(toks)
 
 
 def prune_body(mac: Macro, keep_name: Callable[[str], bool]) -> list[Tok]:

@@ -126,7 +126,7 @@ def string_value(literal: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
 
 
-def _balanced(toks: list[Tok], i: int) -> int:
+def matching_paren(toks: list[Tok], i: int) -> int:
     """Index of the ')' closing the '(' at ``toks[i]`` (-1 if unbalanced)."""
     depth = 0
     for j in range(i, len(toks)):
@@ -182,7 +182,7 @@ class Expander:
                 if i >= n or toks[i].text != "(":
                     out.append(t)  # a function-like macro's name without '(' is no invocation
                     continue
-                j = _balanced(toks, i)
+                j = matching_paren(toks, i)
                 if j < 0:
                     self.errors.append(f"unterminated invocation of macro {mac.name}")
                     out.extend(toks[i - 1:])
@@ -259,7 +259,7 @@ class Expander:
         while k < nb:
             b = body[k]
             if b.text == "__VA_OPT__" and mac.variadic and k + 1 < nb and body[k + 1].text == "(":
-                close = _balanced(body, k + 1)
+                close = matching_paren(body, k + 1)
                 close = nb if close < 0 else close
                 if any(x.kind != "pm" for x in args[-1]):
                     inner = self.substitute(mac, args, disabled, in_base, body[k + 2:close])
