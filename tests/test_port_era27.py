@@ -1,4 +1,4 @@
-"""port on fixtures/port27, a tree in the 2.7-era shape (template kernels + [[host_name]] instantiation
+"""port on fixtures/port27 (an overlay on fixtures/port, see build_tree), a tree in the 2.7-era shape (template kernels + [[host_name]] instantiation
 macros, exec_unary_kernel naming, binary_mps_impl): golden patches, the style detected from the
 tree's files, the patched kernel files compile and export what the host launches, the torch-faithful
 idioms and their behaviour-change notes, port --all and --list's format."""
@@ -32,10 +32,21 @@ GOLDENS = {
 }
 
 
-def copy_tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    shutil.copytree(PORT27, root, ignore=shutil.ignore_patterns("golden"))
+def build_tree(root: Path) -> Path:
+    """fixtures/port27 is an overlay on fixtures/port: the same MPSGraph host code, with 2.7-era kernel
+    files, host stubs, c10/metal headers, yaml and .clang-format on top."""
+    shutil.copytree(FIXTURES / "port", root, ignore=shutil.ignore_patterns("golden"))
+    shutil.copytree(PORT27, root, ignore=shutil.ignore_patterns("golden"), dirs_exist_ok=True)
     return root
+
+
+def copy_tree(tmp_path: Path) -> Path:
+    return build_tree(tmp_path / "tree")
+
+
+@pytest.fixture(scope="module")
+def tree27(tmp_path_factory) -> Path:
+    return build_tree(tmp_path_factory.mktemp("t27") / "tree")
 
 
 def test_goldens_cover_the_kinds_of_op():
@@ -49,8 +60,8 @@ def test_port_prints_the_golden_patch(tmp_path, capsys, family):
     assert capsys.readouterr().out == (GOLDEN / f"{family}.diff").read_text()
 
 
-def test_style_is_read_from_the_tree():
-    ix = Index(load_tree(PORT27))
+def test_style_is_read_from_the_tree(tree27):
+    ix = Index(load_tree(tree27))
     assert detect(ix, 1).convention == "unary_1d"
     b = detect(ix, 2)
     assert (b.convention, b.register_macro, b.impl_call) == ("binary_offsets", "REGISTER_BINARY_INDEXING_OP",
@@ -81,8 +92,7 @@ def patched_libraries(tmp_path_factory):
     """Every golden family ported into one copy of the tree, both kernel files compiled by the CPU backend."""
     from migrate.device import get_backend
 
-    root = tmp_path_factory.mktemp("p27") / "tree"
-    shutil.copytree(PORT27, root, ignore=shutil.ignore_patterns("golden"))
+    root = build_tree(tmp_path_factory.mktemp("p27") / "tree")
     ix = Index(load_tree(root))
     edits = [e for fam in GOLDENS for e in plan_port(ix, fam).edits if e.path.endswith(".metal")]
     new = apply_edits(ix.tree.sources, edits)
@@ -115,18 +125,18 @@ def test_port_all_table_and_json(tmp_path, capsys):
     assert "ported and verified" in err and rc in (0, 1)
 
 
-def test_list_lines_stay_within_160_columns(capsys):
-    assert main(["port", "--list", "--root", str(PORT27)]) == 0
+def test_list_lines_stay_within_160_columns(capsys, tree27):
+    assert main(["port", "--list", "--root", str(tree27)]) == 0
     out = capsys.readouterr().out
     assert max(len(x) for x in out.splitlines()) <= 160
-    assert main(["port", "--list", "--root", str(PORT27), "--format", "json"]) == 0
+    assert main(["port", "--list", "--root", str(tree27), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     blocked = [r for r in rows if r["status"] != "portable"]
     assert blocked and all(r["where"] or r["construct"] in ("half-ported",) for r in blocked)
 
 
-def test_dtype_branch_becomes_a_choice_on_the_functor_type():
-    ix = Index(load_tree(PORT27))
+def test_dtype_branch_becomes_a_choice_on_the_functor_type(tree27):
+    ix = Index(load_tree(tree27))
     port = plan_port(ix, "sign")
     assert repr(port.dag.output) == "if_dtype<long>(inputTensor, clamp(inputTensor, -1, 1), sign(inputTensor))"
     text = "".join(e.replacement for e in port.edits if e.path.endswith(".metal"))
@@ -134,10 +144,10 @@ def test_dtype_branch_becomes_a_choice_on_the_functor_type():
     assert not [n for n in port.notes if n.startswith("behaviour change")]  # the clamp arm is int64 only
 
 
-def test_ports_planned_on_an_overlay_keep_each_others_cleanup():
+def test_ports_planned_on_an_overlay_keep_each_others_cleanup(tree27):
     """port --all --write plans each family on the tree with the previous ports applied in memory: the
     fix loop's cleanup must start from that overlay, not from the disk (or it restores removed code)."""
-    root = PORT27
+    root = tree27
     overlay: dict[str, bytes] = {}
     for fam in ("sqrt", "neg"):
         tree = load_tree(root, overlay)
