@@ -8,8 +8,9 @@ def _quote(path: str) -> str:
     return path.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def launcher(idx: int, k: Kernel) -> str:
-    params = ", ".join(p.text for p in k.params)
+def call_args(k: Kernel) -> list[str]:
+    """The kernel's arguments, from buffer table ``__b``, threadgroup memory and position attributes
+    (the same in every execution model: msl_args.h adapts them)."""
     args = []
     for i, p in enumerate(k.params):
         kind, value = p.attr
@@ -19,6 +20,12 @@ def launcher(idx: int, k: Kernel) -> str:
             args.append(f"(__A::arg<{i}>)__msl_tgmem<{value}>()")
         else:
             args.append(f"__msl_pos<__A::arg<{i}>>({POSITION_ATTRS[value]})")
+    return args
+
+
+def launcher(idx: int, k: Kernel) -> str:
+    params = ", ".join(p.text for p in k.params)
+    args = call_args(k)
     nslots = max(k.slots) + 1 if k.slots else 0
     info = "\n".join(
         f"  out[{slot}] = __msl_info<__A::arg<{pi}>>();" for slot, pi in sorted(k.slots.items()))

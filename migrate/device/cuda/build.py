@@ -9,7 +9,6 @@ directory where they lie inside it: a cache built here and carried to a GPU mach
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpu import toolchain as cpu_toolchain
-from ..cpu.build import _atomic_write, _compile_error, _run
+from ..cpu.build import _atomic_write, _compile_error, _deps_valid, _run, _sha
 from ..cpu.prepass import prepass
 from ..errors import BackendUnavailable, MetalCompileError
 from . import toolchain
@@ -30,8 +29,9 @@ FORMAT = "cuda-v1"
 
 
 def cache_root() -> Path:
-    env = os.environ.get("MPS_MIGRATE_CACHE")
-    return (Path(env) if env else Path.home() / ".cache" / "mps-migrate") / FORMAT
+    from migrate.cache import cache_base
+
+    return cache_base() / FORMAT
 
 
 @dataclass(frozen=True)
@@ -42,23 +42,12 @@ class Built:
     seconds: float
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _rel(p: Path | str) -> str:
     p = Path(p).resolve()
     try:
         return str(p.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
-
-
-def _deps_valid(deps: list[list[str]]) -> bool:
-    try:
-        return all(_sha(Path(p).read_bytes()) == digest for p, digest in deps)
-    except OSError:
-        return False
 
 
 _AI = re.compile(r"\.(b8|b32|u32|s32) __msl_ai_(\d+)\[(\d+)\]\s*(?:=\s*\{([^}]*)\})?")

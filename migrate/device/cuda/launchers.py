@@ -1,21 +1,13 @@
 """Generated __global__ entry points, one per host_name, and their argument tables."""
 from __future__ import annotations
 
-from ..cpu.launchers import _quote
-from ..cpu.prepass import POSITION_ATTRS, Kernel
+from ..cpu.launchers import _quote, call_args
+from ..cpu.prepass import Kernel
 
 
 def launcher(idx: int, k: Kernel) -> str:
     params = ", ".join(p.text for p in k.params)
-    args = []
-    for i, p in enumerate(k.params):
-        kind, value = p.attr
-        if kind == "buffer":
-            args.append(f"__msl_buf<__A::arg<{i}>>(__b[{value}])")
-        elif kind == "tgmem":
-            args.append(f"(__A::arg<{i}>)__msl_tgmem<{value}>()")
-        else:
-            args.append(f"__msl_pos<__A::arg<{i}>>({POSITION_ATTRS[value]})")
+    args = call_args(k)
     nslots = max(k.slots) + 1 if k.slots else 0
     info = ", ".join(
         f"__msl_info<__msl_k{idx}::__A::arg<{k.slots[s]}>>()" if s in k.slots else "__msl_arginfo{-1, 0, 0, 0, 0, 0}"
