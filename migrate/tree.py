@@ -7,7 +7,7 @@ from pathlib import Path
 
 from migrate.cache import cached
 from migrate.errors import UsageError
-from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError
+from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError, Span
 from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
@@ -48,7 +48,7 @@ class Tree:
     hosts: dict[str, HostFile] = field(default_factory=dict)
     metals: dict[str, MetalFile] = field(default_factory=dict)
     common_mps: CommonMps | None = None
-    declared_stubs: dict[str, str] = field(default_factory=dict)  # stub -> "path:line"
+    declared_stubs: dict[str, Span] = field(default_factory=dict)  # stub -> its name in DECLARE_DISPATCH
     cpu_stub_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> stubs it reaches on MPS
     native_at_calls: dict[str, frozenset[str]] = field(default_factory=dict)  # shared kernel -> at:: functions it calls
     errors: list[ParseError] = field(default_factory=list)
@@ -208,13 +208,17 @@ def _scan_native_sources(tree: Tree) -> None:
                 continue
             if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
                 continue
-            try:
-                declared, kernels = cached("native-scan", r, data, lambda: scan_native_file(r, data))
+            try:  # the cache keeps a header's Spans (the stub is the text they cover) or a .cpp's kernels
+                if r.endswith(".h"):
+                    spans = cached("native-decl", r, data, lambda: tuple(s for _, s in scan_native_file(r, data)[0]))
+                    kernels = ()
+                else:
+                    spans, kernels = (), cached("native-scan", r, data, lambda: scan_native_file(r, data)[1])
             except (RecursionError, ValueError, UnicodeError) as exc:  # never a traceback
                 tree.errors.append(ParseError(r, 1, 1, f"could not scan: {exc}", partial=True))
                 continue
-            for stub, line in declared:
-                tree.declared_stubs.setdefault(stub, f"{r}:{line}")
+            for span in spans:
+                tree.declared_stubs.setdefault(data[span.start:span.end].decode("latin-1"), span)
             for kernel, stubs, at_calls in kernels:
                 if stubs:
                     tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from migrate.read.native_scan import scan_native_file
+from migrate.source.span import Span
 
 
 def scan(src: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -11,7 +12,14 @@ def scan(src: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
 
 def test_header_declarations():
     declared, _ = scan_native_file("x.h", b"#pragma once\nDECLARE_DISPATCH(fn_t, foo_stub)\n\nDECLARE_DISPATCH(fn_t, bar_stub)\n")
-    assert declared == (("foo_stub", 2), ("bar_stub", 4))
+    assert declared == (("foo_stub", Span("x.h", 2, 24, 2, 32, 36, 44)), ("bar_stub", Span("x.h", 4, 24, 4, 32, 70, 78)))
+
+
+def test_declared_stub_span_counts_characters_and_points_at_the_name():
+    data = "#pragma once\nDECLARE_DISPATCH(/* é */ fn_t,\n    /* ü */ foo_stub)\n".encode()
+    ((stub, span),), _ = scan_native_file("y.h", data)
+    assert stub == "foo_stub" and data[span.start:span.end] == b"foo_stub"
+    assert (span.path, span.line, span.column, span.end_column) == ("y.h", 3, 13, 21)
 
 
 def test_composite_wrapper_calls_an_operator_and_no_stub():
@@ -77,7 +85,7 @@ def test_a_stub_not_named_stub_is_found_by_its_device_argument():
 
 def test_comments_and_strings_are_not_code():
     declared, _ = scan_native_file("x.h", b"//   DECLARE_DISPATCH(fn_type, stub)\nDECLARE_DISPATCH(fn_t, real_stub)\n")
-    assert declared == (("real_stub", 2),)
+    assert [(stub, span.line) for stub, span in declared] == [("real_stub", 2)]
     got = scan(
         "Tensor& soft_out(const Tensor& self, Tensor& out) {\n"
         "  // out = at::log1p(at::exp(-self)); fill_stub would be wrong here\n"

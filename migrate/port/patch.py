@@ -265,9 +265,8 @@ def _stub_signature(ix: Index, stub: str) -> list[str] | None:
     decl = ix.tree.declared_stubs.get(stub)
     if decl is None:
         return None
-    path = decl.rsplit(":", 1)[0]
     try:
-        data = (ix.tree.root / path).read_bytes()
+        data = (ix.tree.root / decl.path).read_bytes()
     except OSError:
         return None
     m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([\w:]+)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)

@@ -122,7 +122,7 @@ def _skeleton_stub(ix: Index, family: str, impls) -> tuple[str | None, str, list
     extra = stub_params(ix, stub)
     decl = ix.tree.declared_stubs.get(stub)
     if decl is not None and extra is None:
-        return stub, f"{stub} at {decl} does not take a TensorIterator", []
+        return stub, f"{stub} at {decl.where} does not take a TensorIterator", []
     return stub, "", extra or []
 
 

@@ -39,12 +39,12 @@ _REQUIRES_DEVICE = re.compile(  # a predicate's "not that device: return false"
 
 
 def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
-    """((stub, line) declared by a header, (function, stubs, at_calls) defined in a .cpp).
+    """((stub, span of its name) declared by a header, (function, stubs, at_calls) defined in a .cpp).
     Reads the code only: comments and literal contents are blanked (``SourceFile.code``)."""
     sf = SourceFile(data, rel)
     data = sf.code
     if rel.endswith(".h"):
-        return tuple((m.group(1).decode(), sf.line_of(m.start()))
+        return tuple((m.group(1).decode(), sf.span(m.start(1), m.end(1)))
                      for m in _DECLARE_DISPATCH.finditer(data)), ()
     bodies: dict[str, list[bytes]] = {}
     for m in _IMPL_HEAD.finditer(data):
