@@ -62,11 +62,15 @@ class FnNode:
 
 
 class Unit:
-    """Parsed code plus its top-level functions, sorted by position."""
+    """Parsed code plus its top-level functions, sorted by position.
 
-    def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = ()) -> None:
+    ``keep(start, end)``: when given, a function body it says no to is parsed blank (lean_bodies):
+    its contents are never looked at as nodes, so the parser skips them.
+    """
+
+    def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = (), keep=None) -> None:
         self.sc = sc
-        out = neutralize(sc)
+        out = neutralize(sc, lean_bodies(sc, keep) if keep is not None else ())
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
         self.tree = _PARSER.parse(bytes(out))
@@ -103,6 +107,40 @@ class Unit:
         if i >= 0 and offset < self.functions[i].end:
             return self.functions[i]
         return None
+
+
+_BRACES = re.compile(rb"[{}]")
+
+
+def lean_bodies(sc: SourceFile, keep) -> list[tuple[int, int]]:
+    """Insides of function bodies (``) {`` ... ``}``, outermost) that ``keep(start, end)`` refuses, with no
+    preprocessor line (its braces may not balance): what the parser need not see."""
+    code = sc.code
+    found = []
+    depth = 0
+    body = -1  # offset of an open body's "{"
+    for m in _BRACES.finditer(code):
+        i = m.start()
+        if sc.in_directive(i):
+            continue
+        if code[i] == 123:  # {
+            if body < 0:
+                j = i - 1
+                while j >= 0 and code[j] in b" \t\r\n":
+                    j -= 1
+                if j >= 0 and code[j] == 41:  # )
+                    body, depth = i, 0
+            depth += 1
+        else:
+            depth -= 1
+            if body >= 0 and depth == 0:
+                s, e = body + 1, i
+                d = bisect.bisect_left(sc._dstarts, s)
+                inside_directive = d < len(sc._dstarts) and sc._dstarts[d] < e
+                if not inside_directive and not keep(s, e):
+                    found.append((s, e))
+                body = -1
+    return found
 
 
 def _function(node: tree_sitter.Node) -> FnNode | None:

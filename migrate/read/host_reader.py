@@ -22,7 +22,7 @@ from migrate.source import SourceFile
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan
-from .host_sites import find_sites
+from .host_sites import find_sites, needs_nodes
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
@@ -84,7 +84,7 @@ class _Reader:
         for pos in unterminated:
             self.errors.append(ParseError(self.path, sc.line_of(pos), sc.column_of(pos),
                                           "macro invocation without closing parenthesis"))
-        unit = Unit(sc, [(i.start, i.end) for i in invocations])
+        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code))
 
         generated_ids: set[str] = set()
         generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
@@ -289,6 +289,13 @@ def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
 def _kernel_call_pattern() -> re.Pattern[bytes]:
     names = "|".join(re.escape(n) for n in kernel_launch_helpers())
     return re.compile(rb"(" + names.encode() + rb")[ \t]*\(")
+
+
+def _keep(code: bytes):
+    """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
+    helpers = _kernel_call_pattern()
+    sites = needs_nodes(code)
+    return lambda start, end: helpers.search(code, start, end) is not None or sites(start, end)
 
 
 def _kernel_calls(unit: Unit, place) -> list[KernelCall]:

@@ -34,6 +34,21 @@ _NARROW_TYPES = frozenset({
 _ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
 
 
+_NARROW_WORD = re.compile(rb"\b(?:" + b"|".join(sorted({w.encode() for t in _NARROW_TYPES for w in t.split()})) + rb")\b")
+_NODE_WORDS = re.compile(rb"with_32bit_indexing|mtl_setBytes")
+_NODE_WORDS_SUBITER = re.compile(rb"with_32bit_indexing|mtl_setBytes|tensor")  # callees handed the sub-iterator
+
+
+def needs_nodes(code: bytes):
+    """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
+    words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
+
+    def needed(start: int, end: int) -> bool:
+        return words.search(code, start, end) is not None or (
+            code.find(b"numel", start, end) >= 0 and _NARROW_WORD.search(code, start, end) is not None)
+    return needed
+
+
 def find_sites(unit: Unit) -> list[RawSite]:
     code = unit.sc.code
     sites: list[RawSite] = []

@@ -209,13 +209,15 @@ def _kw_fix(code: bytes, s: int, e: int) -> list[tuple[int, bytes]]:
     return []
 
 
-def neutralize(sc: SourceFile) -> bytearray:
-    """A parseable copy of ``sc.data``: same length, same newlines."""
+def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
+    """A parseable copy of ``sc.data``: same length, same newlines; ``skip`` regions come out blank."""
     nd = bytearray(sc.code)
     for ds, de in sc.directives:
         nd[ds:de] = blank(sc.code[ds:de])
-    code = bytes(nd)  # code only: no comments, literals or preprocessor lines
     out = bytearray(sc.data)
+    for s, e in skip:
+        nd[s:e] = out[s:e] = blank(sc.code[s:e])
+    code = bytes(nd)  # code only: no comments, literals or preprocessor lines
 
     def put(start: int, text: bytes) -> None:
         out[start: start + len(text)] = text
