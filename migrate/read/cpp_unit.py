@@ -20,6 +20,7 @@ from .objc_neutral import neutralize
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 _PARSER = tree_sitter.Parser(LANGUAGE)
+_LEAN_PARSER = tree_sitter.Parser(LANGUAGE)
 
 _CONTAINERS = frozenset({
     "translation_unit", "declaration_list", "namespace_definition", "linkage_specification",
@@ -70,10 +71,15 @@ class Unit:
 
     def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = (), keep=None) -> None:
         self.sc = sc
-        out = neutralize(sc, lean_bodies(sc, keep) if keep is not None else ())
+        lean = lean_bodies(sc, keep) if keep is not None else []
+        out = neutralize(sc, lean)
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
-        self.tree = _PARSER.parse(bytes(out))
+        if lean:  # the parser skips the blank regions (blank bytes still cost it as much as code)
+            _LEAN_PARSER.included_ranges = _outside(sc, lean)
+            self.tree = _LEAN_PARSER.parse(bytes(out))
+        else:
+            self.tree = _PARSER.parse(bytes(out))
         self.root = self.tree.root_node
         self.functions: list[FnNode] = []
         self.top_errors: list[tree_sitter.Node] = []
@@ -114,7 +120,7 @@ _BRACES = re.compile(rb"[{}]")
 
 def lean_bodies(sc: SourceFile, keep) -> list[tuple[int, int]]:
     """Insides of function bodies (``) {`` ... ``}``, outermost) that ``keep(start, end)`` refuses, with no
-    preprocessor line (its braces may not balance): what the parser need not see."""
+    preprocessor line (its braces may not balance), and raw string contents: what the parser need not see."""
     code = sc.code
     found = []
     depth = 0
@@ -140,7 +146,26 @@ def lean_bodies(sc: SourceFile, keep) -> list[tuple[int, int]]:
                 if not inside_directive and not keep(s, e):
                     found.append((s, e))
                 body = -1
+    # raw string contents (inline Metal sources): never read as nodes
+    found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found
+
+
+def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter.Range]:
+    """The parser's included ranges: everything but ``regions`` (points are (row, byte column))."""
+    starts = sc.line_starts
+
+    def point(offset: int) -> tuple[int, int]:
+        row = bisect.bisect_right(starts, offset) - 1
+        return row, offset - starts[row]
+
+    out = []
+    pos = 0
+    for s, e in sorted(regions) + [(len(sc.data), len(sc.data))]:
+        if s > pos:
+            out.append(tree_sitter.Range(point(pos), point(s), pos, s))
+        pos = max(pos, e)
+    return out
 
 
 def _function(node: tree_sitter.Node) -> FnNode | None:

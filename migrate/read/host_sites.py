@@ -44,8 +44,15 @@ def needs_nodes(code: bytes):
     words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
 
     def needed(start: int, end: int) -> bool:
-        return words.search(code, start, end) is not None or (
-            code.find(b"numel", start, end) >= 0 and _NARROW_WORD.search(code, start, end) is not None)
+        if words.search(code, start, end) is not None:
+            return True
+        i = code.find(b"numel", start, end)
+        while i >= 0:  # a narrowing names its type before numel in the same statement
+            stmt = max(code.rfind(b";", start, i), code.rfind(b"}", start, i), start)
+            if _NARROW_WORD.search(code, stmt, i) is not None:
+                return True
+            i = code.find(b"numel", i + 5, end)
+        return False
     return needed
 
 
