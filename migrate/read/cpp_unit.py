@@ -71,8 +71,10 @@ class Unit:
 
     def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = (), keep=None) -> None:
         self.sc = sc
-        lean = lean_bodies(sc, keep) if keep is not None else []
+        lean, stops = lean_bodies(sc, keep) if keep is not None else ([], [])
         out = neutralize(sc, lean)
+        for p in stops:
+            out[p] = 59  # ;
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
         if lean:  # the parser skips the blank regions (blank bytes still cost it as much as code)
@@ -116,18 +118,23 @@ class Unit:
 
 
 _BRACES = re.compile(rb"[{}]")
+_SPACE = re.compile(rb"[ \t]")
 
 
-def lean_bodies(sc: SourceFile, keep) -> list[tuple[int, int]]:
+def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]:
     """Insides of function bodies (``) {`` ... ``}``, outermost) that ``keep(start, end)`` refuses, with no
-    preprocessor line (its braces may not balance), and raw string contents: what the parser need not see."""
+    preprocessor line (its braces may not balance), and raw string contents: what the parser need not see;
+    and in each body the one offset left between them, where the parser is to see ``;``."""
     code = sc.code
     found = []
+    stops: list[int] = []
     depth = 0
     body = -1  # offset of an open body's "{"
+    in_directives = {m.start() for ds, de in sc.directives if b"{" in code[ds:de] or b"}" in code[ds:de]
+                     for m in _BRACES.finditer(code, ds, de)}
     for m in _BRACES.finditer(code):
         i = m.start()
-        if sc.in_directive(i):
+        if i in in_directives:
             continue
         if code[i] == 123:  # {
             if body < 0:
@@ -145,10 +152,15 @@ def lean_bodies(sc: SourceFile, keep) -> list[tuple[int, int]]:
                 inside_directive = d < len(sc._dstarts) and sc._dstarts[d] < e
                 if not inside_directive and not keep(s, e):
                     found.append((s, e))
+                    blank_at = _SPACE.search(code, s, e)
+                    if blank_at is not None:  # "{;}": a body, never a brace initializer, when recovering from errors
+                        p = blank_at.start()
+                        found[-1:] = [(s, p), (p + 1, e)]
+                        stops.append(p)
                 body = -1
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
-    return found
+    return found, stops
 
 
 def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter.Range]:
