@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from migrate.model import HostFile, HostFunction
 from migrate.source import SourceFile as scrub
+from migrate.read import cpp_unit, host_reader
 from migrate.read.host_reader import load_markers, read_host_file
 from migrate.read.objc_neutral import neutralize
-from tests.corpus import pytorch_260_root
+from tests.corpus import pytorch_260_root, pytorch_270a0_root
 from tests.fuzzing import check_read, examples
 
 DATA = Path(__file__).parent / "data" / "host"
@@ -457,3 +458,51 @@ def test_macro_paste_across_a_line_continuation():
     hf = read_host_file(src, "a.mm")
     (f,) = [f for f in hf.functions if f.name == "exp_out_mps"]
     assert "exponentWithTensor" in f.identifiers
+
+
+# ------------------------------------------------- lean parsing (skipped bodies)
+class _WholeUnit(cpp_unit.Unit):
+    """The parse without skipped bodies: what the lean parse must agree with."""
+
+    def __init__(self, sc, blanks=(), keep=None):
+        super().__init__(sc, blanks)
+
+
+def _lean_and_whole(monkeypatch, data: bytes, path: str) -> tuple[HostFile, HostFile]:
+    lean = read_host_file(data, path)
+    with monkeypatch.context() as m:
+        m.setattr(host_reader, "Unit", _WholeUnit)
+        whole = read_host_file(data, path)
+    return lean, whole
+
+
+def test_lean_parse_skips_bodies_nothing_reads_and_keeps_the_rest():
+    src = (b"static void graph_only(const Tensor& t) {\n  int n = 1; auto g = [mpsGraph foo:t];\n}\n"
+           b"void launcher(TensorIteratorBase& iter) {\n  lib.exec_unary_kernel(iter, \"neg\");\n}\n"
+           b"void narrow(const Tensor& t) {\n  uint32_t n = t.numel();\n}\n"
+           b"void wide(const Tensor& t) {\n  int64_t n = t.numel(); for (int i = 0; i < t.numel(); i++) {}\n}\n")
+    sc = scrub(src)
+    regions, stops = cpp_unit.lean_bodies(sc, host_reader._keep(sc.code))
+    skipped = b"".join(src[s:e] for s, e in regions)
+    assert b"mpsGraph" in skipped and b"int64_t" in skipped  # graph code; a numel that narrows nothing
+    assert b"exec_unary_kernel" not in skipped and b"uint32_t" not in skipped  # read as nodes
+    assert len(stops) == 2
+    lean = read_host_file(src, "ops/Lean.mm")
+    assert [f.name for f in lean.functions] == ["graph_only", "launcher", "narrow", "wide"]
+    assert [(c.name, c.function) for c in lean.kernel_calls] == [("neg", "launcher")]
+    assert [(s.kind, s.function) for s in lean.sites] == [("narrow_numel", "narrow")]
+    assert "mpsGraph" in fn(lean, "graph_only").identifiers  # identifiers come from the code, not the parse
+
+
+@pytest.mark.parametrize("where", ["fixtures", "2.7.0a0"])
+def test_lean_parse_reads_every_host_file_as_the_whole_parse_does(monkeypatch, where):
+    if where == "fixtures":
+        files = sorted(p for p in (Path(__file__).parents[1] / "fixtures").rglob("*")
+                       if p.suffix in (".mm", ".cpp", ".h") and "/mps/" in p.as_posix())
+        files += sorted(DATA.glob("*"))
+    else:
+        files = _host_files(pytorch_270a0_root())
+    assert len(files) > 20
+    for path in files:
+        lean, whole = _lean_and_whole(monkeypatch, path.read_bytes(), path.as_posix())
+        assert lean == whole, path
