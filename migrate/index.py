@@ -247,30 +247,36 @@ class Index:
         return out
 
     def _route(self, e: NativeEntry, seen: set[str]) -> Route:
-        yaml_at = f"{self.tree.yaml.path}:{e.func_line}"
         line = self.mps_line(e)
         if line is not None:
             return self._explicit_route(e, line)
+        name = e.overload_name
+        yaml_at = f"{self.tree.yaml.path}:{e.func_line}"
         if e.structured_delegate:
             target = self.entries.get(e.structured_delegate)
             if target is None or target.overload_name in seen:
-                return Route(e.overload_name, None, Via.DELEGATE, Impl.UNDEFINED, None,
+                return Route(name, None, Via.DELEGATE, Impl.UNDEFINED, None,
                              (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",),
                              delegate=e.structured_delegate)
-            seen.add(e.overload_name)
+            seen.add(name)
             r = self._route(target, seen)
-            return Route(e.overload_name, r.kernel, Via.DELEGATE, r.impl, r.defined_at,
+            return Route(name, r.kernel, Via.DELEGATE, r.impl, r.defined_at,
                          (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops),
                          delegate=target.overload_name)
-        for key in dispatch_keys("composite"):
-            d = e.kernel_for(key)
-            if d is not None:
-                return Route(e.overload_name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None,
-                             (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",))
-        if not e.dispatch and not e.structured:
-            return Route(e.overload_name, e.name, Via.COMPOSITE, Impl.DELEGATING, None,
+        if e.dispatch:
+            for key in self._composite_keys:
+                d = e.kernel_for(key)
+                if d is not None:
+                    return Route(name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None,
+                                 (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",))
+        elif not e.structured:
+            return Route(name, e.name, Via.COMPOSITE, Impl.DELEGATING, None,
                          (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",))
-        return Route(e.overload_name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
+        return Route(name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
+
+    @cached_property
+    def _composite_keys(self) -> tuple[str, ...]:
+        return dispatch_keys("composite")
 
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name

@@ -34,6 +34,12 @@ _DECLARATOR_WRAPPERS = frozenset({
 # One pass over latin-1 decoded scrubbed code (offsets unchanged): each match is
 # (identifier, "(" if it is called); "@end" and numbers give ("", "").
 TOKENS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*)(?:(?=(?:<[\w:, *&]*>)?[ \t]*(\()))?)", re.ASCII)
+# The same words, without the call test (a lookahead at every word is the slow part).
+WORDS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*))", re.ASCII)
+# Calls, read backwards from each "(": over the reversed text, a word that starts (reads last) with a
+# letter and has no word byte or "@" before it; the same names TOKENS marks as called.
+CALLS_REVERSED = re.compile(r"\([ \t]*(?:>[\w:, *&]*<)?(\w*[A-Za-z_])(?![\w@])", re.ASCII)
+_WORD_BYTE = re.compile(r"[\w@]", re.ASCII)
 KEYWORDS = frozenset(
     "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t "
     "char32_t class compl concept const consteval constexpr constinit const_cast continue co_await "
@@ -237,10 +243,23 @@ def _first_word(params: tree_sitter.Node | None) -> tree_sitter.Node | None:
 
 def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], set[str]]:
     """(identifiers, called identifiers) in ``text`` between offsets, keywords included."""
-    found = set(TOKENS.findall(text, start, len(text) if end is None else end))
-    ids = {name for name, _ in found}
+    end = len(text) if end is None else end
+    if start and _WORD_BYTE.match(text, start - 1):  # a word cut at ``start``: the one-pass reading
+        found = set(TOKENS.findall(text, start, end))
+        ids = {name for name, _ in found}
+        ids.discard("")
+        return ids, {name for name, paren in found if paren}
+    ids = set(WORDS.findall(text, start, end))
     ids.discard("")
-    return ids, {name for name, paren in found if paren}
+    backwards = text[end - 1:start - 1:-1] if start else text[end - 1::-1]
+    return ids, {name[::-1] for name in CALLS_REVERSED.findall(backwards)}
+
+
+def identifiers(text: str, start: int = 0, end: int | None = None) -> set[str]:
+    """``scan``'s identifiers alone."""
+    ids = set(WORDS.findall(text, start, len(text) if end is None else end))
+    ids.discard("")
+    return ids
 
 
 def names(raw: set[str]) -> frozenset[str]:

@@ -21,7 +21,7 @@ from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, 
 from migrate.source import SourceFile
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
-from .cpp_unit import FnNode, Unit, names, scan
+from .cpp_unit import FnNode, Unit, identifiers, names, scan
 from .host_sites import find_sites, needs_nodes
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
@@ -109,12 +109,12 @@ class _Reader:
         for fn in unit.functions:
             if fn.start < pos:
                 continue  # nested in an ERROR region already covered
-            file_ids |= scan(ident_text, pos, fn.start)[0]
+            file_ids |= identifiers(ident_text, pos, fn.start)
             fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
             file_ids |= fn_ids
             pos = fn.end
             functions.append(self.function(fn, fn_ids, fn_calls))
-        file_ids |= scan(ident_text, pos)[0]
+        file_ids |= identifiers(ident_text, pos)
 
         registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
                          if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())]
@@ -160,14 +160,14 @@ class _Reader:
         if len(inv.args) != len(macro.params) and not macro.variadic:
             self.errors.append(ParseError(self.path, self.sc.line_of(inv.start), self.sc.column_of(inv.start),
                                           f"{inv.macro} expects {len(macro.params)} arguments, got {len(inv.args)}"))
-        text = expand(macro, inv.args, generators)
-        unit = Unit.from_bytes(text)
+        esc = SourceFile(expand(macro, inv.args, generators))
+        unit = Unit(esc, keep=_keep(esc.code))  # bodies no node lookup needs are parsed blank, as in files
         span = self.span(inv.start, inv.end)
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
             ident_code[fn.name_start:fn.name_end] = blank(unit.sc.code[fn.name_start:fn.name_end])
         ident_text = ident_code.decode("latin-1")
-        generated_ids |= names(scan(ident_text)[0])
+        generated_ids |= names(identifiers(ident_text))
         functions = []
         for fn in unit.functions:
             fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)

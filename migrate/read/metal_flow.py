@@ -210,13 +210,42 @@ def _sources(toks: list[Tok], fn: Function) -> FnFlow:
 
 def _propagate(unit: Unit) -> None:
     toks = unit.toks
+    flows_by_name: dict[str, list[FnFlow]] = {}
+    for flow in unit.flows:
+        flows_by_name.setdefault(flow.fn.name, []).append(flow)
+
+    def keys(flow: FnFlow, lo: int, hi: int) -> list[str]:  # the variables an expression reads (fixed)
+        return [flow.var(name, k) for k, name in identifier_positions(toks, lo, hi)]
+
+    def union(tags: dict[str, set[str]], ks: list[str]) -> set[str]:
+        out: set[str] = set()
+        for key in ks:
+            got = tags.get(key)
+            if got:
+                out |= got
+        return out
+
+    plans = []  # per flow: its assignments and the helper calls it passes arguments to, with their variables
+    for flow in unit.flows:
+        assigns = [(var, keys(flow, *a.rhs), a) for _, a, var in flow.assigns]
+        passes = []
+        for st in flow.fn.stmts:
+            for c in stmt_calls(unit, st):
+                for callee in flows_by_name.get(c.name, ()):
+                    if callee is flow or callee.fn.is_kernel:
+                        continue
+                    for k, (lo, hi) in enumerate(c.args):
+                        if k >= len(callee.fn.params):
+                            break
+                        passes.append((callee, callee.fn.params[k].name, keys(flow, lo, hi), c, lo, hi))
+        plans.append((flow, assigns, passes))
     for _ in range(8):
         changed = False
-        for flow in unit.flows:
+        for flow, assigns, passes in plans:
             for _r in range(8):
                 inner = False
-                for st, a, var in flow.assigns:
-                    got = flow.expr_tags(toks, *a.rhs)
+                for var, ks, a in assigns:
+                    got = union(flow.tags, ks)
                     if a.subscripted:
                         got &= {"data"}
                     have = flow.tags.setdefault(var, set())
@@ -227,23 +256,15 @@ def _propagate(unit: Unit) -> None:
                         inner = changed = True
                 if not inner:
                     break
-            for st in flow.fn.stmts:
-                for c in calls(toks, st.lo, st.hi):
-                    for callee in unit.by_name(c.name):
-                        if callee is flow or callee.fn.is_kernel:
-                            continue
-                        for k, (lo, hi) in enumerate(c.args):
-                            if k >= len(callee.fn.params):
-                                break
-                            pname = callee.fn.params[k].name
-                            got = flow.expr_tags(toks, lo, hi)
-                            have = callee.tags.setdefault(pname, set())
-                            if not got <= have:
-                                if pname not in callee.origin and got - {"data", "size"}:
-                                    line = unit.line_col(toks[c.at].start)[0]
-                                    callee.origin[pname] = f"{flow.origin_of(toks, lo, hi, got)}, passed at line {line}"
-                                have |= got
-                                changed = True
+            for callee, pname, ks, c, lo, hi in passes:
+                got = union(flow.tags, ks)
+                have = callee.tags.setdefault(pname, set())
+                if not got <= have:
+                    if pname not in callee.origin and got - {"data", "size"}:
+                        line = unit.line_col(toks[c.at].start)[0]
+                        callee.origin[pname] = f"{flow.origin_of(toks, lo, hi, got)}, passed at line {line}"
+                    have |= got
+                    changed = True
         if not changed:
             break
 
@@ -308,5 +329,10 @@ def tree_helpers(root: Path) -> dict[str, frozenset[str]]:
     return out
 
 
-def stmt_calls(unit: Unit, st: Stmt):
-    return calls(unit.toks, st.lo, st.hi)
+def stmt_calls(unit: Unit, st: Stmt) -> list:
+    """The calls of a statement (found once per unit; the rules and the propagation share them)."""
+    memo = unit.__dict__.setdefault("_calls", {})
+    got = memo.get((st.lo, st.hi))
+    if got is None:
+        got = memo[(st.lo, st.hi)] = calls(unit.toks, st.lo, st.hi)
+    return got
