@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import accumulate
 from dataclasses import dataclass
 
 import tree_sitter
@@ -124,6 +125,7 @@ class Unit:
 
 
 _BRACES = re.compile(rb"[{}]")
+_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a function body (or a control block) opens
 _SPACE = re.compile(rb"[ \t]")
 
 
@@ -134,36 +136,36 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     code = sc.code
     found = []
     stops: list[int] = []
-    depth = 0
-    body = -1  # offset of an open body's "{"
     in_directives = {m.start() for ds, de in sc.directives if b"{" in code[ds:de] or b"}" in code[ds:de]
                      for m in _BRACES.finditer(code, ds, de)}
-    for m in _BRACES.finditer(code):
-        i = m.start()
-        if i in in_directives:
+    braces = [m.start() for m in _BRACES.finditer(code)]
+    if in_directives:
+        braces = [i for i in braces if i not in in_directives]
+    # depth after each brace; a body opened at brace k (depth D after it) closes at the first later brace
+    # where the depth is D - 1 (it moves by one per brace), found at C speed by list.index
+    depth = list(accumulate(code[i] - 124 for i in braces))  # "{" 123 -> -1, "}" 125 -> +1: negated depth
+    index = {p: k for k, p in enumerate(braces)}
+    end = -1
+    for m in _BODY_OPEN.finditer(code):
+        i = m.end() - 1
+        if i <= end or i in in_directives:
             continue
-        if code[i] == 123:  # {
-            if body < 0:
-                j = i - 1
-                while j >= 0 and code[j] in b" \t\r\n":
-                    j -= 1
-                if j >= 0 and code[j] == 41:  # )
-                    body, depth = i, 0
-            depth += 1
-        else:
-            depth -= 1
-            if body >= 0 and depth == 0:
-                s, e = body + 1, i
-                d = bisect.bisect_left(sc._dstarts, s)
-                inside_directive = d < len(sc._dstarts) and sc._dstarts[d] < e
-                if not inside_directive and not keep(s, e):
-                    found.append((s, e))
-                    blank_at = _SPACE.search(code, s, e)
-                    if blank_at is not None:  # "{;}": a body, never a brace initializer, when recovering from errors
-                        p = blank_at.start()
-                        found[-1:] = [(s, p), (p + 1, e)]
-                        stops.append(p)
-                body = -1
+        k = index[i]
+        try:
+            close = depth.index(depth[k] + 1, k + 1)
+        except ValueError:
+            break  # never closed: nothing after it is a body either
+        end = braces[close]
+        s, e = i + 1, end
+        d = bisect.bisect_left(sc._dstarts, s)
+        inside_directive = d < len(sc._dstarts) and sc._dstarts[d] < e
+        if not inside_directive and not keep(s, e):
+            found.append((s, e))
+            blank_at = _SPACE.search(code, s, e)
+            if blank_at is not None:  # "{;}": a body, never a brace initializer, when recovering from errors
+                p = blank_at.start()
+                found[-1:] = [(s, p), (p + 1, e)]
+                stops.append(p)
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops

@@ -200,4 +200,28 @@ def scrub(data: bytes):
         q = text.index(b'"' if kind == "str" else b"'")
         return text[: q + 1] + blank(text[q + 1: -1]) + text[-1:]
 
-    return _SCRUB.sub(repl, data), comments, raws
+    out = []
+    pos = 0
+    at = _SCRUB_AT(data)
+    while at is not None:  # each "/" or quote where a comment or literal can start; a prefix is the word before it
+        i = c = at.start()
+        if data[c] != 47:  # a quote: the literal starts where the word before it starts, if that word is a prefix
+            while i > pos and data[i - 1] in _WORD:
+                i -= 1
+        m = _SCRUB.match(data, i) if i == c or data[i:c] in _PREFIXES else None
+        if m is None:
+            at = _SCRUB_AT(data, c + 1)
+            continue
+        out += (data[pos:i], repl(m))
+        pos = m.end()
+        at = _SCRUB_AT(data, pos)
+    if not out:
+        return data, comments, raws
+    out.append(data[pos:])
+    return b"".join(out), comments, raws
+
+
+# Where ``_SCRUB`` can match: its lookahead's characters, "/" and quotes (prefixes are found backwards).
+_SCRUB_AT = re.compile(rb"[/\"']").search
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_PREFIXES = frozenset({b"u8", b"u", b"U", b"L", b"R", b"u8R", b"uR", b"UR", b"LR"})
