@@ -77,18 +77,16 @@ class Index:
                 out[d.kernel_name].append((e, d))
         return out
 
-    @cached_property
-    def root_kernels(self) -> dict[str, set[str]]:
-        """Operator root name (per-operator header name) -> native names it declares."""
-        out: dict[str, set[str]] = defaultdict(set)
-        for e in self.tree.yaml.entries:
-            names = out[e.base_name]
+    def root_kernels(self, op: str) -> set[str]:
+        """Native names the per-operator header of ``op`` (an operator root name) declares."""
+        names: set[str] = set()
+        for e in self.families.get(op, ()):
             for d in e.dispatch:
                 names.add(d.kernel_name)
                 names.add("structured_" + d.kernel_name)
             if e.structured:
                 names.add("structured_" + e.name)
-        return out
+        return names
 
     def used_by_other_backend(self, kernel: str) -> bool:
         return any(MPS not in d.keys for _, d in self.yaml_kernels.get(kernel, ()))
@@ -127,13 +125,9 @@ class Index:
         return out
 
     @cached_property
-    def host_identifiers(self) -> dict[str, set[str]]:
-        """Identifier -> host files that use it (definition names excluded)."""
-        out: dict[str, set[str]] = defaultdict(set)
-        for path, hf in self.tree.hosts.items():
-            for ident in hf.identifiers:
-                out[ident].add(path)
-        return out
+    def host_identifiers(self) -> frozenset[str]:
+        """Identifiers some host file uses (definition names excluded)."""
+        return frozenset().union(*(hf.identifiers for hf in self.tree.hosts.values()))
 
     # ----------------------------------------------------------- metal side
     @cached_property

@@ -9,7 +9,7 @@ def check(ix):
             continue
         used = ix.live_names(path)
         for inc in hf.includes:
-            declared = ix.root_kernels.get(inc.op)
+            declared = ix.root_kernels(inc.op)
             if not declared or declared & used:
                 continue
             yield RULE.finding(inc.span, message(inc.op), family=inc.op,

@@ -10,10 +10,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from migrate.source.tokens import Tok, match_close, tokenize  # noqa: F401  (match_close: re-exported)
+from migrate.source.tokens import Tok, tokenize
+from migrate.source.tokens import match_close as _match_close_scan
 
 CONTROL = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch", "do", "else", "static_assert"})
 ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
+
+
+_OPENS = {"(": ")", "[": "]", "{": "}"}
+_CLOSES = frozenset(_OPENS.values())
+_PARTNERS: list = [None, 0, None]  # the token list last matched, its length, the closing index of each opener
+
+
+def match_close(toks: list[Tok], i: int) -> int:
+    """``tokens.match_close``, answered from one pass over the token list (a body walk asks for
+    thousands of brackets of the same list): one stack gives every opener its partner, as a scan
+    from that opener would (a closer that does not match the innermost open bracket is skipped)."""
+    memo = _PARTNERS
+    if memo[0] is not toks or memo[1] != len(toks):
+        partners: dict[int, int] = {}
+        stack: list[tuple[str, int]] = []
+        for j, t in enumerate(toks):
+            if t.kind != "punc":
+                continue
+            x = t.text
+            if x in _OPENS:
+                stack.append((_OPENS[x], j))
+            elif x in _CLOSES and stack and stack[-1][0] == x:
+                partners[stack.pop()[1]] = j
+        memo[:] = [toks, len(toks), partners]
+    got = memo[2].get(i)
+    if got is None:  # unbalanced, or not an opener of punctuation: the scan decides
+        return _match_close_scan(toks, i)
+    return got
 
 
 def lex(text: str, start: int = 0, end: int | None = None) -> list[Tok]:
