@@ -22,7 +22,7 @@ from migrate.source import SourceFile
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, identifiers, names, scan
-from .host_sites import find_sites, needs_nodes
+from .host_sites import find_sites, needs_nodes, within
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
@@ -33,6 +33,7 @@ _VAR_BEFORE = re.compile(
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
 _NOT_CALLS = frozenset({"TORCH_IMPL_FUNC"})  # the definition's own head
+_CALL_PAREN = re.compile(rb"[ \t]*\(")
 
 
 @lru_cache(maxsize=1)
@@ -293,9 +294,9 @@ def _kernel_call_pattern() -> re.Pattern[bytes]:
 
 def _keep(code: bytes):
     """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
-    helpers = _kernel_call_pattern()
+    helpers = within(code, [n.encode() for n in kernel_launch_helpers()], _CALL_PAREN)
     sites = needs_nodes(code)
-    return lambda start, end: helpers.search(code, start, end) is not None or sites(start, end)
+    return lambda start, end: helpers(start, end) or sites(start, end)
 
 
 def _kernel_calls(unit: Unit, place) -> list[KernelCall]:

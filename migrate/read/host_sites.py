@@ -6,6 +6,7 @@ blanked); tree-sitter nodes around each candidate decide.  Each site is
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 import tree_sitter
@@ -35,16 +36,39 @@ _ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
 
 
 _NARROW_WORD = re.compile(rb"\b(?:" + b"|".join(sorted({w.encode() for t in _NARROW_TYPES for w in t.split()})) + rb")\b")
-_NODE_WORDS = re.compile(rb"with_32bit_indexing|mtl_setBytes")
-_NODE_WORDS_SUBITER = re.compile(rb"with_32bit_indexing|mtl_setBytes|tensor")  # callees handed the sub-iterator
+_NODE_WORDS = (b"with_32bit_indexing", b"mtl_setBytes")
+_NODE_WORDS_SUBITER = _NODE_WORDS + (b"tensor",)  # callees handed the sub-iterator
+
+
+def within(code: bytes, words, tail: re.Pattern[bytes] | None = None):
+    """``(start, end) -> bool``: is one of ``words`` (each followed by what ``tail`` matches there)
+    between these offsets?  Found with ``bytes.find`` over the whole code once: exact for spans that
+    end at a body's closing brace, which no such match holds."""
+    hits = []
+    for w in words:
+        i = code.find(w)
+        while i >= 0:
+            e = i + len(w)
+            m = tail.match(code, e) if tail is not None else None
+            if tail is None or m is not None:
+                hits.append((i, m.end() if m is not None else e))
+            i = code.find(w, i + 1)
+    hits.sort()
+    starts = [h[0] for h in hits]
+
+    def found(start: int, end: int) -> bool:
+        k = bisect.bisect_left(starts, start)
+        return k < len(starts) and hits[k][1] <= end
+    return found
 
 
 def needs_nodes(code: bytes):
     """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
     words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
+    inside = within(code, words)
 
     def needed(start: int, end: int) -> bool:
-        if words.search(code, start, end) is not None:
+        if inside(start, end):
             return True
         i = code.find(b"numel", start, end)
         while i >= 0:  # a narrowing names its type before numel in the same statement
