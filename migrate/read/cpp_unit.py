@@ -138,19 +138,18 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     stops: list[int] = []
     in_directives = {m.start() for ds, de in sc.directives if b"{" in code[ds:de] or b"}" in code[ds:de]
                      for m in _BRACES.finditer(code, ds, de)}
-    braces = [m.start() for m in _BRACES.finditer(code)]
+    braces = sorted(_positions(code, b"{") + _positions(code, b"}"))
     if in_directives:
         braces = [i for i in braces if i not in in_directives]
     # depth after each brace; a body opened at brace k (depth D after it) closes at the first later brace
     # where the depth is D - 1 (it moves by one per brace), found at C speed by list.index
-    depth = list(accumulate(code[i] - 124 for i in braces))  # "{" 123 -> -1, "}" 125 -> +1: negated depth
-    index = {p: k for k, p in enumerate(braces)}
+    depth = list(accumulate(map(_NEG_DEPTH.__getitem__, map(code.__getitem__, braces))))
     end = -1
     for m in _BODY_OPEN.finditer(code):
         i = m.end() - 1
         if i <= end or i in in_directives:
             continue
-        k = index[i]
+        k = bisect.bisect_left(braces, i)
         try:
             close = depth.index(depth[k] + 1, k + 1)
         except ValueError:
@@ -169,6 +168,17 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops
+
+
+_NEG_DEPTH = [0] * 256
+_NEG_DEPTH[123], _NEG_DEPTH[125] = -1, 1  # "{" deepens, "}" comes back
+
+
+def _positions(code: bytes, byte: bytes) -> list[int]:
+    """Offsets of every ``byte`` in ``code`` (split and running sums: no per-match objects)."""
+    parts = code.split(byte)
+    parts.pop()
+    return list(accumulate(map((1).__add__, map(len, parts)), initial=-1))[1:]
 
 
 def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter.Range]:
