@@ -1,0 +1,143 @@
+"""The lint's fast paths read exactly what their one-regex (or one-scan) definitions read.
+
+Each fast path (scrub visiting only "/" and quotes, calls read backwards, bracket partners
+from one stack pass, body openers by a depth search, node words by bytes.find) is compared
+with the plain definition on hand-written edge cases and on every fixture source.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from migrate.read import cpp_unit
+from migrate.read.host_reader import _kernel_call_pattern, _keep
+from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
+from migrate.read.metal_body import lex, match_close
+from migrate.source import SourceFile
+from migrate.source import tokens
+from migrate.tables import kernel_launch_helpers
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+HOST = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".mm", ".cpp", ".h"))
+METAL = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".metal", ".h"))
+
+EDGES = [
+    b'u8"a//b" R"x(q"/*)x" abc"not" L\'c\' uR"(z)" 1\'000\'000 // end "quote\n',
+    b'/* "open */ x = "\\"/*" + u\'\\n\' + U"w"; y = LR"d()d" ;\nfooR"(no)"\n',
+    b'"unterminated\n  \'x\' id"y" u8R"e(\n)e" /* tail',
+    b'a/b/c; s = "//"; t = \'/\'; #define Q(x) #x "q"\n',
+]
+
+
+def _scrub_reference(data: bytes):
+    comments, raws = [], []
+
+    def repl(m):
+        kind, text = m.lastgroup, m.group()
+        if kind == "raw":
+            cs, ce = m.span("body")
+            raws.append((m.start(), m.end(), cs, ce, m.group("d").decode("latin-1")))
+            q = text.index(b'"')
+            return tokens.blank(text[:q]) + b'"' + tokens.blank(text[q + 1:-1]) + b'"'
+        if kind in ("lc", "bc"):
+            comments.append(m.span())
+            return tokens.blank(text)
+        q = text.index(b'"' if kind == "str" else b"'")
+        return text[:q + 1] + tokens.blank(text[q + 1:-1]) + text[-1:]
+
+    return tokens._SCRUB.sub(repl, data), comments, raws
+
+
+@pytest.mark.parametrize("data", EDGES + [p.read_bytes() for p in HOST + METAL])
+def test_scrub_equals_the_one_regex_pass(data):
+    assert tokens.scrub(data) == _scrub_reference(data)
+
+
+def _scan_reference(text: str, start: int = 0, end: int | None = None):
+    found = set(cpp_unit.TOKENS.findall(text, start, len(text) if end is None else end))
+    ids = {name for name, _ in found}
+    ids.discard("")
+    return ids, {name for name, paren in found if paren}
+
+
+SCAN_EDGES = [
+    "f(x); obj.g (y); a::h<int, T*>(z); k < 3 > (w); @selector(m) 1.5e3f(q) _u8(v)",
+    "template <typename T> T id(T t) { return max<T>(t, t); } x\t(\t) [self foo:bar(1)]",
+]
+
+
+@pytest.mark.parametrize("text", SCAN_EDGES + [SourceFile(p.read_bytes()).code.decode("latin-1") for p in HOST])
+def test_identifiers_and_calls_equal_the_one_regex_reading(text):
+    assert cpp_unit.scan(text) == _scan_reference(text)
+    for start, end in ((1, len(text) // 2), (len(text) // 3, len(text))):  # cut words at either end too
+        assert cpp_unit.scan(text, start, end) == _scan_reference(text, start, end)
+        assert cpp_unit.identifiers(text, start, end) == _scan_reference(text, start, end)[0]
+
+
+@pytest.mark.parametrize("text", ["f(a[b{c}]) ( ] ) { ( }", "((]", "[{(})]"] + [p.read_bytes().decode("latin-1") for p in METAL])
+def test_bracket_partners_equal_the_scan_from_each_opener(text):
+    toks = lex(text)
+    for i, t in enumerate(toks):
+        if t.text in ("(", "[", "{"):
+            assert match_close(toks, i) == tokens.match_close(toks, i), (i, t.text)
+
+
+def _lean_reference(sc: SourceFile, keep):
+    """lean_bodies' definition: one walk over the braces outside preprocessor lines."""
+    code, found, stops = sc.code, [], []
+    in_dir = {ds + i for ds, de in sc.directives for i in range(de - ds) if code[ds + i] in b"{}"}
+    depth, body = 0, -1
+    for m in re.finditer(rb"[{}]", code):
+        i = m.start()
+        if i in in_dir:
+            continue
+        if code[i] == 123:
+            if body < 0:
+                j = i - 1
+                while j >= 0 and code[j] in b" \t\r\n":
+                    j -= 1
+                if j >= 0 and code[j] == 41:
+                    body, depth = i, 0
+            depth += 1
+        else:
+            depth -= 1
+            if body >= 0 and depth == 0:
+                s, e = body + 1, i
+                if not any(s <= ds < e for ds, _ in sc.directives) and not keep(s, e):
+                    blank_at = re.compile(rb"[ \t]").search(code, s, e)
+                    if blank_at is None:
+                        found.append((s, e))
+                    else:
+                        found += [(s, blank_at.start()), (blank_at.start() + 1, e)]
+                        stops.append(blank_at.start())
+                body = -1
+    found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
+    return found, stops
+
+
+LEAN_EDGES = [
+    b"void f() { g(); }\nint x{1};\nvoid h(int a)\n{\n#if A\n  if (a) {\n#else\n  if (!a) {\n#endif\n  }\n}\n",
+    b"struct S { void m() const { x(); } };\nvoid open() { {\n",
+    b"#define M() { }\nvoid k() { exec_unary_kernel (iter, \"k\"); }\nvoid q() { mtl_setBytes(e, v, 0); }\n",
+]
+
+
+@pytest.mark.parametrize("data", LEAN_EDGES + [p.read_bytes() for p in HOST])
+def test_lean_bodies_equal_the_brace_walk(data):
+    sc = SourceFile(data)
+    keep = _keep(sc.code)
+    assert cpp_unit.lean_bodies(sc, keep) == _lean_reference(sc, keep)
+
+
+@pytest.mark.parametrize("data", LEAN_EDGES + [p.read_bytes() for p in HOST])
+def test_node_words_found_as_the_regex_search_finds_them(data):
+    code = SourceFile(data).code
+    helpers = within(code, [n.encode() for n in kernel_launch_helpers()], re.compile(rb"[ \t]*\("))
+    words = within(code, _NODE_WORDS_SUBITER)
+    word_re = re.compile(b"|".join(_NODE_WORDS_SUBITER))
+    bodies = [(m.end(), code.find(b"}", m.end())) for m in re.finditer(rb"\)\s*\{", code)]
+    for s, e in [(s, e) for s, e in bodies if e > s]:
+        assert helpers(s, e) == (_kernel_call_pattern().search(code, s, e) is not None)
+        assert words(s, e) == (word_re.search(code, s, e) is not None)
