@@ -11,6 +11,13 @@
 #define __msl_kernel
 #define __msl_threadgroup
 #define __MSL_INLINE static inline __attribute__((always_inline))
+// on a call: inline the callee whatever its cost (kernel -> launcher body -> thread loop), so
+// element-wise kernels vectorise; not at -O0 (big TUs), where nothing vectorises anyway
+#ifdef __OPTIMIZE__
+#define __MSL_CALL_INLINE [[clang::always_inline]]
+#else
+#define __MSL_CALL_INLINE
+#endif
 
 // ---------------------------------------------------------------- scalars
 typedef _Float16 half;
