@@ -401,11 +401,15 @@ def test_mps006_not_reported_on_an_mps_only_line(tmp_path):
     assert lint(root, "MPS006") == []
 
 
-LAUNCH_UNARY_MM = """static void foo_kernel(TensorIteratorBase& iter) {
+LAUNCH_UNARY_MM = """static void reg_kernel(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "reg");
+}
+static void foo_kernel(TensorIteratorBase& iter) {
   lib.exec_unary_kernel(iter, "foo");
 }
-static void reg_kernel(TensorIteratorBase& iter) {
-  lib.exec_unary_kernel(iter, "reg");
+static void cx_kernel(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "cx");
+  lib.exec_unary_kernel(iter, "flt");
 }
 static void local_kernel(const Tensor& self, const Tensor& output) {
   exec_unary_kernel(self, output, "foo");
@@ -416,6 +420,10 @@ LAUNCH_UNARY_METAL = """#define I(O, T) template [[host_name("foo_" #O "_" #T)]]
 I(float, float); I(half, half);
 I(float, int); I(float, long); I(half, short);
 C(float); C(short);
+template [[host_name("cx_complex_float_float")]] kernel void cx<float2>(device float2*, constant float2*, uint);
+template [[host_name("flt_float_float")]] kernel void flt<float>(device float*, constant float*, uint);
+template [[host_name("flt_half_half")]] kernel void flt<half>(device half*, constant half*, uint);
+template [[host_name("flt_bfloat_bfloat")]] kernel void flt<bfloat>(device bfloat*, constant bfloat*, uint);
 REGISTER_UNARY_OP(reg, float, float);
 REGISTER_UNARY_OP(reg, half, half);
 REGISTER_UNARY_OP(reg, bfloat, bfloat);
@@ -427,11 +435,13 @@ def test_mps008_2_7_unary_names_by_family(tmp_path):
                                  f"{KERNELS}/U.metal": LAUNCH_UNARY_METAL})
     call = 'exec_unary_kernel(iter, "foo") finds no kernel '
     assert [(f[0], f[1], f[2], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
-        (f"{OPS}/U.mm", 2, 3, "foo", "float", call + "foo_bfloat_bfloat (float family): no .metal file exports it"),
-        (f"{OPS}/U.mm", 2, 3, "foo", "complex", call + "foo_complex_half_half (complex family): no .metal file exports it"),
-        (f"{OPS}/U.mm", 2, 3, "foo", "int-to-float",
+        (f"{OPS}/U.mm", 5, 3, "foo", "float", call + "foo_bfloat_bfloat (float family): no .metal file exports it"),
+        (f"{OPS}/U.mm", 5, 3, "foo", "complex", call + "foo_complex_half_half (complex family): no .metal file exports it"),
+        (f"{OPS}/U.mm", 5, 3, "foo", "int-to-float",
          call + "foo_float_short, foo_float_uchar, foo_float_char, foo_float_bool (int-to-float family): "
          "no .metal file exports it"),
+        (f"{OPS}/U.mm", 8, 3, "cx", "complex",
+         'exec_unary_kernel(iter, "cx") finds no kernel cx_complex_half_half (complex family): no .metal file exports it'),
     ]
 
 

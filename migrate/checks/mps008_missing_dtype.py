@@ -28,11 +28,11 @@ def _registrations(ix):
     for op, regs in ix.functor_registrations.items():
         inputs = {r.dtypes[0] for r in regs if r.dtypes}
         last = max(regs, key=lambda r: (r.path, r.span.start))
-        complex_out = any(len(r.dtypes) > 1 and r.dtypes[-1] in dtype_family("complex") for r in regs)
+        complex_out = any(r.dtypes and r.dtypes[-1] in dtype_family("complex") for r in regs)
         missing_float = [t for t in floats if t not in inputs]
         if inputs & set(floats) and missing_float and not complex_out:
             yield RULE.finding(last.span, message(op, ", ".join(missing_float), "float"), kernel=op, family="float")
-        int2float = {r.dtypes[0] for r in regs if len(r.dtypes) > 1 and r.dtypes[0] in ints and r.dtypes[-1] in FLOAT_OUT}
+        int2float = any(r.dtypes and r.dtypes[0] in ints and r.dtypes[-1] in FLOAT_OUT for r in regs)
         missing_int = [t for t in ints if t not in inputs]
         if int2float and missing_int:
             yield RULE.finding(last.span, message(op, ", ".join(missing_int), "int-to-float"), kernel=op,
@@ -47,7 +47,7 @@ def _launches(ix):
             conv = _convention(ix, call)
             if conv is None:
                 continue
-            complex_view = _on_complex_view(ix, hf, call)
+            complex_view = _on_complex_view(hf, call)
             for key in ("kernel", "dense_kernel", "complex_kernel"):
                 if key not in conv:
                     continue
@@ -60,8 +60,7 @@ def _launches(ix):
                     missing = [_host_name(template, call.name, fields) for fields in wanted]
                     missing = [n for n in missing if n not in exported]
                     if missing:
-                        yield RULE.finding(call.span, message(call.name, ", ".join(missing), family,
-                                                              f'{call.helper}(iter, "{call.name}")'),
+                        yield RULE.finding(call.span, message(call.name, ", ".join(missing), family, call.helper),
                                            kernel=call.name, family=family)
 
 
@@ -70,15 +69,14 @@ def _convention(ix, call) -> dict | None:
     if not (call.shared_library and call.name) or call.name in ix.functor_registrations:
         return None
     for conv in load_table("launch_conventions.yaml")["conventions"].values():
-        if conv.get("library") == "bundled" and "kernel" in conv and call.helper in conv.get("calls", ()):
+        if conv.get("library") == "bundled" and "kernel" in conv and call.helper in conv["calls"]:
             return conv
     return None
 
 
-def _on_complex_view(ix, hf, call) -> bool:
+def _on_complex_view(hf, call) -> bool:
     """The host function launches on a complex tensor's real view: its kernels exist per real type of complex."""
-    fn = next((f for f in hf.functions if f.name == call.function), None) or ix.definition(call.function or "")
-    return fn is not None and bool(fn.calls & set(dtype_family("complex_real_view")))
+    return any(f.name == call.function and f.calls & set(dtype_family("complex_real_view")) for f in hf.functions)
 
 
 def _judged(template: str, have: list[dict], complex_view: bool):
@@ -89,9 +87,8 @@ def _judged(template: str, have: list[dict], complex_view: bool):
         yield "complex", [{"real": t} for t in reals]
         return
     ins = {h["in"] for h in have}
-    if ins & set(floats) and not complex_view:
-        same = "out" in have[0]  # {name}_{out}_{in}: a float input gives its own type
-        yield "float", [{"in": t, "out": t} if same else {"in": t} for t in floats]
+    if ins & set(floats) and not complex_view:  # a float input gives its own type ({out} where named)
+        yield "float", [{"in": t, "out": t} for t in floats]
     if "out" in have[0]:
         outs = {h["out"] for h in have if h["in"] in ints}
         if outs & FLOAT_OUT:
@@ -122,9 +119,9 @@ def _host_name(template: str, name: str, fields: dict) -> str:
     return template.format(name=name, **fields)
 
 
-def message(kernel: str, missing: str, family: str, launch: str = "") -> str:
-    if launch:
-        return f"{launch} finds no kernel {missing} ({family} family): no .metal file exports it"
+def message(kernel: str, missing: str, family: str, helper: str = "") -> str:
+    if helper:
+        return f'{helper}(iter, "{kernel}") finds no kernel {missing} ({family} family): no .metal file exports it'
     return f"functor {kernel} is registered without {missing} ({family} family)"
 
 
