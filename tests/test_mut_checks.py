@@ -475,3 +475,10 @@ def test_mps008_2_7_binary_names_dense_and_complex_views(tmp_path):
         (2, "bar", "float", 'binary_mps_impl(iter, "bar") finds no kernel bar_dense_float, bar_dense_bfloat '
          "(float family): no .metal file exports it"),
     ]
+
+
+def test_mps008_complex_output_is_the_last_dtype(tmp_path):
+    metal = ("REGISTER_UNARY_ALPHA_OP(pa, float, float, float2);\nREGISTER_UNARY_ALPHA_OP(pa, half, half, half2);\n"
+             "REGISTER_UNARY_ALPHA_OP(za, float, float2, float);\nREGISTER_UNARY_ALPHA_OP(za, half, half2, half);\n")
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": metal})
+    assert [(f[1], f[6], f[7]) for f in lint(root, "MPS008")] == [(4, "za", "float")]
