@@ -87,6 +87,8 @@ def main() -> None:
              lambda: torch.exp(xh, out=yh)),
             ("exp bfloat (dense ILP4)", lambda: lib.exp_dense_bfloat_bfloat(yb, xb, n, threads=[(n + 3) // 4]),
              lambda: torch.exp(xb, out=yb)),
+            ("exp bfloat (dense_scalar)", lambda: lib.exp_dense_scalar_bfloat_bfloat(yb, xb, threads=[n]),
+             lambda: torch.exp(xb, out=yb)),
             ("mad float (dense_ilp4)", lambda: lib.mad_dense_ilp4_float_float(y, x, x, n, threads=[(n + 3) // 4]),
              lambda: torch.addcmul(x, x, x, out=y)),
             ("mad float (dense)", lambda: lib.mad_dense_float_float(y, x, x, threads=[n]),

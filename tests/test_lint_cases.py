@@ -123,7 +123,7 @@ def test_unreadable_host_file_hides_no_kernel_as_defined_nowhere(tmp_path):
     (err,) = [f for f in found if f["code"] == "MPS900"]
     assert err["path"] == f"{OPS}/Broken.mm" and "cannot read" in err["message"]
     assert "checks that may be incomplete: MPS001, MPS002, MPS003, MPS004, MPS005, MPS006, MPS007" in err["message"]
-    assert "MPS008" not in err["message"] and "MPS010" not in err["message"]  # Metal-only, yaml-only rules
+    assert "MPS008" in err["message"] and "MPS010" not in err["message"]  # MPS008 reads host launches; yaml-only rule
     p = run_cli("explain", "erfinv", "--root", str(root))
     assert f"{OPS}/Broken.mm could not be read completely: its definition may be there" in p.stdout
 

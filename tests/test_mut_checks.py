@@ -399,3 +399,86 @@ def test_mps006_not_reported_on_an_mps_only_line(tmp_path):
     stubs = "namespace at::native {\nDECLARE_DISPATCH(unary_fn, v_stub)\n}\n"
     root = write_tree(tmp_path, {YAML: yaml, "aten/src/ATen/native/V.h": stubs, f"{OPS}/X.mm": "void x() {}\n"})
     assert lint(root, "MPS006") == []
+
+
+LAUNCH_UNARY_MM = """static void reg_kernel(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "reg");
+}
+static void foo_kernel(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "foo");
+}
+static void cx_kernel(TensorIteratorBase& iter) {
+  lib.exec_unary_kernel(iter, "cx");
+  lib.exec_unary_kernel(iter, "flt");
+}
+static void local_kernel(const Tensor& self, const Tensor& output) {
+  exec_unary_kernel(self, output, "foo");
+}
+"""
+LAUNCH_UNARY_METAL = """#define I(O, T) template [[host_name("foo_" #O "_" #T)]] kernel void foo_kernel<O, T>(device O*, constant T*, uint)
+#define C(T) template [[host_name("foo_complex_" #T "_" #T)]] kernel void foo_complex<T>(device T*, constant T*, uint)
+I(float, float); I(half, half);
+I(float, int); I(float, long); I(half, short);
+C(float); C(short);
+template [[host_name("cx_complex_float_float")]] kernel void cx<float2>(device float2*, constant float2*, uint);
+template [[host_name("flt_float_float")]] kernel void flt<float>(device float*, constant float*, uint);
+template [[host_name("flt_half_half")]] kernel void flt<half>(device half*, constant half*, uint);
+template [[host_name("flt_bfloat_bfloat")]] kernel void flt<bfloat>(device bfloat*, constant bfloat*, uint);
+REGISTER_UNARY_OP(reg, float, float);
+REGISTER_UNARY_OP(reg, half, half);
+REGISTER_UNARY_OP(reg, bfloat, bfloat);
+"""
+
+
+def test_mps008_2_7_unary_names_by_family(tmp_path):
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/U.mm": LAUNCH_UNARY_MM,
+                                 f"{KERNELS}/U.metal": LAUNCH_UNARY_METAL})
+    call = 'exec_unary_kernel(iter, "foo") finds no kernel '
+    assert [(f[0], f[1], f[2], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
+        (f"{OPS}/U.mm", 5, 3, "foo", "float", call + "foo_bfloat_bfloat (float family): no .metal file exports it"),
+        (f"{OPS}/U.mm", 5, 3, "foo", "complex", call + "foo_complex_half_half (complex family): no .metal file exports it"),
+        (f"{OPS}/U.mm", 5, 3, "foo", "int-to-float",
+         call + "foo_float_short, foo_float_uchar, foo_float_char, foo_float_bool (int-to-float family): "
+         "no .metal file exports it"),
+        (f"{OPS}/U.mm", 8, 3, "cx", "complex",
+         'exec_unary_kernel(iter, "cx") finds no kernel cx_complex_half_half (complex family): no .metal file exports it'),
+    ]
+
+
+LAUNCH_BINARY_MM = """static void bar_mps_kernel(TensorIteratorBase& iter) {
+  mps::binary_mps_impl(iter, "bar");
+}
+Tensor& polar_out_mps(const Tensor& abs, const Tensor& angle, Tensor& output) {
+  auto output_as_real = at::view_as_real(output).select(output.dim(), 0);
+  auto iter = TensorIteratorConfig().add_output(output_as_real).add_input(abs).add_input(angle).build();
+  mps::binary_mps_impl(iter, "polar");
+  return output;
+}
+static void ints_mps_kernel(TensorIteratorBase& iter) {
+  mps::binary_mps_impl(iter, "ints");
+}
+"""
+LAUNCH_BINARY_METAL = """#define B(N, T) template [[host_name(#N "_" #T)]] kernel void N<T>(constant void*, constant void*, device void*, constant uint3*, uint)
+#define D(N, T) template [[host_name(#N "_dense_" #T)]] kernel void N##_dense<T>(constant T*, constant T*, device T*, uint)
+B(bar, float); B(bar, half); B(bar, bfloat); D(bar, half);
+B(polar, float); B(polar, half); D(polar, float); D(polar, half);
+B(ints, int); B(ints, long);
+REGISTER_BINARY_OP(cplx, float, float2);
+REGISTER_BINARY_OP(cplx, half, half2);
+"""
+
+
+def test_mps008_2_7_binary_names_dense_and_complex_views(tmp_path):
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/B.mm": LAUNCH_BINARY_MM,
+                                 f"{KERNELS}/B.metal": LAUNCH_BINARY_METAL})
+    assert [(f[1], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
+        (2, "bar", "float", 'binary_mps_impl(iter, "bar") finds no kernel bar_dense_float, bar_dense_bfloat '
+         "(float family): no .metal file exports it"),
+    ]
+
+
+def test_mps008_complex_output_is_the_last_dtype(tmp_path):
+    metal = ("REGISTER_UNARY_ALPHA_OP(pa, float, float, float2);\nREGISTER_UNARY_ALPHA_OP(pa, half, half, half2);\n"
+             "REGISTER_UNARY_ALPHA_OP(za, float, float2, float);\nREGISTER_UNARY_ALPHA_OP(za, half, half2, half);\n")
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": metal})
+    assert [(f[1], f[6], f[7]) for f in lint(root, "MPS008")] == [(4, "za", "float")]

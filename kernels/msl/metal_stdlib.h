@@ -11,6 +11,13 @@
 #define __msl_kernel
 #define __msl_threadgroup
 #define __MSL_INLINE static inline __attribute__((always_inline))
+// on a call: inline the callee whatever its cost (kernel -> launcher body -> thread loop), so
+// element-wise kernels vectorise; not at -O0 (big TUs), where nothing vectorises anyway
+#ifdef __OPTIMIZE__
+#define __MSL_CALL_INLINE [[clang::always_inline]]
+#else
+#define __MSL_CALL_INLINE
+#endif
 
 // ---------------------------------------------------------------- scalars
 typedef _Float16 half;
@@ -20,20 +27,21 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 
-// float -> bfloat (RNE, NaN kept quiet). Inline integer code, so a vectorised loop keeps it in
-// registers; the math overloads use it directly.
-__MSL_INLINE __bf16 __msl_f2bf(float f) {
-  uint32_t b = __builtin_bit_cast(uint32_t, f);
-  uint16_t r = (b & 0x7fffffffu) > 0x7f800000u ? uint16_t((b >> 16) | 0x40u)
-                                               : uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-  return __builtin_bit_cast(__bf16, r);
+// float -> bfloat: round to nearest even on the bits (c10::BFloat16's rounding; subnormals kept,
+// not flushed), NaN made quiet (sign and high payload kept). Branch-free integer code: both
+// results are computed and one selected, so unrolled and vectorised loops keep it in registers
+// (clang's own float -> __bf16 is a __truncsfbf2 libcall per element, never vectorised).
+__MSL_INLINE constexpr __bf16 __msl_f2bf(float f) {
+  const uint32_t b = __builtin_bit_cast(uint32_t, f);
+  const uint32_t rne = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16, quiet = (b >> 16) | 0x40u;
+  return __builtin_bit_cast(__bf16, uint16_t((b & 0x7fffffffu) > 0x7f800000u ? quiet : rne));
 }
 #ifndef __MPS_MIGRATE_CUDA__  // on the GPU these conversions are instructions
-// float/double -> bfloat conversions are libcalls that zig's compiler_rt lacks
+// what clang still emits for implicit conversions and bfloat arithmetic; zig's compiler_rt lacks it
 extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncsfbf2(float f) { return __msl_f2bf(f); }
 #endif
 // double -> float rounded to odd: a second rounding (to half or bfloat) then rounds only once
-static inline float __msl_to_float_odd(double d) {
+__MSL_INLINE constexpr float __msl_to_float_odd(double d) {
   float f = (float)d;
   if (d == d && (double)f != d) {
     uint32_t b = __builtin_bit_cast(uint32_t, f);
@@ -45,7 +53,7 @@ static inline float __msl_to_float_odd(double d) {
 }
 #ifndef __MPS_MIGRATE_CUDA__
 extern "C" __attribute__((visibility("hidden"), used)) __bf16 __truncdfbf2(double d) {
-  return __truncsfbf2(__msl_to_float_odd(d));
+  return __msl_f2bf(__msl_to_float_odd(d));
 }
 
 // half <-> float libcalls (x86-64 without F16C). Defined here so that the
@@ -178,6 +186,12 @@ __MSL_INLINE constexpr To __msl_cast(const From& x) {
   } else if constexpr ((__msl_is_lowp<To> || __msl_is_lowp<From>) &&
                        __msl_is_arith<From> && __msl_is_arith<To>) {
     if constexpr (std::is_same<To, bool>::value) return x != From(0);
+#ifndef __MPS_MIGRATE_CUDA__
+    else if constexpr (std::is_same<To, bfloat>::value && std::is_same<From, double>::value)
+      return __msl_f2bf(__msl_to_float_odd(x));
+    else if constexpr (std::is_same<To, bfloat>::value)  // through float, as c10::BFloat16(x)
+      return __msl_f2bf(static_cast<float>(x));
+#endif
     else if constexpr (std::is_same<From, float>::value || std::is_same<To, float>::value)
       return static_cast<To>(x);
     else return static_cast<To>(static_cast<float>(x));

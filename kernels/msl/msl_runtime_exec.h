@@ -572,7 +572,7 @@ static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
         for (uint x = 0; x < szl.x; ++x) {
           __msl_tctx tx;
           __msl_fill_tctx(tx, &dl, tgl, szl, x, y, z);
-          Body(env, tx);
+          __MSL_CALL_INLINE Body(env, tx);
         }
       }
     return;

@@ -39,7 +39,7 @@ static void body(void* __e, const __msl_tctx& __t) {{
   constexpr __F* __fn = &{k.callee};
   void** __b = (void**)__e;
   (void)__b;
-  __fn({", ".join(args)});
+  __MSL_CALL_INLINE __fn({", ".join(args)});
 }}
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_launch_{idx}(void** bufs, __msl_dispatch* d) {{
