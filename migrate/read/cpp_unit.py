@@ -79,6 +79,8 @@ class Unit:
     def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = (), keep=None) -> None:
         self.sc = sc
         lean, stops = lean_bodies(sc, keep) if keep is not None else ([], [])
+        if keep is not None:
+            lean += lean_heads(sc, keep, lean)
         out = neutralize(sc, lean)
         for p in stops:
             out[p] = 59  # ;
@@ -168,6 +170,45 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops
+
+
+def lean_heads(sc: SourceFile, keep, bodies: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """More the parser need not see, beside lean ``bodies``: the parameter lists of those bodies'
+    functions that ``keep`` refuses, and preprocessor lines other than conditionals (#include,
+    #define, #pragma ...: includes and macros are read from the text; the #if structure groups
+    definitions, so it stays)."""
+    code = sc.code
+    found = []
+    for s, _ in bodies:
+        if code[s - 1] != 123:  # "{" opens a body (the rest: a body's part after its ";", raw strings)
+            continue
+        j = s - 2
+        while code[j] in b" \t\r\n":
+            j -= 1
+        params = _params(code, sc, j) if code[j] == 41 else None
+        if params is not None and not keep(*params):
+            found.append(params)
+    found += [(ds, de) for ds, de in sc.directives if _CONDITIONAL.match(code, ds, de) is None]
+    return found
+
+
+_CONDITIONAL = re.compile(rb"[ \t]*#[ \t]*(?:if|el|endif\b)")
+
+
+def _params(code: bytes, sc: SourceFile, close: int) -> tuple[int, int] | None:
+    """Inside of the parenthesised list that closes at ``close`` (a body's parameters), when it has
+    no preprocessor line; None if empty or not found within a few parentheses."""
+    s = close
+    for _ in range(8):  # the opener: the nearest "(" before which the parentheses balance
+        s = code.rfind(b"(", 0, s)
+        if s < 0:
+            return None
+        if code.count(b"(", s + 1, close) == code.count(b")", s + 1, close):
+            if close - s < 3:
+                return None
+            d = bisect.bisect_left(sc._dstarts, s)
+            return None if d < len(sc._dstarts) and sc._dstarts[d] < close else (s + 1, close)
+    return None
 
 
 _NEG_DEPTH = [0] * 256
