@@ -41,6 +41,8 @@ WORDS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*))", re.ASCII)
 # letter and has no word byte or "@" before it; the same names TOKENS marks as called.
 CALLS_REVERSED = re.compile(r"\([ \t]*(?:>[\w:, *&]*<)?(\w*[A-Za-z_])(?![\w@])", re.ASCII)
 _WORD_BYTE = re.compile(r"[\w@]", re.ASCII)
+_WORD_CHAR = re.compile(r"\w", re.ASCII)
+_WORD_CHARS = re.compile(r"\w*", re.ASCII)
 KEYWORDS = frozenset(
     "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t "
     "char32_t class compl concept const consteval constexpr constinit const_cast continue co_await "
@@ -294,16 +296,16 @@ def _first_word(params: tree_sitter.Node | None) -> tree_sitter.Node | None:
     return None
 
 
-def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], set[str]]:
-    """(identifiers, called identifiers) in ``text`` between offsets, keywords included."""
+def scan(text: str, start: int = 0, end: int | None = None, wt: str | None = None) -> tuple[set[str], set[str]]:
+    """(identifiers, called identifiers) in ``text`` between offsets, keywords included;
+    ``wt``: ``word_text`` of ``text``, when the caller has it."""
     end = len(text) if end is None else end
     if start and _WORD_BYTE.match(text, start - 1):  # a word cut at ``start``: the one-pass reading
         found = set(TOKENS.findall(text, start, end))
         ids = {name for name, _ in found}
         ids.discard("")
         return ids, {name for name, paren in found if paren}
-    ids = set(WORDS.findall(text, start, end))
-    ids.discard("")
+    ids = words(wt, start, end) if wt is not None else identifiers(text, start, end)
     backwards = text[end - 1:start - 1:-1] if start else text[end - 1::-1]
     return ids, {name[::-1] for name in CALLS_REVERSED.findall(backwards)}
 
@@ -311,6 +313,31 @@ def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], s
 def identifiers(text: str, start: int = 0, end: int | None = None) -> set[str]:
     """``scan``'s identifiers alone."""
     ids = set(WORDS.findall(text, start, len(text) if end is None else end))
+    ids.discard("")
+    return ids
+
+
+# Bytes that can be in a WORDS match ([A-Za-z0-9_.@]) stay, every other byte becomes a space: a WORDS
+# match never crosses a space of the result, so its words split at C speed.
+_WORD_RUNS = bytes(b if b < 128 and (chr(b).isalnum() or chr(b) in "_.@") else 32 for b in range(256))
+
+
+def word_text(code: bytes | bytearray) -> str:
+    """``code`` (latin-1) with every byte no identifier or number holds as a space (offsets unchanged)."""
+    return code.translate(_WORD_RUNS).decode("latin-1")
+
+
+def words(wt: str, start: int = 0, end: int | None = None) -> set[str]:
+    """``identifiers`` of the text whose ``word_text`` is ``wt``, between offsets: each distinct run is
+    a name, a number (a digit first) or, with "." or "@" in it, read by WORDS itself."""
+    if start and _WORD_CHAR.match(wt, start - 1):  # WORDS finds no word starting inside a word
+        start = _WORD_CHARS.match(wt, start).end()
+    ids = set()
+    for w in set(wt[start:end].split()):
+        if "." in w or "@" in w:
+            ids.update(WORDS.findall(w))
+        elif not w[0].isdigit():
+            ids.add(w)
     ids.discard("")
     return ids
 
