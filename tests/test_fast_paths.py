@@ -154,3 +154,16 @@ def test_node_words_found_as_the_regex_search_finds_them(data):
     for s, e in [(s, e) for s, e in bodies if e > s]:
         assert helpers(s, e) == (_kernel_call_pattern().search(code, s, e) is not None)
         assert words(s, e) == (word_re.search(code, s, e) is not None)
+
+
+READBACK_EDGES = [b"a.item() b->cpu() c . item <int> ( ) d.itemsize() e->\titem<x.cpu>() f.cpu g .cpu()",
+                  b"x.item<y.item()>() ..item() -> cpu() -cpu() .\n item()", b"item() cpu()"]
+
+
+@pytest.mark.parametrize("data", READBACK_EDGES + [p.read_bytes() for p in HOST])
+def test_readback_matches_equal_the_regex_scan(data):
+    from migrate.read import host_sites
+
+    code = SourceFile(data).code
+    got = [m.span() for m in host_sites._readback_matches(code)]
+    assert got == [m.span() for m in host_sites._READBACK.finditer(code)]
