@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from migrate.source import SourceFile as scrub  # noqa: E402
-from migrate.read.cpp_unit import _LEAN_PARSER, _PARSER, _outside, lean_bodies  # noqa: E402
+from migrate.read.cpp_unit import _LEAN_PARSER, _PARSER, _outside, lean_bodies, lean_heads  # noqa: E402
 from migrate.read.host_reader import _keep, read_host_file  # noqa: E402
 from migrate.read.objc_neutral import neutralize  # noqa: E402
 
@@ -66,7 +66,12 @@ def main() -> None:
     scs = [scrub(d) for d in datas]
     for sc in scs:
         sc.directives  # noqa: B018  (scrubbed once, as in the reader)
-    leans = [lean_bodies(sc, _keep(sc.code))[0] for sc in scs]
+    def lean(sc):  # what the reader leaves out of the parse: bodies, their parameters, non-#if directives
+        keep = _keep(sc.code)
+        found = lean_bodies(sc, keep)[0]
+        return found + lean_heads(sc, keep, found)
+
+    leans = [lean(sc) for sc in scs]
     outs = [bytes(neutralize(sc, lean)) for sc, lean in zip(scs, leans)]
     ranges = [_outside(sc, lean) for sc, lean in zip(scs, leans)]
     fulls = [bytes(neutralize(sc)) for sc in scs]
@@ -77,7 +82,7 @@ def main() -> None:
 
     stages = {
         "scrub": min(timed(lambda d: scrub(d).directives, datas) for _ in range(3)),
-        "lean bodies": min(timed(lambda sc: lean_bodies(sc, _keep(sc.code)), scs) for _ in range(3)),
+        "lean bodies and heads": min(timed(lean, scs) for _ in range(3)),
         "neutralize": min(timed(lambda k: neutralize(scs[k], leans[k]), range(len(scs))) for _ in range(3)),
         "tree-sitter parse": min(timed(lean_parse, range(len(scs))) for _ in range(3)),
     }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -231,19 +232,25 @@ class Index:
         return [s for s in stub_candidates(kernel) if s in self.registrations or s in self.tree.declared_stubs]
 
     def mps_line(self, entry: NativeEntry) -> DispatchLine | None:
-        return entry.kernel_for(MPS)
+        got = self._mps_lines.get(id(entry), entry)  # rules ask ~10k times for ~3k entries
+        return entry.kernel_for(MPS) if got is entry else got
 
     @cached_property
-    def routes(self) -> dict[str, Route]:
-        out: dict[str, Route] = {}
-        for e in self.tree.yaml.entries:
-            out[e.overload_name] = self._route(e, set())
-        return out
+    def _mps_lines(self) -> dict[int, DispatchLine | None]:
+        return {id(e): e.kernel_for(MPS) for e in self.tree.yaml.entries}
+
+    @cached_property
+    def routes(self) -> Mapping[str, Route]:
+        """Overload -> its route, in yaml order; each route is worked out when first read."""
+        return _Routes(self)
 
     def _route(self, e: NativeEntry, seen: set[str]) -> Route:
         line = self.mps_line(e)
-        if line is not None:
-            return self._explicit_route(e, line)
+        if line is not None:  # the same for every delegate reaching it: worked out once
+            got = self._explicit_memo.get(id(e))
+            if got is None:
+                got = self._explicit_memo[id(e)] = self._explicit_route(e, line)
+            return got
         name = e.overload_name
         yaml_at = f"{self.tree.yaml.path}:{e.func_line}"
         if e.structured_delegate:
@@ -267,6 +274,10 @@ class Index:
             return Route(name, e.name, Via.COMPOSITE, Impl.DELEGATING, None,
                          (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",))
         return Route(name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
+
+    @cached_property
+    def _explicit_memo(self) -> dict[int, Route]:
+        return {}
 
     @cached_property
     def _composite_keys(self) -> tuple[str, ...]:
@@ -363,3 +374,28 @@ class Index:
         from migrate.fixes import FixBuilder
 
         return FixBuilder(self)
+
+
+class _Routes(Mapping):
+    """Index.routes: a read-only mapping whose routes are made on first read (lint reads few)."""
+
+    def __init__(self, ix: Index) -> None:
+        self._ix = ix
+        self._made: dict[str, Route] = {}
+        self._order = list(dict.fromkeys(e.overload_name for e in ix.tree.yaml.entries))
+
+    def __getitem__(self, overload: str) -> Route:
+        got = self._made.get(overload)
+        if got is None:
+            e = self._ix.entries[overload]  # the last entry of that name, as a dict built in order keeps
+            got = self._made[overload] = self._ix._route(e, set())
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, overload: object) -> bool:
+        return overload in self._ix.entries

@@ -28,6 +28,16 @@ class DispatchLine:
         """Kernel name without namespace, as torchgen's BackendMetadata.kernel."""
         return self.kernel.rsplit("::", 1)[-1]
 
+    def __getattr__(self, name: str):
+        # The yaml reader's fast path may leave the three spans as ``_spans``: (maker, its arguments),
+        # made into the fields on first read (lint reads few of ~3k lines' spans).
+        lazy = self.__dict__.get("_spans") if name in ("span", "key_spans", "kernel_span") else None
+        if lazy is None:
+            raise AttributeError(name)
+        self.__dict__.update(lazy[0](*lazy[1:]))
+        del self.__dict__["_spans"]
+        return self.__dict__[name]
+
 
 @dataclass(frozen=True)
 class NativeEntry:

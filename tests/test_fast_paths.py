@@ -76,6 +76,19 @@ def test_identifiers_and_calls_equal_the_one_regex_reading(text):
         assert cpp_unit.identifiers(text, start, end) == _scan_reference(text, start, end)[0]
 
 
+WORD_EDGES = SCAN_EDGES + ["a.b.c 1.e5 0x1p-3 x.1 @end a@b @\"s\" 3.x é1abc _é y2. .5f", "ab.cd@ef 12ab.c9 @ "]
+
+
+@pytest.mark.parametrize("text", WORD_EDGES + [SourceFile(p.read_bytes()).code.decode("latin-1") for p in HOST])
+def test_words_from_split_runs_equal_the_regex_reading(text):
+    wt = cpp_unit.word_text(text.encode("latin-1"))
+    assert len(wt) == len(text) and cpp_unit.words(wt) == cpp_unit.identifiers(text)
+    for start in range(min(len(text), 40)):  # every cut near the start: inside words, numbers, "@x", "a.b"
+        for end in (len(text), max(start, len(text) - 7)):
+            assert cpp_unit.words(wt, start, end) == cpp_unit.identifiers(text, start, end), (start, end)
+        assert cpp_unit.scan(text, start, None, wt) == _scan_reference(text, start), start
+
+
 @pytest.mark.parametrize("text", ["f(a[b{c}]) ( ] ) { ( }", "((]", "[{(})]"] + [p.read_bytes().decode("latin-1") for p in METAL])
 def test_bracket_partners_equal_the_scan_from_each_opener(text):
     toks = lex(text)
@@ -141,3 +154,16 @@ def test_node_words_found_as_the_regex_search_finds_them(data):
     for s, e in [(s, e) for s, e in bodies if e > s]:
         assert helpers(s, e) == (_kernel_call_pattern().search(code, s, e) is not None)
         assert words(s, e) == (word_re.search(code, s, e) is not None)
+
+
+READBACK_EDGES = [b"a.item() b->cpu() c . item <int> ( ) d.itemsize() e->\titem<x.cpu>() f.cpu g .cpu()",
+                  b"x.item<y.item()>() ..item() -> cpu() -cpu() .\n item()", b"item() cpu()"]
+
+
+@pytest.mark.parametrize("data", READBACK_EDGES + [p.read_bytes() for p in HOST])
+def test_readback_matches_equal_the_regex_scan(data):
+    from migrate.read import host_sites
+
+    code = SourceFile(data).code
+    got = [m.span() for m in host_sites._readback_matches(code)]
+    assert got == [m.span() for m in host_sites._READBACK.finditer(code)]

@@ -494,14 +494,14 @@ def test_lean_parse_skips_bodies_nothing_reads_and_keeps_the_rest():
     assert "mpsGraph" in fn(lean, "graph_only").identifiers  # identifiers come from the code, not the parse
 
 
-@pytest.mark.parametrize("where", ["fixtures", "2.7.0a0"])
+@pytest.mark.parametrize("where", ["fixtures", "2.6.0", "2.7.0a0"])
 def test_lean_parse_reads_every_host_file_as_the_whole_parse_does(monkeypatch, where):
     if where == "fixtures":
         files = sorted(p for p in (Path(__file__).parents[1] / "fixtures").rglob("*")
                        if p.suffix in (".mm", ".cpp", ".h") and "/mps/" in p.as_posix())
         files += sorted(DATA.glob("*"))
     else:
-        files = _host_files(pytorch_270a0_root())
+        files = _host_files(pytorch_260_root() if where == "2.6.0" else pytorch_270a0_root())
     assert len(files) > 20
     for path in files:
         lean, whole = _lean_and_whole(monkeypatch, path.read_bytes(), path.as_posix())

@@ -423,6 +423,19 @@ def test_fast_constructed_objects_equal_regular_ones() -> None:
     assert isinstance(e, NativeEntry) and isinstance(e.dispatch[0], DispatchLine)
 
 
+def test_fast_path_dispatch_spans_are_made_on_first_read_and_equal_the_scanners() -> None:
+    data = ATAN2.encode()
+    fast = read_native_yaml(data, PATH).entries[0].dispatch
+    assert all("_spans" in vars(d) and "span" not in vars(d) for d in fast)  # offsets only, until read
+    full = yaml_reader._Scanner(data, PATH).run(fast=False).entries[0].dispatch
+    for d, want in zip(fast, full):
+        assert d.key_spans == want.key_spans  # the first read makes all three
+        assert "_spans" not in vars(d) and (d.span, d.kernel_span) == (want.span, want.kernel_span)
+    assert [data[s.start:s.end] for s in fast[0].key_spans] == [b"CPU", b"CUDA"]
+    with pytest.raises(AttributeError):
+        fast[0].nothing  # noqa: B018
+
+
 def yaml_dispatch(loaded_entry: dict[str, object]) -> dict[str, str]:
     """torchgen's reading of a PyYAML-loaded dispatch table: keys split on commas, namespace dropped."""
     out: dict[str, str] = {}

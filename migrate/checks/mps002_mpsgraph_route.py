@@ -7,9 +7,11 @@ from migrate.index import is_shared
 
 def check(ix):
     for e in ix.tree.yaml.entries:
-        r = ix.routes[e.overload_name]
         line = ix.mps_line(e)
-        if r.via is Via.EXPLICIT and r.impl in GRAPH and line is not None:
+        if line is None:
+            continue
+        r = ix.routes[e.overload_name]
+        if r.via is Via.EXPLICIT and r.impl in GRAPH:
             impl = "MPSGraph" if r.impl is Impl.MPSGRAPH else "mixed MPSGraph/Metal"
             fix = None if is_shared(line) else route_to_shared(ix, e, line)
             yield RULE.finding(line.span, message(e.overload_name, impl, r.kernel), overload=e.overload_name,

@@ -12,6 +12,9 @@ PRAGMA = re.compile(r"#\s*pragma\s+METAL\s+fp\s+(?:math_mode\s*\(\s*(?:fast|rela
 def check(ix):
     for unit in units(ix):
         toks = unit.toks
+        if not toks or not any(unit.text.find(w, toks[0].start, toks[-1].end) >= 0
+                               for w in ("fast", "relaxed")):
+            continue  # neither a fast:: call nor a fast-math pragma can be there
         for k, t in enumerate(toks):
             if t.kind == "dir":
                 m = PRAGMA.search(t.text)

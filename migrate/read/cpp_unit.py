@@ -41,6 +41,8 @@ WORDS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*))", re.ASCII)
 # letter and has no word byte or "@" before it; the same names TOKENS marks as called.
 CALLS_REVERSED = re.compile(r"\([ \t]*(?:>[\w:, *&]*<)?(\w*[A-Za-z_])(?![\w@])", re.ASCII)
 _WORD_BYTE = re.compile(r"[\w@]", re.ASCII)
+_WORD_CHAR = re.compile(r"\w", re.ASCII)
+_WORD_CHARS = re.compile(r"\w*", re.ASCII)
 KEYWORDS = frozenset(
     "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t "
     "char32_t class compl concept const consteval constexpr constinit const_cast continue co_await "
@@ -79,6 +81,8 @@ class Unit:
     def __init__(self, sc: SourceFile, blanks: list[tuple[int, int]] = (), keep=None) -> None:
         self.sc = sc
         lean, stops = lean_bodies(sc, keep) if keep is not None else ([], [])
+        if keep is not None:
+            lean += lean_heads(sc, keep, lean)
         out = neutralize(sc, lean)
         for p in stops:
             out[p] = 59  # ;
@@ -170,6 +174,45 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     return found, stops
 
 
+def lean_heads(sc: SourceFile, keep, bodies: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """More the parser need not see, beside lean ``bodies``: the parameter lists of those bodies'
+    functions that ``keep`` refuses, and preprocessor lines other than conditionals (#include,
+    #define, #pragma ...: includes and macros are read from the text; the #if structure groups
+    definitions, so it stays)."""
+    code = sc.code
+    found = []
+    for s, _ in bodies:
+        if code[s - 1] != 123:  # "{" opens a body (the rest: a body's part after its ";", raw strings)
+            continue
+        j = s - 2
+        while code[j] in b" \t\r\n":
+            j -= 1
+        params = _params(code, sc, j) if code[j] == 41 else None
+        if params is not None and not keep(*params):
+            found.append(params)
+    found += [(ds, de) for ds, de in sc.directives if _CONDITIONAL.match(code, ds, de) is None]
+    return found
+
+
+_CONDITIONAL = re.compile(rb"[ \t]*#[ \t]*(?:if|el|endif\b)")
+
+
+def _params(code: bytes, sc: SourceFile, close: int) -> tuple[int, int] | None:
+    """Inside of the parenthesised list that closes at ``close`` (a body's parameters), when it has
+    no preprocessor line; None if empty or not found within a few parentheses."""
+    s = close
+    for _ in range(8):  # the opener: the nearest "(" before which the parentheses balance
+        s = code.rfind(b"(", 0, s)
+        if s < 0:
+            return None
+        if code.count(b"(", s + 1, close) == code.count(b")", s + 1, close):
+            if close - s < 3:
+                return None
+            d = bisect.bisect_left(sc._dstarts, s)
+            return None if d < len(sc._dstarts) and sc._dstarts[d] < close else (s + 1, close)
+    return None
+
+
 _NEG_DEPTH = [0] * 256
 _NEG_DEPTH[123], _NEG_DEPTH[125] = -1, 1  # "{" deepens, "}" comes back
 
@@ -253,16 +296,16 @@ def _first_word(params: tree_sitter.Node | None) -> tree_sitter.Node | None:
     return None
 
 
-def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], set[str]]:
-    """(identifiers, called identifiers) in ``text`` between offsets, keywords included."""
+def scan(text: str, start: int = 0, end: int | None = None, wt: str | None = None) -> tuple[set[str], set[str]]:
+    """(identifiers, called identifiers) in ``text`` between offsets, keywords included;
+    ``wt``: ``word_text`` of ``text``, when the caller has it."""
     end = len(text) if end is None else end
     if start and _WORD_BYTE.match(text, start - 1):  # a word cut at ``start``: the one-pass reading
         found = set(TOKENS.findall(text, start, end))
         ids = {name for name, _ in found}
         ids.discard("")
         return ids, {name for name, paren in found if paren}
-    ids = set(WORDS.findall(text, start, end))
-    ids.discard("")
+    ids = words(wt, start, end) if wt is not None else identifiers(text, start, end)
     backwards = text[end - 1:start - 1:-1] if start else text[end - 1::-1]
     return ids, {name[::-1] for name in CALLS_REVERSED.findall(backwards)}
 
@@ -270,6 +313,31 @@ def scan(text: str, start: int = 0, end: int | None = None) -> tuple[set[str], s
 def identifiers(text: str, start: int = 0, end: int | None = None) -> set[str]:
     """``scan``'s identifiers alone."""
     ids = set(WORDS.findall(text, start, len(text) if end is None else end))
+    ids.discard("")
+    return ids
+
+
+# Bytes that can be in a WORDS match ([A-Za-z0-9_.@]) stay, every other byte becomes a space: a WORDS
+# match never crosses a space of the result, so its words split at C speed.
+_WORD_RUNS = bytes(b if b < 128 and (chr(b).isalnum() or chr(b) in "_.@") else 32 for b in range(256))
+
+
+def word_text(code: bytes | bytearray) -> str:
+    """``code`` (latin-1) with every byte no identifier or number holds as a space (offsets unchanged)."""
+    return code.translate(_WORD_RUNS).decode("latin-1")
+
+
+def words(wt: str, start: int = 0, end: int | None = None) -> set[str]:
+    """``identifiers`` of the text whose ``word_text`` is ``wt``, between offsets: each distinct run is
+    a name, a number (a digit first) or, with "." or "@" in it, read by WORDS itself."""
+    if start and _WORD_CHAR.match(wt, start - 1):  # WORDS finds no word starting inside a word
+        start = _WORD_CHARS.match(wt, start).end()
+    ids = set()
+    for w in set(wt[start:end].split()):
+        if "." in w or "@" in w:
+            ids.update(WORDS.findall(w))
+        elif not w[0].isdigit():
+            ids.add(w)
     ids.discard("")
     return ids
 

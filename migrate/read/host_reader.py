@@ -21,7 +21,7 @@ from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, 
 from migrate.source import SourceFile
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
-from .cpp_unit import FnNode, Unit, identifiers, names, scan
+from .cpp_unit import FnNode, Unit, names, scan, word_text, words
 from .host_sites import find_sites, needs_nodes, within
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
@@ -104,18 +104,18 @@ class _Reader:
         functions: list[HostFunction] = []
         for fn in unit.functions:
             ident_code[fn.name_start:fn.name_end] = blank(sc.code[fn.name_start:fn.name_end])
-        ident_text = ident_code.decode("latin-1")
+        ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
         file_ids: set[str] = set()
         pos = 0
         for fn in unit.functions:
             if fn.start < pos:
                 continue  # nested in an ERROR region already covered
-            file_ids |= identifiers(ident_text, pos, fn.start)
-            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
+            file_ids |= words(wt, pos, fn.start)
+            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end, wt)
             file_ids |= fn_ids
             pos = fn.end
             functions.append(self.function(fn, fn_ids, fn_calls))
-        file_ids |= identifiers(ident_text, pos)
+        file_ids |= words(wt, pos)
 
         registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
                          if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())]
@@ -167,11 +167,11 @@ class _Reader:
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
             ident_code[fn.name_start:fn.name_end] = blank(unit.sc.code[fn.name_start:fn.name_end])
-        ident_text = ident_code.decode("latin-1")
-        generated_ids |= names(identifiers(ident_text))
+        ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
+        generated_ids |= names(words(wt))
         functions = []
         for fn in unit.functions:
-            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end)
+            fn_ids, fn_calls = scan(ident_text, fn.start, fn.end, wt)
             ids = names(fn_ids)
             functions.append(HostFunction(
                 name=fn.name, path=self.path, span=span, kind="macro", via_macro=inv.macro,

@@ -115,15 +115,39 @@ def _code_only(unit: Unit, offset: int) -> bool:
 def _readbacks(unit: Unit) -> list[RawSite]:
     found: list[RawSite] = []
     code = unit.sc.code
-    for pat in (_READBACK, _TO_CPU):
-        for m in pat.finditer(code):
-            if not _code_only(unit, m.start()):
-                continue
-            detail = re.sub(r"\s+", "", _text(unit, m.start(), m.end()))
-            if detail.startswith("->"):
-                detail = "." + detail[2:]
-            found.append(("readback", m.start(), m.end(), _fn_name(unit, m.start()), detail))
+    for m in _readback_matches(code) + (list(_TO_CPU.finditer(code)) if b"CPU" in code else []):
+        if not _code_only(unit, m.start()):
+            continue
+        detail = re.sub(r"\s+", "", _text(unit, m.start(), m.end()))
+        if detail.startswith("->"):
+            detail = "." + detail[2:]
+        found.append(("readback", m.start(), m.end(), _fn_name(unit, m.start()), detail))
     return found
+
+
+def _readback_matches(code: bytes) -> list[re.Match[bytes]]:
+    """``_READBACK.finditer(code)``, tried only where a ``.`` or ``->`` stands before an ``item`` or ``cpu``
+    (found by bytes.find: the regex's own scan steps through every ``.`` of the file)."""
+    starts = set()
+    for w in (b"item", b"cpu"):
+        i = code.find(w)
+        while i >= 0:
+            j = i
+            while j and code[j - 1] in (32, 9):
+                j -= 1
+            if j and code[j - 1] == 46:  # "."
+                starts.add(j - 1)
+            elif j > 1 and code[j - 2:j] == b"->":
+                starts.add(j - 2)
+            i = code.find(w, i + 1)
+    out: list[re.Match[bytes]] = []
+    end = 0
+    for s in sorted(starts):  # leftmost first, no overlaps: what finditer returns
+        m = _READBACK.match(code, s) if s >= end else None
+        if m is not None:
+            out.append(m)
+            end = m.end()
+    return out
 
 
 # ------------------------------------------------------- narrowing numel

@@ -238,6 +238,27 @@ def _fast_ctor(cls: type) -> Callable[..., Any]:
 
 
 _make_span = _fast_ctor(Span)
+_new, _set = object.__new__, object.__setattr__
+
+
+def _dispatch_spans(path: str, ln: int, col0: int, off0: int, first: int, keys_end: int, ks: int, ke: int,
+                    keys: tuple[str, ...]) -> dict[str, object]:
+    """A fast-path dispatch line's spans from byte indexes in its entry (``col0``/``off0``: index -> column /
+    data offset): the whole line, each key, the kernel."""
+    span = _make_span
+    if len(keys) == 1:
+        bounds = [(first, keys_end)]
+    else:
+        bounds, a = [], first
+        for k in keys:
+            bounds.append((a, a + len(k)))
+            a += len(k) + 2
+    return {
+        "span": span(path=path, line=ln, column=first + col0, end_line=ln, end_column=ke + col0, start=first + off0, end=ke + off0),
+        "key_spans": tuple(span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0)
+                           for a, b in bounds),
+        "kernel_span": span(path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0),
+    }
 _make_dispatch = _fast_ctor(DispatchLine)
 _make_entry = _fast_ctor(NativeEntry)
 
@@ -446,34 +467,19 @@ class _Scanner:
         return True
 
     def fast_dispatch_line(self, m: re.Match[bytes], ln: int, ls: int, base: int) -> DispatchLine:
-        """A _FAST_DISPATCH_LINE match (ASCII, single spaces) starting at c[ls] on line ``ln``."""
-        path, names, span = self.path, self.names, _make_span
-        first, keys_end = m.span(1)
-        ks, ke = m.span(2)
-        col0, off0 = 1 - ls, base  # byte index in c -> column / data offset
+        """A _FAST_DISPATCH_LINE match (ASCII, single spaces) starting at c[ls] on line ``ln``; its spans
+        are made when first read (_dispatch_spans)."""
         keys_b = m.group(1)
+        names = self.names
         if b"," not in keys_b:  # the common single-key line
             keys: tuple[str, ...] = (names.get(keys_b) or self.name(keys_b),)
-            key_spans: tuple[Span, ...] = (
-                span(path=path, line=ln, column=first + col0, end_line=ln, end_column=keys_end + col0, start=first + off0, end=keys_end + off0),
-            )
         else:
-            key_list: list[str] = []
-            span_list: list[Span] = []
-            a = first
-            for k in keys_b.split(b", "):
-                key_list.append(names.get(k) or self.name(k))
-                b = a + len(k)
-                span_list.append(span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0))
-                a = b + 2
-            keys, key_spans = tuple(key_list), tuple(span_list)
-        return _make_dispatch(  # type: ignore[no-any-return]
-            keys=keys,
-            kernel=m.group(2).decode(),
-            span=span(path=path, line=ln, column=first + col0, end_line=ln, end_column=ke + col0, start=first + off0, end=ke + off0),
-            key_spans=key_spans,
-            kernel_span=span(path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0),
-        )
+            keys = tuple(names.get(k) or self.name(k) for k in keys_b.split(b", "))
+        line = _new(DispatchLine)
+        ks, ke = m.span(2)
+        _set(line, "__dict__", {"keys": keys, "kernel": m.group(2).decode(),
+                                "_spans": (_dispatch_spans, self.path, ln, 1 - ls, base, m.start(1), m.end(1), ks, ke, keys)})
+        return line  # type: ignore[no-any-return]
 
     def note_last_line(self, line: bytes) -> None:
         cur = self.cur
