@@ -75,6 +75,57 @@ class TorchCpuReference:
             raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
 
 
+    def alternatives(self, case: Case, expected: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+        """torch CPU's other answers for ``case`` (rules/verify.yaml ``reference_policy``), as (why, tensor)."""
+        out = []
+        for kind in table()["reference_policy"]:
+            try:
+                alt = _ALTERNATIVES[kind](self, case, expected)
+            except (TypeError, RuntimeError, NotImplementedError, ValueError):
+                alt = None
+            if alt is not None and alt.shape == expected.shape:
+                out.append((_WHY[kind], alt.to(expected.dtype)))
+        return out
+
+    def _call(self, args: list, out_like: torch.Tensor | None) -> torch.Tensor:
+        if out_like is not None:
+            out = torch.empty_like(out_like)
+            self.fn(*args, out=out)
+            return out
+        return self.fn(*args)
+
+
+_LOW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _float64(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> torch.Tensor | None:
+    if expected.dtype not in _LOW_FLOATS:
+        return None
+    args = case.reference_args()
+    up = [a.to(torch.float64) if isinstance(a, torch.Tensor) and (a.is_floating_point() or (
+        a.dtype != torch.bool and not a.is_complex())) else a for a in args]
+    if not any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in up):
+        return None
+    return ref._call(up, None).to(expected.dtype)
+
+
+def _other_path(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> torch.Tensor | None:
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+    tensors = [a for a in args if isinstance(a, torch.Tensor) and a.numel() > 1]
+    if not tensors:
+        return None
+    if any(not t.is_contiguous() for t in tensors):
+        other = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+    else:  # every element at twice its stride: the strided (scalar) loop
+        other = [torch.stack([a, a], -1)[..., 0] if isinstance(a, torch.Tensor) and a.dim() else a for a in args]
+    return ref._call(other, case.out)
+
+
+_ALTERNATIVES = {"float64": _float64, "other_path": _other_path}
+_WHY = {"float64": "torch CPU's float64 result (rounded) differs from its float32 one",
+        "other_path": "torch CPU's other loop (contiguous vs strided) gives another answer"}
+
+
 class PortReference:
     """Evaluates the old MPSGraph implementation's DAG (from migrate.port) with torch."""
 
