@@ -102,6 +102,9 @@ def test_calls_every_device_refuses_are_not_cases():
     with pytest.raises(NotApplicable, match="can't be cast"):
         TorchCpuReference("acos").compute(Case(torch.int32, "transposed", (torch.ones(3, dtype=torch.int32),),
                                                out=torch.empty(3, dtype=torch.int32)))
+    with pytest.raises(NotApplicable, match="Found dtype Half but expected Float"):
+        TorchCpuReference("hardsigmoid").compute(Case(torch.float32, "out_cast", (torch.ones(3),),
+                                                      out=torch.empty(3, dtype=torch.float16)))
     with pytest.raises(NotApplicable, match="schema"):
         TorchCpuReference("silu_backward").compute(Case(torch.float16, "python_scalar_lhs",
                                                          (PyScalar(-2.0), torch.ones(3, dtype=torch.float16))))

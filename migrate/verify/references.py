@@ -98,6 +98,7 @@ class TorchCpuReference:
 
 
 _REFUSED = ("can't be cast to the desired output type",  # TensorIteratorBase::compute_types, on any device
+            "Found dtype ",  # compute_types' check_all_same_dtype ("Found dtype Half but expected Float")
             "failed to match any schema")  # torch.ops' dispatcher: no overload takes these arguments
 _LOW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
