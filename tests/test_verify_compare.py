@@ -53,3 +53,58 @@ def test_reported_distances_and_failures():
     assert st.mismatches == 2 and st.first.index == (0,) and st.first.reason == "value"
     ok = stats([1.0, -2.0], [1.0 + 1e-6, -2.0])  # within torch.testing's float32 tolerance
     assert ok.ok and ok.max_ulp == 8 and ok.max_abs == pytest.approx(1e-6, rel=0.1)
+
+
+def test_torch_cpus_other_answers_excuse_an_element_and_say_so():
+    """rules/verify.yaml reference_policy: torch CPU float32 saturates cosh(-89) to inf in its vectorised
+    loop while the exact value (float64, rounded) is finite; a kernel giving the exact value passes,
+    counted and explained; a kernel matching neither still fails."""
+    from migrate.verify.cases import Case
+    from migrate.verify.references import TorchCpuReference
+
+    x = torch.full((64,), -89.0)
+    case = Case(torch.float32, "contiguous", (x,))
+    ref = TorchCpuReference("cosh")
+    exp = ref.compute(case)
+    assert torch.isinf(exp).all()  # torch CPU's vectorised float32 cosh
+    exact = torch.cosh(x.double()).float()
+    alts = ref.alternatives(case, exp)
+    assert [w for w, _ in alts][0].startswith("torch CPU's float64 result")
+    st = compare(exact, exp, lambda idx: (-89.0,), excuse=alts)
+    assert st.ok and st.excused == 64 and "e.g. inputs (-89.0): torch-cpu inf" in st.notes[0]
+    assert not compare(torch.full((64,), 1.0), exp, lambda idx: (-89.0,), excuse=alts).ok
+    assert not compare(exact, exp, lambda idx: (-89.0,)).ok  # without the policy it is a mismatch
+
+
+def test_torch_cpus_vectorised_and_scalar_loops_are_both_its_answers():
+    """hardswish_backward at x = NaN: torch CPU's vectorised loop gives NaN, its scalar loop (strided
+    inputs, or a contiguous tail) gives grad; a kernel giving either passes, counted."""
+    from migrate.verify.cases import Case
+    from migrate.verify.references import TorchCpuReference
+
+    g, x = torch.full((7, 13), 1.5), torch.full((13, 7), float("nan")).t()
+    case = Case(torch.float32, "transposed", (g, x))
+    ref = TorchCpuReference("hardswish_backward")
+    exp = ref.compute(case)
+    assert (exp == 1.5).all()  # strided: the scalar loop
+    kernel = torch.full((7, 13), float("nan"))
+    assert not compare(kernel, exp, lambda idx: (1.5, float("nan"))).ok
+    st = compare(kernel, exp, lambda idx: (1.5, float("nan")), excuse=ref.alternatives(case, exp))
+    assert st.ok and st.excused == 91 and "vectorised and scalar loops" in st.notes[0]
+
+
+def test_calls_every_device_refuses_are_not_cases():
+    """A result dtype the out= tensor cannot take, or arguments no overload matches: TensorIterator and
+    the dispatcher raise on MPS too, before any kernel; such a case is not judged against anything."""
+    from migrate.verify.cases import Case, PyScalar
+    from migrate.verify.references import NotApplicable, TorchCpuReference
+
+    with pytest.raises(NotApplicable, match="can't be cast"):
+        TorchCpuReference("acos").compute(Case(torch.int32, "transposed", (torch.ones(3, dtype=torch.int32),),
+                                               out=torch.empty(3, dtype=torch.int32)))
+    with pytest.raises(NotApplicable, match="Found dtype Half but expected Float"):
+        TorchCpuReference("hardsigmoid").compute(Case(torch.float32, "out_cast", (torch.ones(3),),
+                                                      out=torch.empty(3, dtype=torch.float16)))
+    with pytest.raises(NotApplicable, match="schema"):
+        TorchCpuReference("silu_backward").compute(Case(torch.float16, "python_scalar_lhs",
+                                                         (PyScalar(-2.0), torch.ones(3, dtype=torch.float16))))

@@ -331,3 +331,57 @@ def test_old_reference_is_read_from_git_head_after_port_write(tmp_path):
     r = verify(root, "hypot", opts=opts)
     assert r.references == ["torch-cpu"]
     assert any("old MPSGraph reference unavailable: no overload of 'hypot'" in n for n in r.notes), r.notes
+
+
+WRAPPER = """
+static void cast_then_launch(TensorIteratorBase& iter, const std::string func_name) {
+  const auto common_dtype = iter.common_dtype();
+  auto cast_iter = TensorIteratorConfig()
+                       .add_output(iter.output())
+                       .add_input(iter.input(0).to(kMPS, common_dtype))
+                       .add_input(iter.input(1).to(kMPS, common_dtype))
+                       .check_all_same_dtype(false)
+                       .build();
+  binary_mps_impl(cast_iter, func_name);
+}
+} // namespace mps
+"""
+
+
+def test_a_promoting_wrapper_is_detected_by_its_body_and_emulated(tmp_path):
+    """A stub calling a wrapper that casts to the common dtype on MPS (launch_conventions.yaml
+    promoting_wrapper) no longer reads other as input(0)'s dtype: mixed dtypes and CPU scalars pass."""
+    mm = LEGACY_MM.replace("} // namespace mps\n", WRAPPER, 1).replace(
+        'mps::binary_mps_impl(iter, "fmax");', 'mps::cast_then_launch(iter, "fmax");')
+    root = _tree(tmp_path, "wrapped", {f"{MPS}/operations/LegacyKernel.mm": mm,
+                                        f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL}, SQRT_YAML)
+    site = find_site(Index(load_tree(root)), "fmax")
+    assert (site.convention, site.promotes, site.dense) == ("binary_offsets", "cast_then_launch", True)
+    r = verify(root, "fmax", opts=Options(dtypes=[torch.float32], opinfo=False, layouts=[
+        "mixed_dtype", "mixed_strided", "python_scalar", "python_scalar_lhs", "python_int_scalar", "cpu_scalar_offset"]))
+    assert r.exit_code == 0, to_text(r)
+    # without the cast marks the same body is not a wrapper: the stub is a hand-written call nobody emulates
+    plain = mm.replace(".to(kMPS, common_dtype)", "")
+    root2 = _tree(tmp_path, "plain", {f"{MPS}/operations/LegacyKernel.mm": plain,
+                                      f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL}, SQRT_YAML)
+    with pytest.raises(Exception):
+        find_site(Index(load_tree(root2)), "fmax")
+
+
+def test_promoting_wrapper_emulation_binds_cast_inputs():
+    """LegacyHost with a promoting wrapper: other (int32) and a CPU double scalar reach the kernel as the
+    common dtype, on the device; without the wrapper other is bound as is (binary_mps_impl's reading)."""
+    from migrate.verify.conventions import Site
+    from migrate.verify.legacy_host import LegacyHost
+
+    a, b = torch.arange(6, dtype=torch.float32), torch.arange(6, dtype=torch.int32)
+    site = Site("binary_offsets", "fmax", "binary_mps_impl", 2, "x.mm", 1, "fmax_legacy", dense=True, promotes="w")
+    launch = LegacyHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    assert launch.kernel == "fmax_dense_float" and launch.args[1].dtype == torch.float32
+    assert launch.notes[0] == "w casts input 1 (torch.int32) to torch.float32 on the device, then a fresh iterator"
+    scalar = Operand(torch.tensor(-2.0, dtype=torch.float64), cpu_scalar=True)
+    launch = LegacyHost(site).plan(2, build_iter([scalar, Operand(a)], None, torch.float32, torch.float32), "fmax")
+    assert launch.args[0].dtype == torch.float32 and launch.args[0].item() == -2.0
+    site.promotes = ""
+    launch = LegacyHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    assert launch.args[1].dtype == torch.int32

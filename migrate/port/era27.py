@@ -16,6 +16,7 @@ from migrate.port.emit import Plan, functor
 from migrate.port.style import Target
 from migrate.source import SourceFile
 from migrate.source.macros import find_invocations
+from migrate.tables import dtype_family
 
 _line_end = FixBuilder.line_end
 
@@ -36,6 +37,22 @@ def _after_last_definition(data: bytes, target: Target) -> int:
     head = code[: first_define] if first_define > 0 else code
     end = head.rfind(b"\n}")
     return _line_end(data, end + 1) if end >= 0 else len(data)
+
+
+def out_cast_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (in, out) pairs to instantiate: exec_unary_kernel asks for ``{name}_{out}_{in}`` with out=
+    the output tensor's dtype and never casts, while the old MPSGraph path cast its result to any out=.
+    So a floating or bool result also gets every floating out dtype (float32 -> float16 out=, ...), and
+    a bool result its input's dtype, in input order."""
+    floats = [t for t in dtype_family("float") if any(o == t for _, o in pairs)] or list(dtype_family("float"))
+    out: list[tuple[str, str]] = []
+    for i in dict.fromkeys(i for i, _ in pairs):
+        natural = [o for j, o in pairs if j == i]
+        extra = [i] if natural == ["bool"] and i != "bool" else []
+        if any(o == "bool" or o in floats for o in natural):
+            extra += floats
+        out += [(i, o) for o in dict.fromkeys(natural + extra)]
+    return out
 
 
 def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -> list[Edit]:
@@ -63,9 +80,7 @@ def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -
     ]
     width = max(len(x) for x in inst[:-1]) + 1
     inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
-    pairs = plan.pairs()
-    if any(o == "bool" for _, o in pairs):  # out= may be any dtype: exec_unary_kernel then asks for {in}_{in}
-        pairs += [(i, i) for i in dict.fromkeys(i for i, o in pairs if o == "bool" and i != "bool")]
+    pairs = out_cast_pairs(plan.pairs())
     regs = _guarded([f"{macro}({o}, {i});" for i, o in pairs], target)
     text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
     pos = len(data)
@@ -116,14 +131,58 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     if fpos is None or not regs:
         fpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
     fn = f"{name}_mps_kernel"
-    stub_text = f"\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {target.impl_call}(iter, \"{name}\");\n}}\n"
+    wrapper, wrapper_edits = promoting_wrapper(ix, target)
+    call = target.impl_call.rsplit("binary_mps_impl", 1)[0] + wrapper
+    stub_text = f"\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, \"{name}\");\n}}\n"
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
     from migrate.port.patch import dispatch_line
 
     reg = dispatch_line(data, regs, stub, fn)
     if rpos > fpos:
-        return [Edit(target.hpath, fpos, fpos, stub_text), Edit(target.hpath, rpos, rpos, reg)]
-    return [Edit(target.hpath, fpos, fpos, stub_text + reg)]
+        return wrapper_edits + [Edit(target.hpath, fpos, fpos, stub_text), Edit(target.hpath, rpos, rpos, reg)]
+    return wrapper_edits + [Edit(target.hpath, fpos, fpos, stub_text + reg)]
+
+
+PROMOTING_WRAPPER = "binary_mps_impl_promoted"
+_WRAPPER_TEXT = """
+// binary_mps_impl reads both inputs as input(0)'s dtype and a CPU scalar by its raw bytes; TensorIterator
+// casts inputs to the common dtype only on CPU, so cast them (on MPS) first, as the MPSGraph ops did.
+static void {name}(TensorIteratorBase& iter, const std::string func_name) {{
+  const auto common_dtype = iter.common_dtype();
+  const auto& input = iter.input(0);
+  const auto& other = iter.input(1);
+  if (input.scalar_type() == common_dtype && other.scalar_type() == common_dtype && input.is_mps() &&
+      other.is_mps()) {{
+    binary_mps_impl(iter, func_name);
+    return;
+  }}
+  auto cast_iter = TensorIteratorConfig()
+                       .add_output(iter.output())
+                       .add_input(input.to(kMPS, common_dtype))
+                       .add_input(other.to(kMPS, common_dtype))
+                       .check_all_same_dtype(false)
+                       .build();
+  binary_mps_impl(cast_iter, func_name);
+}}
+"""
+
+
+def promoting_wrapper(ix, target: Target) -> tuple[str, list[Edit]]:
+    """(name, edits) of the host function generated stubs call instead of binary_mps_impl: it casts the
+    inputs to the common dtype on MPS first, so a port does not regress the old graph's mixed-dtype and
+    CPU-scalar calls.  The host file's own wrapper when it has one (the body verify recognises,
+    rules/launch_conventions.yaml ``promoting_wrapper``), else one added once after binary_mps_impl."""
+    from migrate.verify.conventions import promotes
+
+    data = ix.tree.sources[target.hpath]
+    for f in target.hf.functions:
+        if f.name != "binary_mps_impl" and promotes(data[f.span.start:f.span.end]):
+            return f.name, []
+    impl = next((f for f in target.hf.functions if f.name == "binary_mps_impl"), None)
+    if impl is None:  # launched through a header's binary_mps_impl: no place for a wrapper, call it as is
+        return "binary_mps_impl", []
+    pos = _line_end(data, impl.span.end - 1)
+    return PROMOTING_WRAPPER, [Edit(target.hpath, pos, pos, _WRAPPER_TEXT.format(name=PROMOTING_WRAPPER))]
 
 
 def kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:

@@ -103,12 +103,15 @@ def _match(p: Pat, n: Node, env: dict) -> dict | None:
     return None
 
 
-def _build(p: Pat, env: dict, like: Node | None) -> Node:
+def _build(p: Pat, env: dict, like: Node | None, memo: dict | None = None) -> Node:
+    """The pattern's node; a subpattern written twice is one node (the emitter names it once)."""
+    memo = {} if memo is None else memo
     if p.kind == "var":
         return env[p.name]
-    if p.kind == "const":
-        return Node("const", value=p.value, like=like)
-    return Node(p.name, tuple(_build(a, env, like) for a in p.args))
+    if p not in memo:
+        memo[p] = (Node("const", value=p.value, like=like) if p.kind == "const"
+                   else Node(p.name, tuple(_build(a, env, like, memo) for a in p.args)))
+    return memo[p]
 
 
 def _ops(p: Pat) -> set[str]:

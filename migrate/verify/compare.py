@@ -3,6 +3,10 @@
 NaN positions must match, infinities must be equal, finite values must be
 within ``atol + rtol * |expected|``; integer and bool outputs are exact.
 Signed zeros (0.0 vs -0.0) are counted, not failed.
+
+Where torch CPU is not self-consistent, ``excuse`` holds its other answers for the same inputs
+(rules/verify.yaml ``reference_policy``): an element that misses the reference but matches one of
+them is counted as excused, with a note giving the first example, not failed.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ class Stats:
     max_rel: float = 0.0
     max_ulp: int = 0
     signed_zeros: int = 0
+    excused: int = 0  # elements that missed the reference but matched one of its other answers
     first: Mismatch | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -51,9 +56,11 @@ class Stats:
         self.max_rel = max(self.max_rel, other.max_rel)
         self.max_ulp = max(self.max_ulp, other.max_ulp)
         self.signed_zeros += other.signed_zeros
+        self.excused += other.excused
         if self.first is None:
             self.first = other.first
-        self.notes += [n for n in other.notes if n not in self.notes]
+        heads = {n.split(":", 1)[0] for n in self.notes}  # one example per kind of note
+        self.notes += [n for n in other.notes if n.split(":", 1)[0] not in heads]
 
 
 def _fmt(v) -> str:
@@ -84,9 +91,27 @@ def _ulps(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     return torch.zeros(a.shape, dtype=torch.int64)
 
 
+def _misses(actual: torch.Tensor, expected: torch.Tensor, r: float, a_tol: float) -> torch.Tensor:
+    """Element-wise: ``actual`` misses ``expected`` (the rules of ``compare``)."""
+    parts = ([(torch.view_as_real(actual)[..., k], torch.view_as_real(expected)[..., k]) for k in range(2)]
+             if expected.dtype.is_complex else [(actual, expected)])
+    bad = torch.zeros(expected.shape, dtype=torch.bool)
+    for a, e in parts:
+        if not a.is_floating_point():
+            bad |= a != e
+            continue
+        a64, e64 = a.to(torch.float64), e.to(torch.float64)
+        an, en = a64.isnan(), e64.isnan()
+        finite = a64.isfinite() & e64.isfinite()
+        diff = torch.where(finite, (a64 - e64).abs(), torch.zeros_like(a64))
+        bad |= (an != en) | (~finite & ~an & ~en & (a64 != e64)) | (finite & (diff > a_tol + r * e64.abs()))
+    return bad
+
+
 def compare(actual: torch.Tensor, expected: torch.Tensor, inputs_at, atol: float | None = None,
-            rtol: float | None = None) -> Stats:
-    """``inputs_at(index) -> tuple`` gives the inputs of one output element."""
+            rtol: float | None = None, excuse: list[tuple[str, torch.Tensor]] = ()) -> Stats:
+    """``inputs_at(index) -> tuple`` gives the inputs of one output element; ``excuse``: (why, tensor)
+    pairs, other answers of the reference for the same inputs (see the module doc)."""
     st = Stats(elements=expected.numel())
     if actual.shape != expected.shape:
         st.mismatches = max(1, expected.numel())
@@ -128,6 +153,21 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, inputs_at, atol: float
             st.max_ulp = max(st.max_ulp, int(_ulps(a, e)[both].max()))
         zeros = (a64 == 0) & (e64 == 0) & (a64.signbit() != e64.signbit())
         st.signed_zeros += int(zeros.sum())
+    for why, alt in excuse:
+        if not bad.any():
+            break
+        if alt.shape != expected.shape or alt.dtype != expected.dtype:
+            continue
+        ok = bad & ~_misses(actual, alt, r, a_tol)
+        if ok.any():
+            flat = int(ok.reshape(-1).nonzero()[0])
+            idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), expected.shape)) if expected.dim() else ()
+            st.excused += int(ok.sum())
+            st.notes.append(f"{why}: e.g. inputs "
+                            f"({', '.join(_fmt(v) for v in inputs_at(idx))}): torch-cpu {_fmt(expected.reshape(-1)[flat])}, "
+                            f"it {_fmt(alt.reshape(-1)[flat])}, kernel {_fmt(actual.reshape(-1)[flat])}")
+            bad &= ~ok
+            nan_bad &= ~ok
     st.mismatches = int(bad.sum())
     if st.mismatches:
         flat = int(bad.reshape(-1).nonzero()[0])

@@ -39,6 +39,7 @@ class Site:
     library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
     scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
+    promotes: str = ""  # binary_offsets: the promoting wrapper the stub calls (inputs cast to the common dtype)
 
 
 # ------------------------------------------------------------------ detection
@@ -71,17 +72,40 @@ _BINARY_IMPL = re.compile(rb'\b(binary_mps_impl)\s*\(\s*\w+\s*,\s*"(\w+)"\s*(?:,
 _LIBRARY = re.compile(rb"\bMetalShaderLibrary\s+(\w+)\s*[({]\s*(\w+)\s*(?:,\s*(\d+)\s*)?[)}]")
 
 
+_WRAPPER_CALL = re.compile(rb'\b(\w+)\s*\(\s*\w+\s*,\s*"(\w+)"\s*\)')
+
+
+def promotes(body: bytes) -> bool:
+    """Whether a host function's body is a promoting wrapper of binary_mps_impl (launch_conventions.yaml)."""
+    marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
+    return re.search(rb"\bbinary_mps_impl\s*\(", body) is not None and all(m.encode() in body for m in marks)
+
+
+def _wrapped_call(ix, fn) -> tuple[re.Match, str] | None:
+    """A stub's call ``W(iter, "name")`` of a promoting wrapper W: (the match, W)."""
+    for m in _WRAPPER_CALL.finditer(_body(ix, fn)):
+        callee = m.group(1).decode()
+        wrapper = ix.definition(callee) if callee != "binary_mps_impl" else None
+        if wrapper is not None and promotes(_body(ix, wrapper)):
+            return m, callee
+    return None
+
+
 def _binary_site(ix, fns) -> Site | None:
     for fn in fns:
         m = _BINARY_IMPL.search(_body(ix, fn))
+        wrapped = _wrapped_call(ix, fn) if m is None else None
+        if wrapped is not None:
+            m = wrapped[0]
         if m is None:
             continue
         impl = ix.definition("binary_mps_impl")
         marker = conventions()["binary_offsets"]["dense_marker"].encode()
-        dense = impl is not None and marker in _body(ix, impl) and m.group(3) != b"false"
+        dense = impl is not None and marker in _body(ix, impl) and (wrapped is not None or m.group(3) != b"false")
         data = _text(ix, fn.path)
         return Site("binary_offsets", m.group(2).decode(), "binary_mps_impl", 2, fn.path,
-                    _line(data, fn.span.start + m.start()), fn.name, dense=dense)
+                    _line(data, fn.span.start + m.start()), fn.name, dense=dense,
+                    promotes=wrapped[1] if wrapped is not None else "")
     return None
 
 

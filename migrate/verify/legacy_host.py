@@ -15,7 +15,7 @@ import torch
 from migrate.verify.conventions import Site, conventions
 from migrate.verify.dtypes import metal_name
 from migrate.verify.host import Launch, bind_tensor, storage_start_read
-from migrate.verify.iterator import Iter
+from migrate.verify.iterator import Iter, Operand, build_iter
 
 
 class HostError(Exception):
@@ -95,7 +95,28 @@ class LegacyHost:
         """The convention's buffer list, in order; names it binds only optionally (extra) are left out."""
         return [bound[b] for b in self.conv[key] if b in bound]
 
+    def _promote(self, it: Iter) -> tuple[Iter, list[str]]:
+        """The site's promoting wrapper: inputs cast to the common dtype on the device (a CPU scalar is
+        copied there), then a fresh iterator over them and the same output."""
+        common = it.common_dtype()
+        ins = it.operands[1:]
+        if all(op.tensor.dtype == common and not op.cpu_scalar for op in ins):
+            return it, []
+        cast = [Operand(op.tensor.to(common, copy=op.cpu_scalar)) for op in ins]
+        moved = [f"input {k} ({op.tensor.dtype}{', a CPU scalar' if op.cpu_scalar else ''})"
+                 for k, op in enumerate(ins) if op.tensor.dtype != common or op.cpu_scalar]
+        note = f"{self.site.promotes} casts {', '.join(moved)} to {common} on the device, then a fresh iterator"
+        return build_iter(cast, it.output(), it.output().dtype, common), [note]
+
     def _binary(self, it: Iter, name: str) -> Launch:
+        promoted: list[str] = []
+        if self.site.promotes:
+            it, promoted = self._promote(it)
+        launch = self._binary_launch(it, name)
+        launch.notes[:0] = promoted
+        return launch
+
+    def _binary_launch(self, it: Iter, name: str) -> Launch:
         ops = it.operands
         inp, out = it.input(0), it.output()
         t = _metal(inp, "input")

@@ -72,7 +72,70 @@ class TorchCpuReference:
         except TypeError as exc:
             raise NotApplicable(str(exc).splitlines()[0]) from None
         except (RuntimeError, NotImplementedError) as exc:
-            raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
+            first = str(exc).splitlines()[0]
+            if any(r in first for r in _REFUSED):  # the call fails on MPS too, before any kernel
+                raise NotApplicable(first) from None
+            raise ReferenceUnavailable(first) from None
+
+
+    def alternatives(self, case: Case, expected: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+        """torch CPU's other answers for ``case`` (rules/verify.yaml ``reference_policy``), as (why, tensor)."""
+        out = []
+        for kind in table()["reference_policy"]:
+            try:
+                alts = _ALTERNATIVES[kind](self, case, expected)
+            except (TypeError, RuntimeError, NotImplementedError, ValueError):
+                alts = []
+            out += [(_WHY[kind], a.to(expected.dtype)) for a in alts if a.shape == expected.shape]
+        return out
+
+    def _call(self, args: list, out_like: torch.Tensor | None) -> torch.Tensor:
+        if out_like is not None:
+            out = torch.empty_like(out_like)
+            self.fn(*args, out=out)
+            return out
+        return self.fn(*args)
+
+
+_REFUSED = ("can't be cast to the desired output type",  # TensorIteratorBase::compute_types, on any device
+            "Found dtype ",  # compute_types' check_all_same_dtype ("Found dtype Half but expected Float")
+            "failed to match any schema")  # torch.ops' dispatcher: no overload takes these arguments
+_LOW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _float64(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> list[torch.Tensor]:
+    if expected.dtype not in _LOW_FLOATS:
+        return []
+    args = case.reference_args()
+    up = [a.to(torch.float64) if isinstance(a, torch.Tensor) and (a.is_floating_point() or (
+        a.dtype != torch.bool and not a.is_complex())) else a for a in args]
+    if not any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in up):
+        return []
+    return [ref._call(up, None)]
+
+
+def _other_path(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> list[torch.Tensor]:
+    """Every element through the vectorised loop (contiguous inputs: only a tail shorter than a vector
+    takes the scalar one) and through the scalar loop (every element at twice its stride)."""
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+    shape, n = expected.shape, expected.numel()
+    if n < 2 or not any(isinstance(a, torch.Tensor) and a.dim() for a in args):
+        return []
+    pad = _VECTOR_PAD
+    # flattened to the output's shape, then followed by `pad` more elements: no element is in the tail
+    flat = [torch.cat([a.expand(shape).reshape(-1)] * (1 + -(-pad // n)))[: n + pad]
+            if isinstance(a, torch.Tensor) and a.dim() else a for a in args]
+    vector = ref._call(flat, None)[:n].reshape(shape)
+    strided = [torch.stack([a, a], -1)[..., 0] if isinstance(a, torch.Tensor) and a.dim() else a for a in args]
+    return [vector, ref._call(strided, case.out)]
+
+
+_VECTOR_PAD = 64  # elements, more than any CPU vector (AVX-512 int8: 64)
+
+
+_ALTERNATIVES = {"float64": _float64, "other_path": _other_path}
+_WHY = {"float64": "torch CPU's float64 result (rounded) differs from its float32 one",
+        "other_path": "torch CPU's vectorised and scalar loops give different answers here"}
 
 
 class PortReference:
@@ -102,6 +165,23 @@ class PortReference:
         if not isinstance(res, torch.Tensor):
             raise ReferenceUnavailable(f"evaluate_with_torch returned {type(res).__name__}, not a Tensor")
         return res
+
+    def alternatives(self, case: Case, expected: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+        """The same graph evaluated in float64, rounded (rules/verify.yaml ``reference_policy`` float64):
+        MPSGraph rounds every half/bfloat16 step, the exact value of its formula decides."""
+        if "float64" not in table()["reference_policy"] or expected.dtype not in _LOW_FLOATS:
+            return []
+        ins = self._inputs(case)
+        up = lambda x: x.to(torch.float64) if x.dtype != torch.bool and not x.is_complex() else x  # noqa: E731
+        ins = {k: up(v) for k, v in ins.items()} if isinstance(ins, dict) else [up(v) for v in ins]
+        try:
+            res = self.evaluate(self.dag, ins, torch.float64)
+        except Exception:  # noqa: BLE001 - a foreign evaluator: no alternative then
+            return []
+        if not isinstance(res, torch.Tensor) or res.shape != expected.shape:
+            return []
+        return [("the old graph's formula in float64 (rounded) differs from its step-by-step rounding",
+                 res.to(expected.dtype))]
 
 
 def _port_dag(index, family: str):

@@ -16,6 +16,7 @@ def _stats_json(st: Stats | None):
         return None
     return {"elements": st.elements, "mismatches": st.mismatches, "max_abs": st.max_abs, "max_rel": st.max_rel,
             "max_ulp": st.max_ulp, "signed_zeros": st.signed_zeros,
+            "excused": st.excused, "notes": st.notes,
             "first_failure": None if st.first is None else {
                 "index": list(st.first.index), "actual": _jsonable(st.first.actual),
                 "expected": _jsonable(st.first.expected), "inputs": [_jsonable(v) for v in st.first.inputs],
@@ -113,6 +114,9 @@ def to_text(r: Report) -> str:
     for c in r.cells:
         if c.stats.signed_zeros:
             lines.append(f"note {c.dtype} {c.layout}: {c.stats.signed_zeros} signed zero(s) differ (0.0 vs -0.0)")
+        if c.stats.excused:
+            lines.append(f"note {c.dtype} {c.layout}: {c.stats.excused} element(s) judged by another answer of "
+                         f"torch CPU (rules/verify.yaml reference_policy): " + "; ".join(c.stats.notes))
         if c.old_vs_cpu is not None and not c.old_vs_cpu.ok and c.old_vs_cpu.first is not None:
             lines.append(f"note {c.dtype} {c.layout}: the old MPSGraph path differed from CPU here: "
                          f"{c.old_vs_cpu.first.describe()}")

@@ -189,6 +189,7 @@ class Runner:
         at = _inputs_at(case, tuple(exp.shape))
         before = _snapshot(case)
         seen: set[str] = set()
+        alts = None
         for flavor in self._flavors():
             host = self._host(flavor)
             out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
@@ -222,6 +223,12 @@ class Runner:
                     launch.finish()
             got = it.output()
             st = compare(got, exp, at, self.opts.atol, self.opts.rtol)
+            ref = next(r for r in self.refs if r.name == primary)
+            if st.mismatches and hasattr(ref, "alternatives"):  # the reference's other answers (rules/verify.yaml)
+                if alts is None:
+                    alts = ref.alternatives(case, exp) if hasattr(ref, "alternatives") else []
+                if alts:
+                    st = compare(got, exp, at, self.opts.atol, self.opts.rtol, excuse=alts)
             if st.first is not None:
                 st.first.reason += f" via {key}, reference {primary}" + (_host_notes(launch) if launch else "")
             cell.stats.merge(st)
