@@ -39,6 +39,8 @@ class Site:
     library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
     scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
+    scalar: float | None = None  # unary_1d_scalar: the value bound for the run-time scalar (scalar_launch.py)
+    scalar_from: str = ""  # where that value comes from
 
 
 # ------------------------------------------------------------------ detection
@@ -136,6 +138,12 @@ def find_site(ix, family: str) -> Site:
 
     arity = load_table("verify.yaml")["arity"]
     fns = candidate_functions(ix, family)
+    from migrate.verify.scalar_launch import scalar_site, scalar_value
+
+    site = scalar_site(ix, fns)
+    if site is not None:
+        site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
+        return site
     try:
         call = find_kernel_call(ix, family)
     except UsageError:

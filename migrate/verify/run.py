@@ -359,6 +359,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             cpu = TorchCpuReference(family)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
+        if source.site is not None and source.site.scalar is not None:
+            cpu.scalar_kwargs = {source.site.extra: source.site.scalar}  # the launch binds it: the reference too
+            notes.append(f"run-time scalar {source.site.extra} = {source.site.scalar:g} ({source.site.scalar_from})")
         references = [cpu]
         from migrate.verify.references import old_reference
 
