@@ -137,9 +137,11 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
         if len(known) != 1:
             raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
                               "unknown stub", shared.span.where)
-        if ix.tree.declared_stubs and known[0] not in ix.tree.declared_stubs:  # a name guessed by convention
+        calls = ix.operators_called(shared.kernel_name)
+        if calls and known[0] not in ix.tree.declared_stubs:  # a name guessed by convention; relu calls clamp_min
             raise PortBlocked(f"{shared.kernel_name}, the CPU kernel MPS would share, reaches no stub ({known[0]} is "
-                              f"not declared): it calls other operators", "no stub", shared.span.where)
+                              f"not declared): it calls {', '.join('at::' + c for c in calls)}", "no stub",
+                              shared.span.where)
         stubs.add(known[0])
     if len(stubs) > 1:
         raise PortBlocked(f"overloads call different stubs ({', '.join(sorted(stubs))})", "several stubs",
