@@ -148,7 +148,8 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
                           impls[0].line.span.where)
     stub = stubs.pop()
     owner = stub.removesuffix("_stub")
-    if owner != family and owner in ix.families and not family.startswith(owner + "_"):
+    kernels = owner != family and any(e.dispatch or e.structured for e in ix.families.get(owner, ()))
+    if kernels and not family.startswith(owner + "_"):  # prelu (composite, no kernel of its own) calls _prelu_kernel
         # sub_out calls add_stub with -alpha: a sub kernel registered there would compute add too
         raise PortBlocked(f"{family}'s CPU kernel reaches {stub}, the stub of {owner}: a {family} kernel registered "
                           f"for it would change {owner} too", "another family's stub", impls[0].line.span.where)

@@ -117,3 +117,22 @@ def simplify(cond, known: dict[str, Known]):
         if (left, right) != (cond.left, cond.right):
             return o.Binary(cond.op, left, right, cond.line)
     return cond
+
+
+_LIMITS = {"infinity": float("inf"), "quiet_NaN": float("nan")}
+
+
+def numeric_limit(e) -> float | None:
+    """``[-]std::numeric_limits<float>::infinity()`` (the reader parses the template as ``a < T > f()``)."""
+    if not (isinstance(e, o.Binary) and e.op == ">" and isinstance(e.left, o.Binary) and e.left.op == "<"):
+        return None
+    call, head = e.right, e.left.left
+    if not (isinstance(call, o.Call) and not call.args and isinstance(call.func, o.Name)
+            and call.func.id in _LIMITS and isinstance(e.left.right, o.Name) and e.left.right.id in ("float", "double")):
+        return None
+    sign = 1.0
+    if isinstance(head, o.Unary) and head.op == "-":
+        sign, head = -1.0, head.expr
+    if isinstance(head, o.Name) and head.id.rsplit("::", 1)[-1] == "numeric_limits":
+        return sign * _LIMITS[call.func.id]
+    return None

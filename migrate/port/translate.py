@@ -13,7 +13,7 @@ from typing import Callable
 from migrate.port import objc as o
 from migrate.port.dag import DTYPE_WORDS, Dag, Node
 from migrate.port.os_branches import host_os_call, sdk_condition
-from migrate.port.specialise import GeneralPath, simplify, truth
+from migrate.port.specialise import GeneralPath, numeric_limit, simplify, truth
 from migrate.port.rules import table
 
 
@@ -283,6 +283,9 @@ class Translator:
                 raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
             return Host(_text(e))
         if isinstance(e, o.Binary):
+            limit = numeric_limit(e)
+            if limit is not None:
+                return limit
             l, r = self.eval(e.left, env), self.eval(e.right, env)
             if isinstance(l, Node) or isinstance(r, Node):
                 raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
@@ -290,6 +293,9 @@ class Translator:
                 return {"+": l + r, "-": l - r, "*": l * r, "/": l / r if r else float("nan")}[e.op]
             return Host(_text(e))
         if isinstance(e, o.Cond):
+            decided = truth(e.cond, self.known) if self.known else None
+            if decided is not None:  # the caller's literal decides it (is_neg ? -inf : inf)
+                return self.eval(e.then if decided else e.other, env)
             parts = [self.eval(x, env) for x in (e.then, e.other)]
             if any(isinstance(p, Node) for p in parts):
                 raise self.blocked(f"data-dependent choice ({_text(e.cond)} ? ... : ...)", "control flow (?:)", e.line)
