@@ -89,8 +89,11 @@ def real_ix():
     return Index(load_tree(REAL))
 
 
-@pytest.mark.parametrize("family", ["leaky_relu", "softshrink", "maximum", "minimum", "ceil", "floor", "trunc",
-                                    "round", "rsqrt"])
+NEW27 = ["leaky_relu", "leaky_relu_backward", "softshrink", "softshrink_backward", "maximum", "minimum", "ceil", "floor",
+         "trunc", "round", "rsqrt", "isposinf", "isneginf", "_prelu_kernel"]
+
+
+@pytest.mark.parametrize("family", NEW27)
 def test_real_tree_families_are_portable(real_ix, family):
     v = verdict(real_ix, family)
     assert v.status == "portable", v
@@ -114,3 +117,26 @@ def test_shared_line_port_drops_the_macro_registration(capsys):
     assert "-REGISTER_MPS_UNARY_STUB(round, round);" in out and "+REGISTER_DISPATCH(round_stub, round_mps_kernel);" in out
     assert "native_functions.yaml" not in out  # the dispatch line already shares the CPU kernel
     assert "::metal::rint(" in out and "behaviour change (round_half_even)" in err
+
+
+def test_specialisation_notes_name_the_choice(tree, capsys):
+    rc, out, err = port(capsys, "add", "--root", str(tree))
+    assert rc == 0 and "took the general branch of `if (alpha_has_value)`" in err
+    assert "struct add_functor" in out and "sub" not in out.split("struct add_functor")[1].split("};")[0]
+
+
+def test_callers_literal_decides_a_conditional_expression(real_ix):
+    """is_posneginf_helper(iter, true) picks -inf in `is_neg ? -inf : inf`."""
+    from migrate.port.patch import translate_family
+
+    assert repr(translate_family(real_ix, "isneginf")[1].output).startswith("eq(")
+    assert "-inf" in repr(translate_family(real_ix, "isneginf")[1].output)
+    assert "-inf" not in repr(translate_family(real_ix, "isposinf")[1].output)
+
+
+def test_flag_without_default_reaches_the_reference(real_ix):
+    from migrate.verify.scalar_launch import required_flags, scalar_value
+
+    assert required_flags(real_ix, "leaky_relu_backward") == (("self_is_result", False),)
+    assert scalar_value(real_ix, "leaky_relu", "negative_slope")[0] == 0.01
+    assert scalar_value(real_ix, "leaky_relu_backward", "negative_slope")[0] == 2.0

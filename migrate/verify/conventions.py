@@ -41,6 +41,7 @@ class Site:
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
     scalar: float | None = None  # unary_1d_scalar: the value bound for the run-time scalar (scalar_launch.py)
     scalar_from: str = ""  # where that value comes from
+    reference_kwargs: tuple = ()  # (name, value) the torch reference also needs (a bool without default)
 
 
 # ------------------------------------------------------------------ detection
@@ -138,11 +139,12 @@ def find_site(ix, family: str) -> Site:
 
     arity = load_table("verify.yaml")["arity"]
     fns = candidate_functions(ix, family)
-    from migrate.verify.scalar_launch import scalar_site, scalar_value
+    from migrate.verify.scalar_launch import required_flags, scalar_site, scalar_value
 
     site = scalar_site(ix, fns)
     if site is not None:
         site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
+        site.reference_kwargs = required_flags(ix, family)
         return site
     try:
         call = find_kernel_call(ix, family)

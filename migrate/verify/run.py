@@ -360,8 +360,10 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
         if source.site is not None and source.site.scalar is not None:
-            cpu.scalar_kwargs = {source.site.extra: source.site.scalar}  # the launch binds it: the reference too
-            notes.append(f"run-time scalar {source.site.extra} = {source.site.scalar:g} ({source.site.scalar_from})")
+            site = source.site
+            cpu.scalar_kwargs = {site.extra: site.scalar, **dict(site.reference_kwargs)}  # the launch binds it
+            notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
+                         + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs))
         references = [cpu]
         from migrate.verify.references import old_reference
 

@@ -68,3 +68,14 @@ def scalar_value(ix, family: str, name: str) -> tuple[float, str]:
         if m:
             return FALLBACK_SCALAR, f"the schema default {m.group(1)} would not show it: verify binds {FALLBACK_SCALAR:g}"
     return FALLBACK_SCALAR, f"{name} has no schema default: verify binds {FALLBACK_SCALAR:g}"
+
+
+def required_flags(ix, family: str) -> tuple:
+    """``bool NAME`` arguments without a default (leaky_relu_backward's self_is_result): the kernel
+    computes the general case, so the reference gets False."""
+    for e in ix.families.get(family, ()):
+        args = e.func.split("(", 1)[-1].rsplit("->", 1)[0]
+        flags = re.findall(r"\bbool\s+(\w+)\s*(?=[,)])", args)
+        if flags:
+            return tuple((f, False) for f in flags)
+    return ()
