@@ -140,3 +140,10 @@ def test_flag_without_default_reaches_the_reference(real_ix):
     assert required_flags(real_ix, "leaky_relu_backward") == (("self_is_result", False),)
     assert scalar_value(real_ix, "leaky_relu", "negative_slope")[0] == 0.01
     assert scalar_value(real_ix, "leaky_relu_backward", "negative_slope")[0] == 2.0
+
+
+@pytest.mark.parametrize("family, idiom", [("softshrink_backward", "softshrink_backward_band"),
+                                           ("_prelu_kernel", "prelu_select"), ("leaky_relu", "leaky_relu_select")])
+def test_real_tree_ports_use_torchs_formulation(capsys, family, idiom):
+    rc, out, err = port(capsys, family, "--root", str(REAL))
+    assert rc == 0 and f"behaviour change ({idiom})" in err
