@@ -43,7 +43,7 @@ def test_list_on_the_real_tree(real_ix):
     assert "does not exist" in verdicts["floor"].detail  # no kernels/UnaryKernel.metal in 2.6.0
     assert verdicts["cumsum"].status == "blocked"
     assert any(v.construct.endswith("(reduction)") for v in verdicts.values())
-    assert verdicts["rsqrt"].construct == "preprocessor conditional"
+    assert verdicts["rsqrt"].status == "translatable"  # the newest macOS's branch of its #ifdef
     assert verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
     # one Scalar argument read into the graph is an alpha kernel's alpha; two are not
     assert verdicts["leaky_relu"].status == "translatable" and "mul(self, negative_slope)" in verdicts["leaky_relu"].detail
@@ -54,7 +54,7 @@ def test_list_on_the_real_tree(real_ix):
                                                 "cumulativeProductWithTensor:axis:name:")
     text = summary(list(verdicts.values()))
     assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: 0 portable, {n['translatable']} translatable")
-    assert "top blockers: control flow (if)" in text
+    assert "top blockers: " in text and "control flow (if) (" in text  # string switches decided per caller: fewer
 
 
 @pytest.fixture(scope="module")

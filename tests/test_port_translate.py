@@ -191,6 +191,8 @@ REFERENCES = {
     "pow": (math.pow, "pow"), "atan2": (math.atan2, "pair"),
     "fmax": (_fmax, "nan_pair"), "fmin": (_fmin, "nan_pair"),  # NaN loses ...
     "maximum": (_maximum, "nan_pair"), "minimum": (_minimum, "nan_pair"),  # ... NaN wins
+    "maximum_int": (_maximum, "nan_pair"), "minimum_int": (_minimum, "nan_pair"),  # NaN wins, ints exact
+    "relu": (lambda x: 0.0 if x < 0 else x, "any"),  # NaN stays
     "eq": (lambda a, b: a == b, "pair"), "ne": (lambda a, b: a != b, "pair"), "lt": (lambda a, b: a < b, "pair"),
     "le": (lambda a, b: a <= b, "pair"), "gt": (lambda a, b: a > b, "pair"), "ge": (lambda a, b: a >= b, "pair"),
     "logical_and": (lambda a, b: bool(a) and bool(b), "bool_pair"),
@@ -214,6 +216,7 @@ INT_FORMS = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "floor_mod": lambda a, b: a % b, "mod": lambda a, b: int(math.fmod(a, b)),
     "fmax": max, "fmin": min, "maximum": max, "minimum": min, "clamp": lambda x, lo, hi: min(max(x, lo), hi),
+    "maximum_int": max, "minimum_int": min, "relu": lambda x: max(x, 0),
 }
 
 

@@ -53,6 +53,7 @@ class Dag:
     output: Node
     source: str = ""  # "path:line" of the graph code
     alpha: Node | None = None  # the run-time scalar (a host Scalar argument), if any
+    notes: tuple[str, ...] = ()  # choices the translation made (an OS-version branch taken, ...)
 
     def nodes(self) -> list[Node]:
         """Every node once, operands before users."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate.index import Index
-from migrate.model import DispatchLine, HostFunction, NativeEntry
+from migrate.model import DispatchLine, HostFunction, NativeEntry, StubRegistration
 from migrate.port import objc as o
 from migrate.port.dag import Dag
 from migrate.port.translate import PortBlocked, Translator
@@ -22,6 +22,9 @@ class Impl:
     entry: NativeEntry
     line: DispatchLine  # the MPS dispatch line
     function: HostFunction
+    # a dispatch line MPS already shares with CPU: the MPSGraph function registered for the stub it
+    # reaches (REGISTER_DISPATCH, or a registration macro such as REGISTER_MPS_UNARY_STUB expanding to one)
+    registration: StubRegistration | None = None
 
 
 def mpsgraph_families(ix: Index) -> list[str]:
@@ -40,11 +43,28 @@ def family_impls(ix: Index, family: str) -> list[Impl]:
             continue
         line = ix.mps_line(e)
         defs = ix.functions.get(line.kernel_name, [])
+        reg = stub_registration(ix, line) if not defs else None
+        if reg is not None:
+            out.append(Impl(e, line, ix.functions[reg.function][0], reg))
+            continue
         if len(defs) != 1:
             raise PortBlocked(f"{line.kernel_name} has {len(defs)} definitions", "several definitions",
                               line.span.where)
         out.append(Impl(e, line, defs[0]))
     return out
+
+
+def stub_registration(ix: Index, line: DispatchLine) -> StubRegistration | None:
+    """The MPS registration a shared dispatch line (``CPU, CUDA, MPS: ceil_out``) reaches through its stub,
+    when it registers one MPSGraph host function of the tree."""
+    from migrate.index import is_shared
+
+    if not is_shared(line):
+        return None
+    regs = [r for s in ix.stubs_of_shared_kernel(line.kernel_name) for r in ix.registrations.get(s, ())]
+    if len(regs) != 1 or len(ix.functions.get(regs[0].function, ())) != 1:
+        return None
+    return regs[0] if ix.impl_of(regs[0].function) in GRAPH_IMPLS else None
 
 
 # ------------------------------------------------------------- source text
@@ -141,8 +161,9 @@ def _helper_parser(ix: Index):
     return helper
 
 
-def graph_dag(ix: Index, f: HostFunction, _depth: int = 0) -> Dag:
-    """The DAG ``f``'s graph code builds (following one level of same-tree helpers)."""
+def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
+    """The DAG ``f``'s graph code builds (following one level of same-tree helpers, specialised for
+    the literal arguments ``f`` passes it: migrate.port.specialise)."""
     text, line = function_text(ix, f)
     where = f"{f.path}:{line}"
     try:
@@ -153,14 +174,21 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0) -> Dag:
         callees = [c for c in sorted(f.calls) if c in ix.functions and c != f.name
                    and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1]
         if _depth == 0 and len(callees) == 1:
+            from migrate.port.specialise import call_literals
+
+            helper = ix.functions[callees[0]][0]
+            literals = call_literals(text, line, callees[0], _params(*function_text(ix, helper)))
             try:
-                return graph_dag(ix, ix.functions[callees[0]][0], _depth + 1)
+                return graph_dag(ix, helper, _depth + 1, literals)
             except PortBlocked as exc:
                 raise PortBlocked(f"{exc.reason} (in helper {callees[0]})", exc.construct, exc.where) from None
         if callees:
             raise PortBlocked(f"graph built by helpers {', '.join(callees)}", "graph in shared helper", where)
         raise PortBlocked("no graph-building block found", "no graph block", where)
-    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix)).block(b) for b in blocks]
+    from migrate.port.specialise import general_paths
+
+    known = {**general_paths(text), **(known or {})}
+    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix), known).block(b) for b in blocks]
     shapes = {d.structure() for d in dags}
     if len(shapes) > 1:
         raise PortBlocked(f"{len(blocks)} different graph blocks (chosen at run time)", "several graph blocks", where)

@@ -185,6 +185,7 @@ class Other:
 
     kind: str
     line: int
+    text: str = ""  # preprocessor lines: the directive as written
 
 
 # ---------------------------------------------------------------------- parser
@@ -261,7 +262,8 @@ class Parser:
         t = self.tok
         if t.kind == "pp":
             self.take()
-            return Other("preprocessor " + t.text.split()[0].lstrip("#").strip() if t.text else "preprocessor", t.line)
+            return Other("preprocessor " + t.text.split()[0].lstrip("#").strip() if t.text else "preprocessor", t.line,
+                         " ".join(t.text.split()))
         if self.at(";"):
             self.take()
             return None

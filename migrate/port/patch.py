@@ -9,7 +9,7 @@ from migrate.fixes import FixBuilder
 from migrate.index import Index, stub_candidates
 from migrate.model import Edit, HostFile
 from migrate.port.dag import Dag
-from migrate.port.emit import Plan, functor, plan_dtypes
+from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
 from migrate.port.fmt import format_edits
 from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
@@ -119,6 +119,9 @@ def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
 def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
     stubs = set()
     for im in impls:
+        if im.registration is not None:  # MPS already shares the CPU line: the stub it registers for
+            stubs.add(im.registration.stub)
+            continue
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
         if shared is None:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
@@ -134,11 +137,23 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
         if len(known) != 1:
             raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
                               "unknown stub", shared.span.where)
+        calls = ix.operators_called(shared.kernel_name)
+        if calls and known[0] not in ix.tree.declared_stubs:  # a name guessed by convention; relu calls clamp_min
+            raise PortBlocked(f"{shared.kernel_name}, the CPU kernel MPS would share, reaches no stub ({known[0]} is "
+                              f"not declared): it calls {', '.join('at::' + c for c in calls)}", "no stub",
+                              shared.span.where)
         stubs.add(known[0])
     if len(stubs) > 1:
         raise PortBlocked(f"overloads call different stubs ({', '.join(sorted(stubs))})", "several stubs",
                           impls[0].line.span.where)
-    return stubs.pop()
+    stub = stubs.pop()
+    owner = stub.removesuffix("_stub")
+    kernels = owner != family and any(e.dispatch or e.structured for e in ix.families.get(owner, ()))
+    if kernels and not family.startswith(owner + "_"):  # prelu (composite, no kernel of its own) calls _prelu_kernel
+        # sub_out calls add_stub with -alpha: a sub kernel registered there would compute add too
+        raise PortBlocked(f"{family}'s CPU kernel reaches {stub}, the stub of {owner}: a {family} kernel registered "
+                          f"for it would change {owner} too", "another family's stub", impls[0].line.span.where)
+    return stub
 
 
 # ------------------------------------------------------------ target files
@@ -349,9 +364,11 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
-    port.notes += changes + idiom_notes
+    port.notes += list(dag.notes) + changes + idiom_notes
     has_functor = name in ix.functor_registrations
-    has_stub = stub in ix.registrations
+    from migrate.port.stub_impl import replaced
+
+    has_stub = any(r not in replaced(impls) for r in ix.registrations.get(stub, ()))
     if has_functor != has_stub:
         what = f"functor {name} is registered" if has_functor else f"{stub} is registered for MPS"
         raise PortBlocked(f"{what} but not the other half; finish that migration by hand", "half-ported", None)
@@ -359,6 +376,23 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     if not has_functor:
         target = _target_files(ix, arity)
         port.convention = target.convention
+        if target.convention in ("unary_1d", "binary_offsets") and alpha is not None:
+            from migrate.port import scalar27
+
+            kdata = ix.tree.sources[target.kpath]
+            if arity == 1:
+                port.convention = "unary_1d_scalar"
+                port.edits += scalar27.unary_scalar_edits(target, kdata, name, emitted, plan)
+                port.edits += scalar27.helper_edits(ix, target)
+                port.edits += _host_stub_edits(ix, target.hpath, target.hf, arity, name, stub, alpha,
+                                               scalar27.stub_body(name, alpha))
+            else:
+                port.convention = "binary_offsets_scalar"
+                port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
+                port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
+            _reroute(ix, family, port, fb)
+            port.edits = format_edits(ix.tree.root, port.edits)
+            return port
         if target.convention != "functor_registry":
             if alpha is not None:
                 raise PortBlocked(f"{target.hpath} launches {target.kind} kernels without run-time scalars "
@@ -393,9 +427,13 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
 def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
     """Dispatch: MPS joins the shared CPU line of every overload still routed to MPSGraph; the old
     implementation, its include and the family's expected failures go."""
+    from migrate.port.stub_impl import unregister_edits
+
     for im in port.impls:
-        shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
-        port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
+        if im.registration is None:
+            shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
+            port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
+    port.edits += unregister_edits(ix, port.impls)
     if not port.cleanup:
         return
     port.edits = cleanup_by_fix_loop(ix, family, port.edits)

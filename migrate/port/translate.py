@@ -12,6 +12,8 @@ from typing import Callable
 
 from migrate.port import objc as o
 from migrate.port.dag import DTYPE_WORDS, Dag, Node
+from migrate.port.os_branches import host_os_call, sdk_condition
+from migrate.port.specialise import GeneralPath, numeric_limit, simplify, truth
 from migrate.port.rules import table
 
 
@@ -45,6 +47,12 @@ class Host:
     text: str
 
 
+def general_path_test(e) -> bool:
+    """``alpha.toDouble() != 1.0``: a run-time Scalar compared unequal with a number."""
+    return (isinstance(e, o.Binary) and e.op == "!=" and isinstance(e.right, o.Num)
+            and _scalar_param(e.left) is not None)
+
+
 _OUTPUT_WORDS = ("output", "result", "gradinput", "out")
 
 
@@ -74,6 +82,11 @@ def _scalar_param(e) -> str | None:
     return None
 
 
+def _one_element(a) -> bool:
+    items = a.items
+    return len(items) == 1 and isinstance(items[0], o.Num) and items[0].value == 1
+
+
 def _dtype_word(name: str) -> str | None:
     last = name.rsplit("::", 1)[-1]
     if last.startswith("MPSDataType"):
@@ -82,14 +95,16 @@ def _dtype_word(name: str) -> str | None:
 
 
 class Translator:
-    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None):
+    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None, known=None):
         self.where = where  # "path:line" for messages
+        self.known = known or {}  # host name -> specialise.Known: the caller's literal arguments
         self.helpers = helpers  # name -> (params, body) of a same-tree graph helper, or None
         self.t = table()
         self.inputs: list[Node] = []
         self.outputs: dict[str, object] = {}
         self.depth = 0
         self.alpha_node: Node | None = None
+        self.notes: list[str] = []
 
     def blocked(self, reason: str, construct: str, line: int | None = None) -> PortBlocked:
         where = self.where if line is None else f"{self.where.rsplit(':', 1)[0]}:{line}"
@@ -126,14 +141,40 @@ class Translator:
             raise self.blocked("the graph has no input tensor", "no input", b.line)
         used = {id(n) for n in Dag(self.inputs, result).nodes()}
         alpha = self.alpha_node if self.alpha_node is not None and id(self.alpha_node) in used else None
-        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where, alpha)
+        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where, alpha,
+                   tuple(dict.fromkeys(self.notes)))
 
     # ----------------------------------------------------------- statements
     def run(self, body: tuple, env: dict, top: bool = False):
         """Execute statements; the value of a ``return``, or None."""
+        taken = skipping = False  # an SDK-version #ifdef was taken / inside its #else
         for k, s in enumerate(body):
+            if isinstance(s, o.Other) and s.kind.startswith("preprocessor"):
+                if sdk_condition(s.text):
+                    self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest SDK's branch of "
+                                      f"`{s.text}`")
+                    taken = True
+                    continue
+                if s.kind in ("preprocessor else", "preprocessor elif") and taken:
+                    skipping = True
+                    continue
+                if s.kind == "preprocessor endif" and taken:
+                    taken = skipping = False
+                    continue
+            if skipping:
+                continue
+            if isinstance(s, o.If) and isinstance(s.cond, o.Call) and isinstance(s.cond.func, o.Name) \
+                    and host_os_call(s.cond.func.id):
+                self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest macOS's branch of "
+                                  f"`if ({_text(s.cond)})`")
+                r = self.run(s.then, env)
+                if r is not None:
+                    return r
+                continue
             if isinstance(s, o.Decl):
                 env[s.name] = self.eval(s.init, env) if s.init is not None else None
+                if general_path_test(s.init):
+                    env[s.name] = GeneralPath(_text(s.init))
             elif isinstance(s, o.Assign):
                 value = self.eval(s.value, env)
                 tgt = s.target
@@ -151,10 +192,26 @@ class Translator:
                     if r is not None:
                         return r
                     continue
-                branch = self.dtype_test(s.cond, env)
+                general = s.cond.id if isinstance(s.cond, o.Name) else None
+                path = env.get(general) if general in env else self.known.get(general)
+                if isinstance(path, GeneralPath):  # `if (alpha_has_value)`: the general path
+                    self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the general branch of "
+                                      f"`if ({general})` ({path.text}: the other is a shortcut for one value)")
+                    r = self.run(s.then, env)
+                    if r is not None:
+                        return r
+                    continue
+                decided = truth(s.cond, self.known) if self.known else None
+                if decided is not None:  # a string switch on the caller's literal: specialised
+                    r = self.run(s.then if decided else s.other, env)
+                    if r is not None:
+                        return r
+                    continue
+                cond = simplify(s.cond, self.known)
+                branch = self.dtype_test(cond, env)
                 if branch is not None:
                     return self.dtype_branch(branch, s, body[k + 1:], env)
-                raise self.blocked(f"data-dependent control flow: if ({_text(s.cond)})", "control flow (if)", s.line)
+                raise self.blocked(f"data-dependent control flow: if ({_text(cond)})", "control flow (if)", s.line)
             elif isinstance(s, o.Other):
                 if s.kind.startswith("preprocessor"):
                     raise self.blocked(f"{s.kind} inside graph code (OS-version dependent graph)",
@@ -226,6 +283,9 @@ class Translator:
                 raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
             return Host(_text(e))
         if isinstance(e, o.Binary):
+            limit = numeric_limit(e)
+            if limit is not None:
+                return limit
             l, r = self.eval(e.left, env), self.eval(e.right, env)
             if isinstance(l, Node) or isinstance(r, Node):
                 raise self.blocked(f"C++ operator {e.op} applied to a graph tensor", "C++ operator on tensor", e.line)
@@ -233,6 +293,9 @@ class Translator:
                 return {"+": l + r, "-": l - r, "*": l * r, "/": l / r if r else float("nan")}[e.op]
             return Host(_text(e))
         if isinstance(e, o.Cond):
+            decided = truth(e.cond, self.known) if self.known else None
+            if decided is not None:  # the caller's literal decides it (is_neg ? -inf : inf)
+                return self.eval(e.then if decided else e.other, env)
             parts = [self.eval(x, env) for x in (e.then, e.other)]
             if any(isinstance(p, Node) for p in parts):
                 raise self.blocked(f"data-dependent choice ({_text(e.cond)} ? ... : ...)", "control flow (?:)", e.line)
@@ -334,6 +397,9 @@ class Translator:
             return self.cast(args[1], args[2], e.line)
         if short in self.t.scalar_placeholders and len(args) == 2:
             return self.alpha(None, args[1], e.line)  # fed from the function's Scalar argument
+        if short in self.t.placeholders and len(args) == 3 and isinstance(e.args[2], o.ArrayLit) \
+                and isinstance(args[1], DtypeRef) and _one_element(e.args[2]):
+            return self.alpha(None, args[1], e.line)  # mpsGraphRankedPlaceHolder(g, dtype, @[ @1 ]): a scalar
         if short and "PlaceHolder" in short and short not in self.t.placeholders:
             raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
         if short in self.t.placeholders:

@@ -40,6 +40,9 @@ class Site:
     scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
     promotes: str = ""  # binary_offsets: the promoting wrapper the stub calls (inputs cast to the common dtype)
+    scalar: float | None = None  # unary_1d_scalar: the value bound for the run-time scalar (scalar_launch.py)
+    scalar_from: str = ""  # where that value comes from
+    reference_kwargs: tuple = ()  # (name, value) the torch reference also needs (a bool without default)
 
 
 # ------------------------------------------------------------------ detection
@@ -160,6 +163,13 @@ def find_site(ix, family: str) -> Site:
 
     arity = load_table("verify.yaml")["arity"]
     fns = candidate_functions(ix, family)
+    from migrate.verify.scalar_launch import required_flags, scalar_site, scalar_value
+
+    site = scalar_site(ix, fns)
+    if site is not None:
+        site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
+        site.reference_kwargs = required_flags(ix, family)
+        return site
     try:
         call = find_kernel_call(ix, family)
     except UsageError:

@@ -56,7 +56,7 @@ class LegacyHost:
     def plan(self, arity: int, it: Iter, name: str) -> Launch | None:
         if it.numel() == 0:
             return None
-        if self.site.convention == "binary_offsets":
+        if self.site.convention.startswith("binary_offsets"):
             return self._binary(it, name)
         return self._unary(it, name)
 
@@ -80,7 +80,9 @@ class LegacyHost:
         finish = None if o is out else (lambda: out.copy_(o))
         bound = {"output": bind_tensor(o), "input": bind_tensor(x)}
         notes = []
-        if self.site.extra:  # mtl_setBytes(int64): verify runs the value whose reference is the plain op
+        if "scalar" in self.conv["buffers"]:  # unary_1d_scalar: the float the torch reference gets too
+            bound["scalar"] = torch.tensor([self.site.scalar], dtype=getattr(torch, self.conv["scalar_type"]))
+        elif self.site.extra:  # mtl_setBytes(int64): verify runs the value whose reference is the plain op
             bound["extra"] = torch.zeros(1, dtype=torch.int64)
             notes.append(f"the host's extra argument {self.site.extra} is bound as 0 (the reference op has none)")
         launch = Launch(kname, self._buffers("buffers", **bound), [out.numel()], "1d", notes, finish)
@@ -138,6 +140,8 @@ class LegacyHost:
                              f"offset {op.tensor.storage_offset()} is ignored")
         bound = {"input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
                  "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start), "output": bind_tensor(out)}
+        if "scalar" in self.conv["buffers"]:  # binary_offsets_scalar: the float the torch reference gets too
+            bound["scalar"] = torch.tensor([self.site.scalar], dtype=getattr(torch, self.conv["scalar_type"]))
         if self.site.dense and it.is_contiguous():
             return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}),
                           self._buffers("dense_buffers", **bound), [it.numel()], "dense", notes)

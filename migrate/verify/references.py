@@ -60,15 +60,17 @@ class TorchCpuReference:
 
     def __init__(self, family: str):
         self.fn = torch_callable(family)
+        self.scalar_kwargs: dict = {}  # a run-time scalar the launch binds, by name (verify/scalar_launch.py)
 
     def compute(self, case: Case) -> torch.Tensor:
         args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+        kw = self.scalar_kwargs
         try:
             if case.out is not None:
                 out = torch.empty_like(case.out)
-                self.fn(*args, out=out)
+                self.fn(*args, out=out, **kw)
                 return out
-            return self.fn(*args)
+            return self.fn(*args, **kw)
         except TypeError as exc:
             raise NotApplicable(str(exc).splitlines()[0]) from None
         except (RuntimeError, NotImplementedError) as exc:

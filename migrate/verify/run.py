@@ -366,6 +366,11 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             cpu = TorchCpuReference(family)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
+        if source.site is not None and source.site.scalar is not None:
+            site = source.site
+            cpu.scalar_kwargs = {site.extra: site.scalar, **dict(site.reference_kwargs)}  # the launch binds it
+            notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
+                         + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs))
         references = [cpu]
         from migrate.verify.references import old_reference
 

@@ -1,0 +1,260 @@
+"""2.7-era unary ports with one run-time scalar (leaky_relu's negative_slope, softshrink's lambd).
+
+2.7's ``exec_unary_kernel`` carries only an optional int64, so the port adds, once per host file,
+a launcher in the tree's own style (``mtl_setArgs(encoder, out, in, scalar.to<float>())``, as
+RenormKernel.mm passes ``maxnorm.to<float>()``): rules/launch_conventions.yaml ``unary_1d_scalar``
+describes it and verify emulates it from that description.  The kernel takes the scalar as a
+``constant float&`` at buffer 2 and hands it to the functor in the input's type.
+"""
+from __future__ import annotations
+
+import re
+
+from migrate.fixes import FixBuilder
+from migrate.model import Edit
+from migrate.port.emit import Plan, alpha_name, functor
+from migrate.port.era27 import _guarded
+from migrate.port.style import Target
+from migrate.verify.conventions import conventions
+
+_line_end = FixBuilder.line_end
+
+
+def helper_name() -> str:
+    return conventions()["unary_1d_scalar"]["calls"][0]
+
+
+def helper_text() -> str:
+    """The launcher: exec_unary_kernel's steps (contiguous input, contiguous output copied back,
+    ``{name}_{out}_{in}``), plus the scalar as a float after the two buffers."""
+    return f"""
+// mps-migrate: exec_unary_kernel with one run-time scalar, bound as a float after the tensors
+static void {helper_name()}(TensorIteratorBase& iter, const std::string& name, const Scalar& scalar) {{
+  using namespace mps;
+  auto inputTensor = iter.input(0).contiguous();
+  auto outputTensor = iter.output(0);
+  uint32_t length = outputTensor.numel();
+  if (length == 0) {{
+    return;
+  }}
+  bool needs_output_copy = !outputTensor.is_contiguous();
+  if (needs_output_copy) {{
+    outputTensor = outputTensor.contiguous();
+  }}
+  auto cplState = lib.getPipelineStateForFunc(
+      fmt::format("{{}}_{{}}_{{}}", name, scalarToMetalTypeString(outputTensor), scalarToMetalTypeString(inputTensor)));
+  MPSStream* mpsStream = getCurrentMPSStream();
+  dispatch_sync(mpsStream->queue(), ^() {{
+    id<MTLComputeCommandEncoder> computeEncoder = mpsStream->commandEncoder();
+    getMPSProfiler().beginProfileKernel(cplState, name, {{inputTensor}});
+    [computeEncoder setComputePipelineState:cplState];
+    mtl_setArgs(computeEncoder, outputTensor, inputTensor, scalar.to<float>());
+    mtl_dispatch1DJob(computeEncoder, cplState, length);
+    getMPSProfiler().endProfileKernel(cplState);
+  }});
+  if (needs_output_copy) {{
+    iter.output(0).copy_(outputTensor);
+  }}
+}}
+"""
+
+
+def helper_edits(ix, target: Target) -> list[Edit]:
+    """The launcher, after the file's ``lib`` definition block, unless the file already defines it."""
+    data = ix.tree.sources[target.hpath]
+    if re.search(rb"\b" + helper_name().encode() + rb"\s*\(\s*TensorIteratorBase", data):
+        return []
+    m = re.search(rb"\bstatic\s+auto\s*&\s*lib\s*=.*?\n(#endif[^\n]*\n)?", data, re.S)
+    pos = m.end() if m else _line_end(data, data.find(b"namespace at::native"))
+    return [Edit(target.hpath, pos, pos, helper_text())]
+
+
+def stub_body(name: str, scalar: str) -> str:
+    return f"  {helper_name()}(iter, \"{name}\", {scalar});\n"
+
+
+def unary_scalar_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
+    """Functor (input, scalar), template kernel with ``constant float& SCALAR [[buffer(2)]]``, the
+    instantiation macro of the file's ``[[host_name]]`` kind, one invocation per (out, in) pair."""
+    body = functor(name, dag, plan, dag.source, target.traits)
+    s = alpha_name(dag)
+    macro = f"INSTANTIATE_{name.upper()}_KERNEL"
+    host = target.host_name(name, "{out}", "{in}")
+    quoted = '"' + host.replace("{out}", '" #DTYPE0 "').replace("{in}", '" #DTYPE1 "') + '"'
+    quoted = quoted.replace(' ""', "").replace('"" ', "")
+    kernel = [
+        "template <typename T0, typename T1>",
+        f"kernel void {name}_kernel(",
+        "    device T0* output [[buffer(0)]],",
+        "    constant T1* input [[buffer(1)]],",
+        f"    constant float& {s} [[buffer(2)]],",
+        "    uint index [[thread_position_in_grid]]) {",
+        f"  output[index] = static_cast<T0>({name}_functor()(input[index], static_cast<T1>({s})));",
+        "}",
+    ]
+    inst = [
+        f"#define {macro}(DTYPE0, DTYPE1)",
+        f"  template [[host_name({quoted})]] kernel void",
+        f"  {name}_kernel(",
+        "      device DTYPE0* output [[buffer(0)]],",
+        "      constant DTYPE1* input [[buffer(1)]],",
+        f"      constant float& {s} [[buffer(2)]],",
+        "      uint id [[thread_position_in_grid]])",
+    ]
+    width = max(len(x) for x in inst[:-1]) + 1
+    inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
+    regs = _guarded([f"{macro}({o}, {i});" for i, o in plan.pairs()], target)
+    text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
+    pos = len(data)
+    return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
+
+
+# ------------------------------------------------------------------ binary
+def binary_helper_name() -> str:
+    return conventions()["binary_offsets_scalar"]["calls"][0]
+
+
+def binary_macro() -> str:
+    return conventions()["binary_offsets_scalar"]["register_macro"]
+
+
+def binary_templates() -> str:
+    """Once per kernel file: binary_indexing/binary_dense with the scalar after their buffers, and the
+    registration macro exporting the names binary_mps_impl builds."""
+    m = binary_macro()
+    return f"""
+// mps-migrate: binary kernels with one run-time scalar, a float after the buffers binary_mps_impl binds
+template <typename T, typename F>
+kernel void binary_indexing_scalar(
+    constant void* input_ [[buffer(0)]],
+    constant void* other_ [[buffer(1)]],
+    device void* out_ [[buffer(2)]],
+    constant uint3* offsets [[buffer(3)]],
+    constant float& scalar [[buffer(4)]],
+    uint tid [[thread_position_in_grid]]) {{
+  auto out = (device T*)((device uint8_t*)out_ + offsets[tid].x);
+  auto input = (constant T*)((constant uint8_t*)input_ + offsets[tid].y);
+  auto other = (constant T*)((constant uint8_t*)other_ + offsets[tid].z);
+  F f;
+  *out = static_cast<T>(f(*input, *other, static_cast<T>(scalar)));
+}}
+
+template <typename T, typename F>
+kernel void binary_dense_scalar(
+    constant T* input [[buffer(0)]],
+    constant T* other [[buffer(1)]],
+    device T* out [[buffer(2)]],
+    constant float& scalar [[buffer(3)]],
+    uint tid [[thread_position_in_grid]]) {{
+  F f;
+  out[tid] = static_cast<T>(f(input[tid], other[tid], static_cast<T>(scalar)));
+}}
+
+#define {m}(NAME, DTYPE)
+  template [[host_name(#NAME "_" #DTYPE)]] kernel void
+  binary_indexing_scalar<DTYPE, NAME##_functor>(
+      constant void* input_,
+      constant void* other_,
+      device void* out_,
+      constant uint3* offsets,
+      constant float& scalar,
+      uint tid);
+  template [[host_name(#NAME "_dense_" #DTYPE)]] kernel void
+  binary_dense_scalar<DTYPE, NAME##_functor>(
+      constant DTYPE * input_,
+      constant DTYPE * other_,
+      device DTYPE * out_,
+      constant float& scalar,
+      uint tid)
+"""
+
+
+def _continued(text: str) -> str:
+    """Backslash-continue the #define block of ``text`` (its lines up to the end)."""
+    lines = text.rstrip("\n").split("\n")
+    start = next(i for i, x in enumerate(lines) if x.startswith("#define"))
+    block = lines[start:]
+    width = max(len(x) for x in block[:-1]) + 1
+    return "\n".join(lines[:start] + [x.ljust(width) + "\\" for x in block[:-1]] + block[-1:]) + "\n"
+
+
+def binary_kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
+    """The templates (once), the functor (a, b, scalar) and its registrations, at the end of the file."""
+    text = ""
+    if f"#define {binary_macro()}(".encode() not in data:
+        text += _continued(binary_templates())
+    text += "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
+    dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
+    text += "\n".join(_guarded([f"{binary_macro()}({name}, {t});" for t in dtypes], target)) + "\n"
+    pos = len(data)
+    return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
+
+
+def binary_helper_text(impl_call: str) -> str:
+    """binary_mps_impl's launch (dense kernel for a contiguous iterator, else per-thread offsets),
+    plus the scalar as a float after the buffers."""
+    pad = " " * len(f"static void {binary_helper_name()}(")
+    return f"""
+// mps-migrate: binary_mps_impl with one run-time scalar, bound as a float after the buffers
+static void {binary_helper_name()}(TensorIteratorBase& iter,
+{pad}const std::string& func_name,
+{pad}const Scalar& scalar) {{
+  TORCH_CHECK(iter.common_dtype() != at::kDouble, "float64 is not supported on MPS");
+  Tensor input = iter.input(0);
+  Tensor other = iter.input(1);
+  Tensor out = iter.output();
+  const float value = scalar.to<float>();
+  MPSStream* mpsStream = getCurrentMPSStream();
+  const uint32_t numThreads = iter.numel();
+  dispatch_sync_with_rethrow(mpsStream->queue(), ^() {{
+    @autoreleasepool {{
+      auto computeEncoder = mpsStream->commandEncoder();
+      if (iter.is_contiguous()) {{
+        auto binaryPSO =
+            lib.getPipelineStateForFunc(fmt::format("{{}}_dense_{{}}", func_name, scalarToMetalTypeString(input)));
+        [computeEncoder setComputePipelineState:binaryPSO];
+        mtl_setArgs(computeEncoder, input, other, out, value);
+        mtl_dispatch1DJob(computeEncoder, binaryPSO, numThreads);
+        return;
+      }}
+      auto kernelDataOffsets = generateKernelDataOffsets(computeEncoder, iter);
+      auto binaryPSO = lib.getPipelineStateForFunc(func_name + "_" + scalarToMetalTypeString(input));
+      [computeEncoder setComputePipelineState:binaryPSO];
+      mtl_setArgs(computeEncoder, input, other, out);
+      [computeEncoder setBuffer:kernelDataOffsets offset:0 atIndex:3];
+      mtl_setBytes(computeEncoder, value, 4);
+      mtl_dispatch1DJob(computeEncoder, binaryPSO, numThreads);
+    }}
+  }});
+}}
+"""
+
+
+def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> list[Edit]:
+    """The launcher (once, inside the namespace binary_mps_impl lives in, after it), the stub calling it
+    and its REGISTER_DISPATCH after the file's last."""
+    data = ix.tree.sources[target.hpath]
+    edits = []
+    ns = target.impl_call.rsplit("::", 1)[0] + "::" if "::" in target.impl_call else ""
+    if not re.search(rb"\b" + binary_helper_name().encode() + rb"\s*\(\s*TensorIteratorBase", data):
+        impl = ix.definition("binary_mps_impl")
+        if impl is None or impl.path != target.hpath:
+            from migrate.port.translate import PortBlocked
+
+            raise PortBlocked(f"{target.hpath} does not define binary_mps_impl: no place for the scalar launcher",
+                              "no binary launcher", None)
+        pos = _line_end(data, impl.span.end - 1)
+        edits.append(Edit(target.hpath, pos, pos, binary_helper_text(target.impl_call)))
+    regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
+    rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
+    fn = f"{name}_mps_kernel"
+    from migrate.port.patch import dispatch_line
+
+    text = (f"\nstatic void {fn}(TensorIteratorBase& iter, const Scalar& {scalar}) {{\n"
+            f"  {ns}{binary_helper_name()}(iter, \"{name}\", {scalar});\n}}\n")
+    # the stub goes before the file's REGISTER_DISPATCH block, its registration after it
+    first = min((r.span.start for r in regs), default=rpos)
+    spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos
+    edits.append(Edit(target.hpath, spos, spos, text.lstrip("\n") + "\n"))
+    edits.append(Edit(target.hpath, rpos, rpos, dispatch_line(data, regs, stub, fn)))
+    return edits

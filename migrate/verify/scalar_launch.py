@@ -1,0 +1,81 @@
+"""The ``unary_1d_scalar`` launch (rules/launch_conventions.yaml): a file-local launcher
+``NAME(iter, "name", scalar)`` that binds (output, input, scalar as a float).
+
+Detected from the tree's code: a host function of the family calls the launcher, and the
+launcher's definition in the tree binds exactly the convention's ``binds`` through
+``mtl_setArgs`` (anything else is not this convention).  The scalar verify binds is the value
+the torch CPU reference gets too: the schema default of the stub's Scalar argument where
+native_functions.yaml gives one (not 0 or 1), else ``FALLBACK_SCALAR``.
+"""
+from __future__ import annotations
+
+import re
+
+from migrate.verify.conventions import Site, _body, _line, _text, conventions
+
+FALLBACK_SCALAR = 2.0  # an integer: integral dtypes accept it as alpha
+
+
+def _binds(body: str) -> list[str] | None:
+    m = re.search(r"\bmtl_setArgs\s*\(", body)
+    if m is None:
+        return None
+    depth, cur, args = 0, "", []
+    for ch in body[m.end():]:
+        if ch in "([{<" and not (ch == "<" and cur.strip() == ""):
+            depth += ch in "([{"
+        if ch in ")]}":
+            if depth == 0:
+                args.append(cur.strip())
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return args[1:]  # after the encoder
+
+
+SCALAR_CONVENTIONS = {"unary_1d_scalar": 1, "binary_offsets_scalar": 2}  # convention -> arity
+
+
+def scalar_site(ix, fns) -> Site | None:
+    for key, arity in SCALAR_CONVENTIONS.items():
+        conv = conventions()[key]
+        for helper in conv["calls"]:
+            rx = re.compile(rb"\b" + helper.encode() + rb'\s*\(\s*\w+\s*,\s*"(\w+)"\s*,\s*([^()]+?)\s*\)\s*;')
+            for fn in fns:
+                m = rx.search(_body(ix, fn))
+                if m is None:
+                    continue
+                defn = ix.definition(helper)
+                if defn is None or _binds(_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
+                    return None
+                data = _text(ix, fn.path)
+                return Site(key, m.group(1).decode(), helper, arity, fn.path, _line(data, fn.span.start + m.start()),
+                            fn.name, dense="dense_kernel" in conv, extra=m.group(2).decode().strip())
+    return None
+
+
+def scalar_value(ix, family: str, name: str) -> tuple[float, str]:
+    """(value, where it comes from) for the Scalar argument ``name`` of the family's operator: its
+    schema default, unless that is 0 or 1 (a value that would not show a kernel ignoring it)."""
+    for e in ix.families.get(family, ()):
+        m = re.search(rf"\bScalar\s+{re.escape(name)}\s*=\s*([-+\d.eE]+)", e.func)
+        if m and float(m.group(1)) not in (0.0, 1.0):
+            return float(m.group(1)), f"the schema default of {e.overload_name}"
+        if m:
+            return FALLBACK_SCALAR, f"the schema default {m.group(1)} would not show it: verify binds {FALLBACK_SCALAR:g}"
+    return FALLBACK_SCALAR, f"{name} has no schema default: verify binds {FALLBACK_SCALAR:g}"
+
+
+def required_flags(ix, family: str) -> tuple:
+    """``bool NAME`` arguments without a default (leaky_relu_backward's self_is_result): the kernel
+    computes the general case, so the reference gets False."""
+    for e in ix.families.get(family, ()):
+        args = e.func.split("(", 1)[-1].rsplit("->", 1)[0]
+        flags = re.findall(r"\bbool\s+(\w+)\s*(?=[,)])", args)
+        if flags:
+            return tuple((f, False) for f in flags)
+    return ()
