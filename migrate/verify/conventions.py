@@ -39,6 +39,8 @@ class Site:
     library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
     scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
+    params: tuple[str, ...] = ()  # params_1d: the struct's fields, in order (migrate/verify/params_host.py)
+    scalar_values: list | None = None  # params_1d: the values verify binds (rules/scalar_args.yaml)
 
 
 # ------------------------------------------------------------------ detection
@@ -145,6 +147,11 @@ def find_site(ix, family: str) -> Site:
         site.arity = site.arity or arity[call.helper]
         return site
     site = _binary_site(ix, fns)
+    if site is not None:
+        return site
+    from migrate.verify.params_host import params_site
+
+    site = params_site(ix, fns)
     if site is not None:
         return site
     why = hand_written(ix, fns)

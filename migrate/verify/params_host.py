@@ -1,0 +1,123 @@
+"""Kernels launched with a struct of run-time scalars (rules/launch_conventions.yaml ``params_1d``).
+
+``params_site`` finds the launch in the tree: a host stub calling the tree's own ``exec_params_kernel(iter,
+"name", std::array<scalar_t, N>{a.to<scalar_t>(), ...})`` whose definition the same host file holds.  The
+field order is read from that call.  ``ParamsHost`` binds as the helper does: operands broadcast to the
+output and made contiguous in the common dtype, the output computed in the common dtype (copied into the
+user's afterwards), the struct as the fields' values converted to the common dtype (``Scalar::to``).
+The values verify passes -- to the kernel and to every reference -- come from rules/scalar_args.yaml.
+"""
+from __future__ import annotations
+
+import re
+
+import torch
+
+from migrate.tables import load_table
+from migrate.verify.conventions import Site, conventions
+from migrate.verify.dtypes import metal_name
+from migrate.verify.host import Launch, bind_tensor
+from migrate.verify.iterator import Iter
+
+CONVENTION = "params_1d"
+
+
+def scalar_args(family: str) -> dict | None:
+    """{Scalar argument: value} in the schema's order, or None (rules/scalar_args.yaml)."""
+    return load_table("scalar_args.yaml")["families"].get(family)
+
+
+def params_site(ix, fns) -> Site | None:
+    helper = conventions()[CONVENTION]["calls"][0]
+    call = re.compile(rb"\b" + re.escape(helper.encode()) + rb'\s*\(\s*\w+\s*,\s*"(\w+)"\s*,([^;]*)\)\s*;')
+    define = re.compile(rb"\bvoid\s+" + re.escape(helper.encode()) + rb"\s*\(")
+    for fn in fns:
+        data = ix.tree.sources.get(fn.path) or (ix.tree.root / fn.path).read_bytes()
+        m = call.search(data[fn.span.start:fn.span.end])
+        if m is None or define.search(data) is None:
+            continue
+        fields = tuple(f.decode() for f in re.findall(rb"(\w+)\s*\.\s*to\s*<\s*scalar_t\s*>\s*\(\s*\)", m.group(2)))
+        name = m.group(1).decode()
+        line = data.count(b"\n", 0, fn.span.start + m.start()) + 1
+        return Site(CONVENTION, name, helper, _arity(ix, name), fn.path, line, fn.name, params=fields)
+    return None
+
+
+def _arity(ix, name: str) -> int:
+    """Tensor inputs of the template kernel ``NAME_kernel``: its ``constant T1*`` parameters."""
+    rx = re.compile(rb"\bkernel\s+void\s+" + re.escape(name.encode()) + rb"_kernel\s*\(([^{]*)\)\s*\{")
+    for path in ix.tree.metals:
+        m = rx.search(ix.tree.sources.get(path, b""))
+        if m:
+            return len(re.findall(rb"\bconstant\s+T1\s*\*", m.group(1)))
+    return 1
+
+
+class ParamsHost:
+    def __init__(self, site: Site, values: list):
+        self.site, self.values = site, values
+        self.conv = conventions()[CONVENTION]
+
+    def plan(self, arity: int, it: Iter, name: str) -> Launch | None:
+        out = it.output()
+        if out.numel() == 0:
+            return None
+        common = it.common_dtype()
+        inputs = [torch.broadcast_to(it.input(k).to(common), out.shape).contiguous() for k in range(arity)]
+        result = out if out.is_contiguous() and out.dtype == common else torch.empty(out.shape, dtype=common)
+        finish = None if result is out else (lambda: out.copy_(result))
+        kname = self.conv["kernel"].format(name=name, out=metal_name(result.dtype), **{"in": metal_name(common)})
+        params = torch.tensor(self.values, dtype=torch.float64).to(common)  # Scalar::to<scalar_t>()
+        args = [bind_tensor(result), *(bind_tensor(x) for x in inputs), params]
+        fields = ", ".join(f"{f}={v}" for f, v in zip(self.site.params, self.values))
+        return Launch(kname, args, [out.numel()], "1d", [f"{self.site.helper} params {{{fields}}}"], finish)
+
+
+class WithScalars:
+    """A reference called with the family's scalar arguments after its tensors."""
+
+    def __init__(self, ref, values: list, field_names: tuple[str, ...]):
+        self.ref, self.values, self.fields = ref, values, field_names
+        self.name = ref.name
+        self.where = getattr(ref, "where", "")
+
+    def compute(self, case):
+        from migrate.verify.references import NotApplicable, PortReference, ReferenceUnavailable
+
+        if isinstance(self.ref, PortReference):
+            inputs = self.ref._inputs(case)
+            names = {p.name: v for p, v in zip(getattr(self.ref.dag, "params", ()), self.values)}
+            out_dtype = case.out.dtype if case.out is not None else case.expected_dtype
+            try:
+                return self.ref.evaluate(self.ref.dag, {**inputs, **names}, out_dtype)
+            except Exception as exc:  # noqa: BLE001 - a foreign evaluator: no reference here
+                raise ReferenceUnavailable(f"{type(exc).__name__}: {exc}") from None
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+        try:
+            return self.ref.fn(*args, *self.values)
+        except TypeError as exc:
+            raise NotApplicable(str(exc).splitlines()[0]) from None
+        except RuntimeError as exc:  # torch.ops: no overload takes these arguments (a Python number, ...)
+            kind = NotApplicable if "failed to match any schema" in str(exc) else ReferenceUnavailable
+            raise kind(str(exc).splitlines()[0]) from None
+        except NotImplementedError as exc:
+            raise ReferenceUnavailable(str(exc).splitlines()[0]) from None
+
+
+def prepare(source, references: list, opts, family: str) -> list[str]:
+    """For a params_1d launch: the scalar values bound into the host and every reference; notes."""
+    if source.convention != CONVENTION:
+        return []
+    table = scalar_args(family)
+    if table is None:
+        from migrate.errors import UsageError
+
+        raise UsageError(f"{family}: its kernel takes run-time scalars ({', '.join(source.site.params)}) and "
+                         f"rules/scalar_args.yaml gives no values for them")
+    values = list(table.values())
+    source.site.scalar_values = values
+    references[:] = [WithScalars(r, values, source.site.params) for r in references]
+    opts.opinfo = False
+    shown = ", ".join(f"{k}={v}" for k, v in table.items())
+    return [f"run-time scalars {shown} (rules/scalar_args.yaml) passed to the kernel and every reference; "
+            f"OpInfo samples carry their own scalars and are not run for this launch"]
