@@ -28,6 +28,7 @@ GOLDENS = {
     "logical_and": "logical, operands cast to bool",
     "logaddexp": "idiom rewrite: stable logaddexp",
     "hardsigmoid": "idiom rewrite: NaN-propagating clamp",
+    "hardtanh_backward": "two run-time scalars: a parameter struct, the port-written exec_params_kernel launch",
     "sign": "dtype branch ([t dataType] == MPSDataTypeInt64) -> per-dtype specialisation on T",
 }
 
