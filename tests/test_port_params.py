@@ -45,8 +45,17 @@ def test_real_hardtanh_backward_ports_to_the_2_7_params_launch(ix27):
     assert 'template [[host_name("hardtanh_backward_" #DTYPE0 "_" #DTYPE1)]] kernel void' in text
     # the stub has the declared function type's iterator (TensorIterator&, not TensorIteratorBase&)
     assert "static void hardtanh_backward_mps_kernel(TensorIterator& iter, const Scalar& min, const Scalar& max)" in text
-    assert "static void exec_params_kernel(TensorIteratorBase& iter" in text  # the launch, written once
+    assert "static void exec_params_kernel(TensorIteratorBase& iter," in text  # the launch, written once
+    assert 'exec_params_kernel(iter, "hardtanh_backward", 2, std::array<scalar_t, 2>{' in text
     assert any("hardtanh_backward_bounds" in n for n in port.notes)
+
+
+def test_threshold_binds_only_the_input_its_kernel_reads(ix27):
+    # threshold_stub's iterator is binary (self, self) on CPU; the unary kernel reads operand 0 only
+    port = plan_port(ix27, "threshold", cleanup=False)
+    text = "".join(e.replacement for e in port.edits)
+    assert 'exec_params_kernel(iter, "threshold", 1, std::array<scalar_t, 2>{threshold.to<scalar_t>(), ' in text
+    assert any("threshold_nan" in n for n in port.notes)
 
 
 def test_threshold_stub_shared_with_a_binary_iterator_is_refused(ix27):

@@ -8,7 +8,7 @@ MPS function's signature order, the stub's order); the functor takes it as its l
   type name)`` (rules/launch_conventions.yaml ``functor_params``); the tree's MetalShaderLibrary must
   declare that launcher.
 - 2.7 era (``unary_1d`` / ``binary_offsets`` files): the tree has no launch with arguments, so the port
-  writes one once per host file, ``exec_params_kernel(iter, name, params)`` (``params_1d``): contiguous
+  writes one once per host file, ``exec_params_kernel(iter, name, ninputs, params)`` (``params_1d``): contiguous
   operands in the common dtype, one thread per element, the struct by ``mtl_setBytes``; the kernel is a
   template plus the file's kind of ``[[host_name]]`` instantiation macro.
 """
@@ -136,10 +136,14 @@ def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str) -> str:
 
 
 HELPER_27 = """
-// Launches NAME_<out>_<in> with a struct of run-time scalars (written by mps-migrate port): the operands
-// broadcast to the output and made contiguous in the common dtype, one thread per element.
+// Launches NAME_<out>_<in> with a struct of run-time scalars (written by mps-migrate port): the first
+// ninputs operands (a stub's iterator may carry more than its kernel reads) broadcast to the output and made
+// contiguous in the common dtype, one thread per element.
 template <typename Params>
-static void exec_params_kernel(TensorIteratorBase& iter, const std::string& name, const Params& params) {
+static void exec_params_kernel(TensorIteratorBase& iter,
+                               const std::string& name,
+                               unsigned ninputs,
+                               const Params& params) {
   using namespace mps;
   const Tensor& output = iter.output();
   if (output.numel() == 0) {
@@ -147,7 +151,7 @@ static void exec_params_kernel(TensorIteratorBase& iter, const std::string& name
   }
   const auto common = iter.common_dtype();
   std::vector<Tensor> inputs;
-  for (int i = 0; i < iter.ninputs(); ++i) {
+  for (unsigned i = 0; i < ninputs; ++i) {
     inputs.push_back(iter.input(i).to(output.device(), common).expand(output.sizes()).contiguous());
   }
   Tensor result = output.is_contiguous() && output.scalar_type() == common
@@ -226,7 +230,7 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
     text = "\n" + body + "\n" + _kernel_27(name, arity, plan, target)
     out = [Edit(target.kpath, len(kdata), len(kdata), text if kdata.endswith(b"\n") else "\n" + text)]
     helper = convention("params_1d")["calls"][0]
-    call = f"{helper}(iter, \"{name}\", PARAMS);"
+    call = f"{helper}(iter, \"{name}\", {arity}, PARAMS);"
     return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call), helper)
 
 

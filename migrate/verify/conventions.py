@@ -41,6 +41,7 @@ class Site:
     extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
     params: tuple[str, ...] = ()  # params_1d: the struct's fields, in order (migrate/verify/params_host.py)
     scalar_values: list | None = None  # params_1d: the values verify binds (rules/scalar_args.yaml)
+    params_type: str = ""  # functor_params: the struct's type-name prefix ("HardtanhBackwardParams_")
 
 
 # ------------------------------------------------------------------ detection

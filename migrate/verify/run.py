@@ -153,10 +153,10 @@ class Runner:
         return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
 
     def _host(self, flavor: str):
-        if self.source.convention == "params_1d":
-            from migrate.verify.params_host import ParamsHost
+        if self.source.convention in ("params_1d", "functor_params"):
+            from migrate.verify.params_host import host_for
 
-            return ParamsHost(self.source.site, self.source.site.scalar_values)
+            return host_for(self.source.site)
         if self.source.convention != "functor_registry":
             return LegacyHost(self.source.site)
         return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
