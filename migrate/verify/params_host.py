@@ -152,6 +152,10 @@ class WithScalars:
                 raise ReferenceUnavailable(f"{type(exc).__name__}: {exc}") from None
         args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
         try:
+            if case.out is not None:
+                out = torch.empty_like(case.out)
+                self.ref.fn(*args, *self.values, out=out)
+                return out
             return self.ref.fn(*args, *self.values)
         except TypeError as exc:
             raise NotApplicable(str(exc).splitlines()[0]) from None
