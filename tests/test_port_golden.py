@@ -33,6 +33,7 @@ PORT_GOLDENS = {
     "floor": "unary rounding macro, identity on integers",
     "ge": "comparison, Scalar and Tensor overloads from one macro",
     "hardsigmoid": "multi-node graph in a cached-graph lambda (clamp)",
+    "hardtanh_backward": "two run-time scalars: a parameter struct through REGISTER_BINARY_ALPHA_OP (idiom: bounds)",
     "hypot": "multi-node binary block (constants)",
     "leaky_relu": "unary alpha (constant from a Scalar argument)",
     "logaddexp": "multi-node binary block",

@@ -6,7 +6,7 @@ node's dtype (as MPSGraph does), with the table's torch functions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migrate.port.rules import table
 from migrate.tables import dtype_family
@@ -54,6 +54,7 @@ class Dag:
     source: str = ""  # "path:line" of the graph code
     alpha: Node | None = None  # the run-time scalar (a host Scalar argument), if any
     notes: tuple[str, ...] = ()  # choices the translation made (an OS-version branch taken, ...)
+    params: list[Node] = field(default_factory=list)  # several run-time scalars: a parameter struct (port.params)
 
     def nodes(self) -> list[Node]:
         """Every node once, operands before users."""

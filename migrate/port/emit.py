@@ -34,7 +34,7 @@ def plan_dtypes(dag: Dag, ints: bool, bools: bool = True) -> Plan:
     if not ints or "int" not in accepted:
         return Plan(float_out, None, ())
     mode = "bool" if dag.returns_bool else "float" if dag.needs_float else "same"
-    if dag.alpha is not None and mode != "same":
+    if (dag.alpha is not None or dag.params) and mode != "same":
         return Plan(float_out, None, ())  # alpha arrives in the input dtype: int -> float has no alpha kernel
     with_bool = mode == "float" or (bools and "bool" in accepted)
     int_dtypes = tuple(t for t in dtype_family("integral") if t != "bool" or with_bool)
@@ -48,6 +48,7 @@ class _Emitter:
         self.args = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
         if dag.alpha is not None:
             self.args[id(dag.alpha)] = alpha_name(dag)
+        self.args.update((id(p), f"params.{p.name}") for p in dag.params)  # migrate.port.params
         uses: dict[int, int] = {}
         for n in dag.nodes():
             for a in n.args:
@@ -137,6 +138,11 @@ def alpha_name(dag: Dag) -> str:
     return name if name.isidentifier() and name not in taken and not temp else "alpha"
 
 
+def struct_name(name: str) -> str:
+    """The parameter struct of a kernel with several run-time scalars: hardtanh_backward -> HardtanhBackwardParams."""
+    return "".join(w.capitalize() for w in name.split("_")) + "Params"
+
+
 def _strip(e: str) -> str:
     """Drop one pair of outer parentheses when they enclose the whole expression."""
     if not (e.startswith("(") and e.endswith(")")):
@@ -170,7 +176,7 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
 
     traits = traits or MODERN_TRAITS
     names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())
-    params = ", ".join(f"const T {a}" for a in names)
+    params = ", ".join([f"const T {a}" for a in names] + ([f"const {struct_name(name)}<T> params"] if dag.params else []))
     fret = "bool" if plan.float_out == "bool" else "T"
     overloads = []
     if plan.int_mode is None:
@@ -209,6 +215,7 @@ def formula(dag: Dag) -> str:
     names = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
     if dag.alpha is not None:
         names[id(dag.alpha)] = alpha_name(dag)
+    names.update((id(p), f"params.{p.name}") for p in dag.params)
 
     def show(n: Node) -> str:
         if id(n) in names:

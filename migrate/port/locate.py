@@ -201,6 +201,11 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
         dag.inputs.sort(key=lambda n: params.index(n.name))
     if dag.alpha is not None:
         _resolve_alpha(dag, typed, where)
+    dag.params.sort(key=lambda n: params.index(n.name) if n.name in params else len(params))  # the signature's order
+    for n in dag.params:
+        if n.name not in scalar_params(typed):
+            raise PortBlocked(f"constant from {n.name}, which is not a Scalar argument of the function",
+                              "run-time scalar", where)
     return dag
 
 

@@ -356,7 +356,12 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
     stub = _stub_for(ix, family, impls)
     alpha = dag.alpha.name if dag.alpha is not None else None
-    _check_stub_takes(ix, stub, alpha, dag.source)
+    if dag.params:
+        from migrate.port import params as struct_port
+
+        iter_type = struct_port.check_stub(ix, stub, dag)
+    else:
+        _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
     ints, bools = (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
     from migrate.port.idioms import apply as torch_faithful
@@ -376,6 +381,11 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     if not has_functor:
         target = _target_files(ix, arity)
         port.convention = target.convention
+        if emitted.params:  # several run-time scalars: a parameter struct (migrate/port/params.py)
+            port.edits += struct_port.edits(ix, target, name, emitted, plan, stub, iter_type)
+            _reroute(ix, family, port, fb)
+            port.edits = format_edits(ix.tree.root, port.edits)
+            return port
         if target.convention in ("unary_1d", "binary_offsets") and alpha is not None:
             from migrate.port import scalar27
 

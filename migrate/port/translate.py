@@ -105,6 +105,7 @@ class Translator:
         self.depth = 0
         self.alpha_node: Node | None = None
         self.notes: list[str] = []
+        self.more_scalars: list[Node] = []  # run-time scalars after the first: a parameter struct (port.params)
 
     def blocked(self, reason: str, construct: str, line: int | None = None) -> PortBlocked:
         where = self.where if line is None else f"{self.where.rsplit(':', 1)[0]}:{line}"
@@ -141,8 +142,12 @@ class Translator:
             raise self.blocked("the graph has no input tensor", "no input", b.line)
         used = {id(n) for n in Dag(self.inputs, result).nodes()}
         alpha = self.alpha_node if self.alpha_node is not None and id(self.alpha_node) in used else None
-        return Dag([n for n in self.inputs if id(n) in used] or self.inputs, result, self.where, alpha,
-                   tuple(dict.fromkeys(self.notes)))
+        inputs = [n for n in self.inputs if id(n) in used] or self.inputs
+        scalars = [n for n in [alpha, *self.more_scalars] if n is not None and id(n) in used]
+        notes = tuple(dict.fromkeys(self.notes))
+        if len(scalars) > 1:
+            return Dag(inputs, result, self.where, None, notes=notes, params=scalars)
+        return Dag(inputs, result, self.where, scalars[0] if scalars else None, notes=notes)
 
     # ----------------------------------------------------------- statements
     def run(self, body: tuple, env: dict, top: bool = False):
@@ -364,12 +369,23 @@ class Translator:
         if self.alpha_node is not None:
             if self.alpha_node.name == host:
                 return self.alpha_node
-            names = ", ".join(str(x or "a scalar placeholder") for x in (self.alpha_node.name, host))
-            raise self.blocked(f"two run-time scalars ({names}): a port passes one (alpha)",
-                               "several run-time scalars", line)
+            return self.another_scalar(host, dtype, line)
         c = self.constant(0, dtype, line)
         self.alpha_node = Node("alpha", name=host, dtype=c.dtype, like=c.like)
         return self.alpha_node
+
+    def another_scalar(self, host: str | None, dtype, line: int) -> Node:
+        """A second (third, ...) run-time scalar: with the first, the fields of a parameter struct."""
+        for n in self.more_scalars:
+            if n.name == host:
+                return n
+        if host is None or self.alpha_node.name is None:
+            raise self.blocked("several run-time scalars, one of them a scalar placeholder: which Scalar "
+                               "argument feeds which is not written in the graph", "several run-time scalars", line)
+        c = self.constant(0, dtype, line)
+        n = Node("alpha", name=host, dtype=c.dtype, like=c.like)
+        self.more_scalars.append(n)
+        return n
 
     def cast(self, x, dtype, line: int):
         if not isinstance(x, Node):

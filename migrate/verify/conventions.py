@@ -43,6 +43,9 @@ class Site:
     scalar: float | None = None  # unary_1d_scalar: the value bound for the run-time scalar (scalar_launch.py)
     scalar_from: str = ""  # where that value comes from
     reference_kwargs: tuple = ()  # (name, value) the torch reference also needs (a bool without default)
+    params: tuple[str, ...] = ()  # params_1d: the struct's fields, in order (migrate/verify/params_host.py)
+    scalar_values: list | None = None  # params_1d: the values verify binds (rules/scalar_args.yaml)
+    params_type: str = ""  # functor_params: the struct's type-name prefix ("HardtanhBackwardParams_")
 
 
 # ------------------------------------------------------------------ detection
@@ -179,6 +182,11 @@ def find_site(ix, family: str) -> Site:
         site.arity = site.arity or arity[call.helper]
         return site
     site = _binary_site(ix, fns)
+    if site is not None:
+        return site
+    from migrate.verify.params_host import params_site
+
+    site = params_site(ix, fns)
     if site is not None:
         return site
     why = hand_written(ix, fns)

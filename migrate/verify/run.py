@@ -153,6 +153,10 @@ class Runner:
         return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
 
     def _host(self, flavor: str):
+        if self.source.convention in ("params_1d", "functor_params"):
+            from migrate.verify.params_host import host_for
+
+            return host_for(self.source.site)
         if self.source.convention != "functor_registry":
             return LegacyHost(self.source.site)
         return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
@@ -383,6 +387,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}, read from {where}")
         else:
             notes.append(why)
+    from migrate.verify.params_host import prepare
+
+    notes += prepare(source, references, opts, family)  # a launch with a struct of run-time scalars
     report = Report(family, source, seed, [r.name for r in references], notes=notes)
     wanted = opts.dtypes or registered
     for d in wanted:
