@@ -35,11 +35,13 @@ PORTS = {
     "rsqrt": ("UnaryKernel", "UnaryKernel", "UnaryOps", ["rsqrt.out"]),  # the newest macOS's branch of its #ifdef
     # div_mode_template's rounding_mode is the caller's literal "floor": specialised for it
     "remainder": ("BinaryKernel", "BinaryKernel", "BinaryOps", ["remainder.Tensor_out"]),
+    # min and max: a parameter struct (migrate/port/params.py)
+    "hardtanh_backward": ("BinaryKernel", "BinaryKernel", "ActivationBackward", ["hardtanh_backward.grad_input"]),
 }
 BLOCKED = {
     "cumsum": "selector cumulativeSumWithTensor:axis:name: (scan (cumulative op)) is not elementwise",
     "mm": "selector matrixMultiplicationWithPrimaryTensor:secondaryTensor:name: (matrix op) is not elementwise",
-    "hardtanh": "two run-time scalars (min, max)",
+    "hardtanh": "hardtanh.out has no CPU kernel line for MPS to share",  # its min/max translate to a struct
 }
 
 
@@ -140,8 +142,8 @@ def test_list_shows_every_mpsgraph_family(capsys):
     table = out.split("MPSGraph-routed families")[0].splitlines()[:-1]  # wrapped details continue indented
     rows = {line.split()[0]: line.split()[1] for line in table if not line.startswith(" ")}
     assert max(map(len, out.splitlines())) <= 160
-    assert rows == {**{f: "portable" for f in PORTS}, "copysign": "portable", **{f: "blocked" for f in BLOCKED}}
-    assert "21 MPSGraph-routed families: 18 portable, 0 translatable" in out and "3 blocked" in out
+    assert rows == {**{f: "portable" for f in PORTS}, "copysign": "portable", **{f: "blocked" for f in BLOCKED}, "hardtanh": "translatable"}
+    assert "22 MPSGraph-routed families: 19 portable, 1 translatable" in out and "2 blocked" in out
     assert "cumulativeSumWithTensor:axis:name:" in out
 
 
@@ -152,7 +154,7 @@ def test_list_json_and_cli_subprocess():
 
     rows = {r["family"]: r for r in json.loads(p.stdout)}
     assert rows["lt"]["overloads"] == ["lt.Scalar_out", "lt.Tensor_out"]
-    assert rows["hardtanh"]["construct"] == "several run-time scalars"
+    assert rows["hardtanh"]["construct"] == "no shared kernel"
 
 
 def test_pre_c10_metal_tree_is_translatable_but_blocked(tree, capsys):

@@ -183,7 +183,7 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
                          f"{idiom.why}")
             continue
         changes.append(f"behaviour change ({idiom.name}): {idiom.why}; {_example(idiom, hits[0])}")
-    new = Dag(list(dag.inputs), out, dag.source, dag.alpha, list(dag.params))
+    new = Dag(list(dag.inputs), out, dag.source, dag.alpha, notes=dag.notes, params=list(dag.params))
     return new, changes, notes
 
 

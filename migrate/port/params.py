@@ -35,25 +35,10 @@ def convention(key: str) -> dict:
 # ------------------------------------------------------------------- the stub
 def stub_signature(ix, stub: str) -> tuple[str, list[str]] | None:
     """(iterator parameter type, the other parameter types) of ``stub``'s function type, or None."""
-    from migrate.port.patch import _TYPEDEF, _USING
+    from migrate.port.patch import stub_function_params
 
-    decl = ix.tree.declared_stubs.get(stub)
-    if decl is None:
-        return None
-    try:
-        data = (ix.tree.root / decl.rsplit(":", 1)[0]).read_bytes()
-    except OSError:
-        return None
-    m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([\w:]+)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)
-    if m is None:
-        return None
-    fn_type = m.group(1).strip().rsplit(b"::", 1)[-1]
-    for rx in (_USING, _TYPEDEF):
-        for u in rx.finditer(data):
-            if u.group(1) == fn_type:
-                parts = [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
-                return (parts[0], parts[1:]) if parts else None
-    return None
+    parts = stub_function_params(ix, stub)
+    return (parts[0], parts[1:]) if parts else None
 
 
 def check_stub(ix, stub: str, dag: Dag) -> str:

@@ -274,9 +274,9 @@ def stub_params(ix: Index, stub: str) -> list[str] | None:
     return None if extra and extra[0].startswith("<not a TensorIterator") else extra
 
 
-def _stub_signature(ix: Index, stub: str) -> list[str] | None:
-    """Parameter types of ``stub``'s function type after the iterator, from its DECLARE_DISPATCH
-    header (None: not declared in the tree, or a type the reader does not follow)."""
+def stub_function_params(ix: Index, stub: str) -> list[str] | None:
+    """Every parameter type of ``stub``'s function type, from its DECLARE_DISPATCH header (None: not
+    declared in the tree, or a type the reader does not follow)."""
     decl = ix.tree.declared_stubs.get(stub)
     if decl is None:
         return None
@@ -291,11 +291,19 @@ def _stub_signature(ix: Index, stub: str) -> list[str] | None:
     for rx in (_USING, _TYPEDEF):
         for u in rx.finditer(data):
             if u.group(1) == fn_type:
-                parts = [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
-                if not parts or "TensorIterator" not in parts[0]:
-                    return ["<not a TensorIterator stub: (" + ", ".join(parts) + ")>"]
-                return parts[1:]
+                return [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
     return None
+
+
+def _stub_signature(ix: Index, stub: str) -> list[str] | None:
+    """Parameter types of ``stub``'s function type after the iterator (None: not declared in the tree,
+    or a type the reader does not follow)."""
+    parts = stub_function_params(ix, stub)
+    if parts is None:
+        return None
+    if not parts or "TensorIterator" not in parts[0]:
+        return ["<not a TensorIterator stub: (" + ", ".join(parts) + ")>"]
+    return parts[1:]
 
 
 def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None) -> None:
