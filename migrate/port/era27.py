@@ -55,12 +55,18 @@ def out_cast_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def host_name_literal(target: Target, name: str) -> str:
+    """The kernel's ``[[host_name(...)]]`` string in an instantiation macro over (DTYPE0, DTYPE1): the
+    tree's host-name pattern with the dtypes stringised (``"exp_" #DTYPE0 "_" #DTYPE1``)."""
+    host = target.host_name(name, "{out}", "{in}")
+    quoted = '"' + host.replace("{out}", '" #DTYPE0 "').replace("{in}", '" #DTYPE1 "') + '"'
+    return quoted.replace(' ""', "").replace('"" ', "")
+
+
 def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -> list[Edit]:
     """The kernel text appended at the end of the file (after the file's last instantiations)."""
     macro = f"INSTANTIATE_{name.upper()}_KERNEL"
-    host = target.host_name(name, "{out}", "{in}")
-    quoted = '"' + host.replace("{out}", '" #DTYPE0 "').replace("{in}", '" #DTYPE1 "') + '"'
-    quoted = quoted.replace(' ""', "").replace('"" ', "")
+    quoted = host_name_literal(target, name)
     kernel = [
         "template <typename T0, typename T1>",
         f"kernel void {name}_kernel(",

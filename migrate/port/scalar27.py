@@ -13,7 +13,7 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
-from migrate.port.era27 import _guarded
+from migrate.port.era27 import _guarded, host_name_literal
 from migrate.port.style import Target
 from migrate.verify.conventions import conventions
 
@@ -79,9 +79,7 @@ def unary_scalar_edits(target: Target, data: bytes, name: str, dag, plan: Plan) 
     body = functor(name, dag, plan, dag.source, target.traits)
     s = alpha_name(dag)
     macro = f"INSTANTIATE_{name.upper()}_KERNEL"
-    host = target.host_name(name, "{out}", "{in}")
-    quoted = '"' + host.replace("{out}", '" #DTYPE0 "').replace("{in}", '" #DTYPE1 "') + '"'
-    quoted = quoted.replace(' ""', "").replace('"" ', "")
+    quoted = host_name_literal(target, name)
     kernel = [
         "template <typename T0, typename T1>",
         f"kernel void {name}_kernel(",
