@@ -63,8 +63,14 @@ def host_name_literal(target: Target, name: str) -> str:
     return quoted.replace(' ""', "").replace('"" ', "")
 
 
-def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -> list[Edit]:
-    """The kernel text appended at the end of the file (after the file's last instantiations)."""
+def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan, scalar: str = "",
+                pairs: list | None = None) -> list[Edit]:
+    """The kernel text appended at the end of the file (after the file's last instantiations).
+    ``scalar``: a run-time scalar the kernel takes as ``constant float& SCALAR [[buffer(2)]]``
+    (migrate/port/scalar27.py); ``pairs``: the (in, out) dtypes to instantiate (default: the plan's
+    with every floating ``out=`` dtype)."""
+    param = [f"    constant float& {scalar} [[buffer(2)]],"] if scalar else []
+    arg = f", static_cast<T1>({scalar})" if scalar else ""
     macro = f"INSTANTIATE_{name.upper()}_KERNEL"
     quoted = host_name_literal(target, name)
     kernel = [
@@ -72,8 +78,9 @@ def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -
         f"kernel void {name}_kernel(",
         "    device T0* output [[buffer(0)]],",
         "    constant T1* input [[buffer(1)]],",
+        *param,
         "    uint index [[thread_position_in_grid]]) {",
-        f"  output[index] = static_cast<T0>({name}_functor()(input[index]));",
+        f"  output[index] = static_cast<T0>({name}_functor()(input[index]{arg}));",
         "}",
     ]
     inst = [
@@ -82,11 +89,12 @@ def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan) -
         f"  {name}_kernel(",
         "      device DTYPE0* output [[buffer(0)]],",
         "      constant DTYPE1* input [[buffer(1)]],",
+        *["  " + p for p in param],
         "      uint id [[thread_position_in_grid]])",
     ]
     width = max(len(x) for x in inst[:-1]) + 1
     inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
-    pairs = out_cast_pairs(plan.pairs())
+    pairs = out_cast_pairs(plan.pairs()) if pairs is None else pairs
     regs = _guarded([f"{macro}({o}, {i});" for i, o in pairs], target)
     text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
     pos = len(data)

@@ -13,7 +13,7 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
-from migrate.port.era27 import _guarded, host_name_literal
+from migrate.port.era27 import _guarded, unary_edits
 from migrate.port.style import Target
 from migrate.verify.conventions import conventions
 
@@ -77,34 +77,7 @@ def unary_scalar_edits(target: Target, data: bytes, name: str, dag, plan: Plan) 
     """Functor (input, scalar), template kernel with ``constant float& SCALAR [[buffer(2)]]``, the
     instantiation macro of the file's ``[[host_name]]`` kind, one invocation per (out, in) pair."""
     body = functor(name, dag, plan, dag.source, target.traits)
-    s = alpha_name(dag)
-    macro = f"INSTANTIATE_{name.upper()}_KERNEL"
-    quoted = host_name_literal(target, name)
-    kernel = [
-        "template <typename T0, typename T1>",
-        f"kernel void {name}_kernel(",
-        "    device T0* output [[buffer(0)]],",
-        "    constant T1* input [[buffer(1)]],",
-        f"    constant float& {s} [[buffer(2)]],",
-        "    uint index [[thread_position_in_grid]]) {",
-        f"  output[index] = static_cast<T0>({name}_functor()(input[index], static_cast<T1>({s})));",
-        "}",
-    ]
-    inst = [
-        f"#define {macro}(DTYPE0, DTYPE1)",
-        f"  template [[host_name({quoted})]] kernel void",
-        f"  {name}_kernel(",
-        "      device DTYPE0* output [[buffer(0)]],",
-        "      constant DTYPE1* input [[buffer(1)]],",
-        f"      constant float& {s} [[buffer(2)]],",
-        "      uint id [[thread_position_in_grid]])",
-    ]
-    width = max(len(x) for x in inst[:-1]) + 1
-    inst = [x.ljust(width) + "\\" for x in inst[:-1]] + inst[-1:]
-    regs = _guarded([f"{macro}({o}, {i});" for i, o in plan.pairs()], target)
-    text = "\n" + body + "\n" + "\n".join(kernel) + "\n\n" + "\n".join(inst) + "\n\n" + "\n".join(regs) + "\n"
-    pos = len(data)
-    return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
+    return unary_edits(target, data, name, body, plan, scalar=alpha_name(dag), pairs=plan.pairs())
 
 
 # ------------------------------------------------------------------ binary
