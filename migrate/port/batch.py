@@ -62,14 +62,20 @@ def _kernel_paths(port: Port) -> set[str]:
     return {e.path for e in port.edits if e.path.endswith(".metal")}
 
 
+def combined_kernels(ix: Index, rows: list[Row]) -> dict[str, bytes]:
+    """The kernel files with every row's kernel edits.  A block several ports add once per file (shared
+    templates) is one edit of the same text in each: kept once."""
+    edits = list(dict.fromkeys(e for r in rows for e in r.port.edits if e.path.endswith(".metal")))
+    return apply_edits(ix.tree.sources, edits) if edits else {}
+
+
 def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
     """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
     from migrate.verify.conventions import HandWritten
     from migrate.verify.run import CannotRun, Options, first_failure, verify
 
     ported = [r for r in rows if r.port is not None]
-    kernel_edits = [e for r in ported for e in r.port.edits if e.path.endswith(".metal")]
-    combined = apply_edits(ix.tree.sources, kernel_edits) if kernel_edits else {}
+    combined = combined_kernels(ix, ported)
     combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
     baselines: dict[str, object] = {}
     for k, r in enumerate(ported):

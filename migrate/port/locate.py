@@ -1,6 +1,8 @@
 """From a family to its MPSGraph implementations and the DAG their graph code builds."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -188,7 +190,8 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     from migrate.port.specialise import general_paths
 
     known = {**general_paths(text), **(known or {})}
-    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix), known).block(b) for b in blocks]
+    feeds = scalar_feeds(text)
+    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix), known, feeds).block(b) for b in blocks]
     shapes = {d.structure() for d in dags}
     if len(shapes) > 1:
         raise PortBlocked(f"{len(blocks)} different graph blocks (chosen at run time)", "several graph blocks", where)
@@ -207,6 +210,17 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
             raise PortBlocked(f"constant from {n.name}, which is not a Scalar argument of the function",
                               "run-time scalar", where)
     return dag
+
+
+_MPS_SCALAR = re.compile(r"\bMPSScalar\s+(\w+)\s*=\s*getMPSScalar\s*\(\s*(\w+)\s*,")
+_SCALAR_FEED = re.compile(r"\bcachedGraph\s*->\s*(\w+)\s*:\s*getMPSGraphTensorFromScalar\s*\(\s*\w+\s*,\s*(\w+)\s*\)")
+
+
+def scalar_feeds(text: str) -> dict[str, str]:
+    """Cached-graph member -> host Scalar, from the feeds ``cachedGraph->beta_ : getMPSGraphTensorFromScalar(s,
+    beta_scalar)`` of ``MPSScalar beta_scalar = getMPSScalar(beta, ...)``."""
+    made = dict(_MPS_SCALAR.findall(text))
+    return {member: made[var] for member, var in _SCALAR_FEED.findall(text) if var in made}
 
 
 def scalar_params(params) -> list[str]:

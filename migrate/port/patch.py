@@ -116,6 +116,27 @@ def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
         return False
 
 
+def _check_iterator(ix: Index, impls: list[Impl], dag) -> None:
+    """The iterator the shared CPU kernel builds must hand the kernel the graph's inputs, in the graph's
+    order (by schema position): the kernel sees that iterator's operands, not the graph's."""
+    from migrate.port.cpu_iter import iterator_inputs, positions
+    from migrate.port.locate import _params, function_text
+
+    for im in impls:
+        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        if shared is None or im.registration is not None:
+            continue
+        cpu = positions(ix.tree.root, shared.kernel_name)
+        params = [p.name for p in _params(*function_text(ix, im.function))]
+        mine = [params.index(n.name) for n in dag.inputs if n.name in params]
+        if cpu is None or len(mine) != len(dag.inputs) or cpu == mine:
+            continue
+        theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name) or ())
+        raise PortBlocked(f"{shared.kernel_name} builds its iterator over ({theirs}); the graph reads "
+                          f"({', '.join(n.name for n in dag.inputs)}): a kernel for its stub sees other operands",
+                          "iterator operands", shared.span.where)
+
+
 def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
     stubs = set()
     for im in impls:
@@ -363,6 +384,7 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
     stub = _stub_for(ix, family, impls)
+    _check_iterator(ix, impls, dag)
     alpha = dag.alpha.name if dag.alpha is not None else None
     if dag.params:
         from migrate.port import params as struct_port

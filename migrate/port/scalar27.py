@@ -151,14 +151,16 @@ def _continued(text: str) -> str:
 
 def binary_kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
     """The templates (once), the functor (a, b, scalar) and its registrations, at the end of the file."""
-    text = ""
-    if f"#define {binary_macro()}(".encode() not in data:
-        text += _continued(binary_templates())
-    text += "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
+    pos = len(data)
+    lead = "" if data.endswith(b"\n") else "\n"
+    edits = []
+    if f"#define {binary_macro()}(".encode() not in data:  # its own edit: ports combined share one copy
+        edits.append(Edit(target.kpath, pos, pos, lead + _continued(binary_templates())))
+        lead = ""
+    text = "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
     dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
     text += "\n".join(_guarded([f"{binary_macro()}({name}, {t});" for t in dtypes], target)) + "\n"
-    pos = len(data)
-    return [Edit(target.kpath, pos, pos, text if data.endswith(b"\n") else "\n" + text)]
+    return edits + [Edit(target.kpath, pos, pos, lead + text)]
 
 
 def binary_helper_text(impl_call: str) -> str:
@@ -171,6 +173,20 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
 {pad}const std::string& func_name,
 {pad}const Scalar& scalar) {{
   TORCH_CHECK(iter.common_dtype() != at::kDouble, "float64 is not supported on MPS");
+  // the kernel reads both inputs as input(0)'s dtype: cast them (on MPS) to the common dtype first,
+  // as the MPSGraph op did (TensorIterator casts inputs only when the common device is CPU)
+  const auto common_dtype = iter.common_dtype();
+  if (iter.input(0).scalar_type() != common_dtype || iter.input(1).scalar_type() != common_dtype ||
+      !iter.input(0).is_mps() || !iter.input(1).is_mps()) {{
+    auto cast_iter = TensorIteratorConfig()
+                         .add_output(iter.output())
+                         .add_input(iter.input(0).to(kMPS, common_dtype))
+                         .add_input(iter.input(1).to(kMPS, common_dtype))
+                         .check_all_same_dtype(false)
+                         .build();
+    {binary_helper_name()}(cast_iter, func_name, scalar);
+    return;
+  }}
   Tensor input = iter.input(0);
   Tensor other = iter.input(1);
   Tensor out = iter.output();

@@ -95,8 +95,10 @@ def _dtype_word(name: str) -> str | None:
 
 
 class Translator:
-    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None, known=None):
+    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None, known=None,
+                 feeds: dict[str, str] | None = None):
         self.where = where  # "path:line" for messages
+        self.feeds = feeds or {}  # cached-graph member -> the host Scalar the function feeds it from
         self.known = known or {}  # host name -> specialise.Known: the caller's literal arguments
         self.helpers = helpers  # name -> (params, body) of a same-tree graph helper, or None
         self.t = table()
@@ -145,6 +147,9 @@ class Translator:
         inputs = [n for n in self.inputs if id(n) in used] or self.inputs
         scalars = [n for n in [alpha, *self.more_scalars] if n is not None and id(n) in used]
         notes = tuple(dict.fromkeys(self.notes))
+        if len(scalars) > 1 and any(n.name is None for n in scalars):
+            raise self.blocked("several run-time scalars, one of them a scalar placeholder: which Scalar argument "
+                               "feeds which is not written in the graph", "several run-time scalars", b.line)
         if len(scalars) > 1:
             return Dag(inputs, result, self.where, None, notes=notes, params=scalars)
         return Dag(inputs, result, self.where, scalars[0] if scalars else None, notes=notes)
@@ -187,6 +192,9 @@ class Translator:
                     env[tgt.id] = value
                 elif isinstance(tgt, o.Member) and isinstance(self.eval(tgt.obj, env), CachedRef):
                     self.outputs[tgt.name] = value
+                    if isinstance(value, Node) and value.op == "alpha" and value.name is None \
+                            and tgt.name in self.feeds:  # a scalar placeholder: named by what feeds it
+                        value.name = self.feeds[tgt.name]
                 elif isinstance(value, Node):
                     raise self.blocked(f"graph tensor stored into {_text(tgt)}", "store to host object", s.line)
             elif isinstance(s, o.Return):
@@ -374,6 +382,16 @@ class Translator:
         self.alpha_node = Node("alpha", name=host, dtype=c.dtype, like=c.like)
         return self.alpha_node
 
+    def placeholder_scalar(self, dtype, line: int) -> Node:
+        """A scalar placeholder: a run-time scalar of its own, named when the graph stores it in a cached-graph
+        member the function feeds from a Scalar argument (``self.feeds``), else by ``locate``."""
+        if self.alpha_node is None:
+            return self.alpha(None, dtype, line)
+        c = self.constant(0, dtype, line)
+        n = Node("alpha", name=None, dtype=c.dtype, like=c.like)
+        self.more_scalars.append(n)
+        return n
+
     def another_scalar(self, host: str | None, dtype, line: int) -> Node:
         """A second (third, ...) run-time scalar: with the first, the fields of a parameter struct."""
         for n in self.more_scalars:
@@ -412,7 +430,7 @@ class Translator:
         if short in self.t.cast_helpers and len(args) == 3:
             return self.cast(args[1], args[2], e.line)
         if short in self.t.scalar_placeholders and len(args) == 2:
-            return self.alpha(None, args[1], e.line)  # fed from the function's Scalar argument
+            return self.placeholder_scalar(args[1], e.line)  # fed from a Scalar argument of the function
         if short in self.t.placeholders and len(args) == 3 and isinstance(e.args[2], o.ArrayLit) \
                 and isinstance(args[1], DtypeRef) and _one_element(e.args[2]):
             return self.alpha(None, args[1], e.line)  # mpsGraphRankedPlaceHolder(g, dtype, @[ @1 ]): a scalar

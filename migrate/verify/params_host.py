@@ -178,7 +178,13 @@ def prepare(source, references: list, opts, family: str) -> list[str]:
                          f"rules/scalar_args.yaml gives no values for them")
     values = list(table.values())
     source.site.scalar_values = values
-    references[:] = [WithScalars(r, values, source.site.params) for r in references]
+    from migrate.verify.references import TorchCpuReference
+
+    for r in references:  # torch CPU takes them as its own call's arguments (and keeps its other answers)
+        if type(r) is TorchCpuReference:
+            r.scalar_values = values
+    references[:] = [r if type(r) is TorchCpuReference else WithScalars(r, values, source.site.params)
+                     for r in references]
     opts.opinfo = False
     shown = ", ".join(f"{k}={v}" for k, v in table.items())
     return [f"run-time scalars {shown} (rules/scalar_args.yaml) passed to the kernel and every reference; "

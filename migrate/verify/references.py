@@ -61,9 +61,11 @@ class TorchCpuReference:
     def __init__(self, family: str):
         self.fn = torch_callable(family)
         self.scalar_kwargs: dict = {}  # a run-time scalar the launch binds, by name (verify/scalar_launch.py)
+        self.scalar_values: list = []  # a parameter struct's scalars, after the tensors (verify/params_host.py)
 
     def compute(self, case: Case) -> torch.Tensor:
         args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
+        args += self.scalar_values
         kw = self.scalar_kwargs
         try:
             if case.out is not None:
@@ -95,11 +97,13 @@ class TorchCpuReference:
         return out
 
     def _call(self, args: list, out_like: torch.Tensor | None) -> torch.Tensor:
+        kw = self.scalar_kwargs  # the run-time scalars the launch bound: the same call as compute's
+        args = [*args, *self.scalar_values]
         if out_like is not None:
             out = torch.empty_like(out_like)
-            self.fn(*args, out=out)
+            self.fn(*args, out=out, **kw)
             return out
-        return self.fn(*args)
+        return self.fn(*args, **kw)
 
 
 _REFUSED = ("can't be cast to the desired output type",  # TensorIteratorBase::compute_types, on any device

@@ -53,8 +53,12 @@ def scalar_site(ix, fns) -> Site | None:
                 if defn is None or _binds(_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
                     return None
                 data = _text(ix, fn.path)
+                marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
+                body = _body(ix, defn)
+                promotes = helper if arity == 2 and all(k.encode() in body for k in marks) else ""
                 return Site(key, m.group(1).decode(), helper, arity, fn.path, _line(data, fn.span.start + m.start()),
-                            fn.name, dense="dense_kernel" in conv, extra=m.group(2).decode().strip())
+                            fn.name, dense="dense_kernel" in conv, extra=m.group(2).decode().strip(),
+                            promotes=promotes)
     return None
 
 

@@ -169,7 +169,7 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
     }
     cached = so.exists() and meta_path.exists()
     if not cached:
-        toolchain.ensure_runtime(root)
+        toolchain.ensure_runtime(root, opt)
         with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
             gen = Path(tmp) / f"{filename}.gen.cpp"
             gen.write_text(cpp)

@@ -120,10 +120,11 @@ def runtime_fingerprint() -> str:
 PROBE = "#include <cstdint>\nextern \"C\" int __msl_probe(int x) { return x + 1; }\n"
 
 
-def ensure_runtime(cache: Path, announce_after: float = 2.0, progress_every: float = 10.0) -> None:
-    """zig builds libc++/compiler_rt for a target once (about a minute): do it
-    on a tiny file with progress lines on stderr, so no first build is silent."""
-    flags = compile_cmd(Path("x.cpp"), Path("x.so"), 0)[3:]
+def ensure_runtime(cache: Path, opt: int = 0, announce_after: float = 2.0, progress_every: float = 10.0) -> None:
+    """zig builds libc++/compiler_rt once per target and optimisation level (about a minute each):
+    do it on a tiny file, with progress lines on stderr and no time limit, so no first build is
+    silent and a slow one (a loaded machine) is never killed by a shader compile's timeout."""
+    flags = compile_cmd(Path("x.cpp"), Path("x.so"), opt)[3:]
     key = hashlib.sha256(repr((compiler_id(), flags)).encode()).hexdigest()[:16]
     marker = cache / f"runtime-{key}.ready"
     if marker.exists():
@@ -134,7 +135,7 @@ def ensure_runtime(cache: Path, announce_after: float = 2.0, progress_every: flo
     with tempfile.TemporaryDirectory(dir=cache, prefix=".probe-") as tmp:
         src, out = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
         src.write_text(PROBE)
-        proc = subprocess.Popen(compile_cmd(src, out, 0), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(compile_cmd(src, out, opt), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True)
         announced = False
         while True:

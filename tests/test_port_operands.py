@@ -1,0 +1,128 @@
+"""Port on the real 2.7.0a0 tree: the CPU iterator's operands, scalar placeholders named by their feeds,
+shared kernel-file blocks in a batch, and verify of the scalar-taking binary ports (promotion, NaN)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from migrate.index import Index
+from migrate.port.batch import combined_kernels, plan_all
+from migrate.port.cpu_iter import iterator_inputs, positions
+from migrate.port.listing import verdict
+from migrate.port.locate import scalar_feeds
+from migrate.port.patch import plan_port, translate_family
+from migrate.tree import load_tree
+from migrate.verify.run import Options, verify
+
+REAL = Path("/root/.cache/mps-corpus/pytorch-v2.7.0a0")
+NATIVE = "aten/src/ATen/native"
+
+
+@pytest.fixture(scope="module")
+def real_ix():
+    if not (REAL / "aten/src/ATen/native/native_functions.yaml").is_file():
+        pytest.fail(f"{REAL} is missing: bash ../shared/corpus/fetch-pytorch-tree --version 2.7.0a0")
+    return Index(load_tree(REAL))
+
+
+# ------------------------------------------------------------ the CPU kernel's iterator
+def _native(tmp_path: Path, text: str) -> Path:
+    (tmp_path / NATIVE).mkdir(parents=True)
+    (tmp_path / NATIVE / "Ops.cpp").write_text(text)
+    return tmp_path
+
+
+def test_iterator_inputs_in_the_order_the_kernel_adds_them(tmp_path):
+    root = _native(tmp_path, """
+// a_out(x) in a comment is not the definition
+Tensor& a_out(const Tensor& grad, const Tensor& input, const Tensor& buffer, Tensor& out) {
+  auto iter = TensorIteratorConfig().add_output(out).add_const_input(input)
+      .add_input(buffer).add_owned_const_input(grad).build();
+  a_stub(kCPU, iter);
+  return out;
+}
+Tensor& b_out(const Tensor& grad, const Tensor& self, const Scalar& lo, Tensor& out) {
+  auto iter = TensorIterator::borrowing_binary_op(out, grad, self);
+  b_stub(iter.device_type(), iter, lo);
+  return out;
+}
+Tensor& c_out(const Tensor& self, Tensor& out) { return at::c_outf(self, out); }
+""")
+    assert iterator_inputs(root, "a_out") == ["input", "buffer", "grad"]
+    assert positions(root, "a_out") == [1, 2, 0]
+    assert iterator_inputs(root, "b_out") == ["grad", "self"] and positions(root, "b_out") == [0, 1]
+    assert iterator_inputs(root, "c_out") is None and iterator_inputs(root, "missing_out") is None
+
+
+def test_a_cpu_iterator_over_other_operands_blocks_the_port(real_ix):
+    """log_sigmoid_backward's CPU kernel iterates (input, buffer, grad_output): a binary kernel registered for
+    its stub would read the input as the gradient."""
+    v = verdict(real_ix, "log_sigmoid_backward")
+    assert v.status != "portable"
+    assert "builds its iterator over (input, buffer, grad_output)" in v.detail, v
+    assert verdict(real_ix, "hardtanh_backward").status == "portable"  # (grad_output, self): the graph's order
+
+
+# ------------------------------------------------------------ scalar placeholders
+def test_scalar_feeds_name_the_host_scalars():
+    text = """
+  MPSScalar beta_scalar = getMPSScalar(beta, self.scalar_type());
+  MPSScalar threshold_scalar = getMPSScalar(threshold, self.scalar_type());
+  feeds = @{ cachedGraph->betaTensor_ : getMPSGraphTensorFromScalar(stream, beta_scalar),
+             cachedGraph->thresholdTensor_ : getMPSGraphTensorFromScalar(stream, threshold_scalar) };"""
+    assert scalar_feeds(text) == {"betaTensor_": "beta", "thresholdTensor_": "threshold"}
+    assert scalar_feeds(text.replace("getMPSScalar(beta", "makeScalar(beta")) == {"thresholdTensor_": "threshold"}
+
+
+@pytest.mark.parametrize("family", ["softplus", "softplus_backward"])
+def test_two_scalar_placeholders_become_a_parameter_struct(real_ix, family):
+    dag = translate_family(real_ix, family)[1]
+    assert [n.name for n in dag.params] == ["beta", "threshold"]
+    assert verdict(real_ix, family).status == "portable"
+
+
+def test_softplus_port_is_torchs_formula(real_ix):
+    port = plan_port(real_ix, "softplus")
+    notes = " ".join(port.notes)
+    assert "behaviour change (softplus_linear)" in notes and "behaviour change (log1p)" in notes
+    text = " ".join("".join(e.replacement for e in port.edits if e.path.endswith(".metal")).split())
+    assert "/ float(params.beta)" in text and "< 0.0f ? 0.0f" not in text  # x itself above the threshold, no relu
+
+
+# ------------------------------------------------------------ the batch
+def test_a_batch_adds_shared_kernel_templates_once(real_ix):
+    rows = plan_all(real_ix, ["leaky_relu_backward", "softshrink_backward"])
+    assert all(r.port is not None for r in rows), [r.detail for r in rows]
+    kernels = combined_kernels(real_ix, rows)
+    text = b"".join(kernels.values()).decode()
+    assert text.count("kernel void binary_indexing_scalar(") == 1
+    assert "struct leaky_relu_backward_functor" in text and "struct softshrink_backward_functor" in text
+
+
+# ------------------------------------------------------------ verify of the ports
+def _verify(real_ix, family: str, layouts: list[str]):
+    from migrate.apply import unified_diff
+    from migrate.port.patch import apply_edits
+
+    port = plan_port(real_ix, family)
+    new = apply_edits(real_ix.tree.sources, port.edits)
+    patch = "".join(unified_diff(p, real_ix.tree.sources[p], new[p]) for p in sorted(new))
+    return verify(REAL, family, (patch, f"<port {family}>"),
+                  Options(opinfo=False, dtypes=[torch.float32], layouts=layouts))
+
+
+def test_the_scalar_binary_launcher_casts_mixed_dtypes(real_ix):
+    """other is int32: the launcher casts both inputs to the common dtype on MPS, as the graph did."""
+    rep = _verify(real_ix, "leaky_relu_backward", ["mixed_dtype", "contiguous"])
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert {c.layout for c in rep.cells if c.status == "pass"} == {"mixed_dtype", "contiguous"}
+
+
+def test_torch_cpus_other_loop_gets_the_struct_scalars(real_ix):
+    """hardtanh_backward at self = NaN: torch CPU's vectorised loop gives 0, its scalar loop grad; the kernel's
+    answer is the scalar loop's, excused only when the alternative call carries min_val and max_val."""
+    rep = _verify(real_ix, "hardtanh_backward", ["contiguous"])
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert sum(c.stats.excused for c in rep.cells) > 0  # the NaN elements: torch's scalar loop agrees
