@@ -50,10 +50,8 @@ def test_the_unary_launcher_is_written_once(tree, capsys):
 
 @pytest.mark.parametrize("family, scalar, convention", [
     ("leaky_relu", "negative_slope = 0.01 (the schema default", "unary_1d_scalar"),
-    pytest.param("add", "alpha = 2 (the schema default 1 would not show it", "binary_offsets_scalar",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "known gap: torch CPU adds with alpha as a fused multiply-add (inf + 2 * -3.4e38 is inf); the "
-                     "port's a + b * alpha overflows to -inf first and gives NaN. Needs an fma idiom."))),
+    # torch CPU adds with alpha as a fused multiply-add (inf + 2 * -3.4e38 is inf): the fused_alpha idiom
+    ("add", "alpha = 2 (the schema default 1 would not show it", "binary_offsets_scalar"),
 ])
 def test_verify_runs_the_scalar_launch_against_torch_cpu(tree, capsys, family, scalar, convention):
     rc, patch, _ = port(capsys, family, "--root", str(tree))

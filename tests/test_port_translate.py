@@ -116,7 +116,7 @@ def test_table_covers_the_elementwise_selectors():
     t = table()
     assert len(t.ops) >= 60
     assert len(t.by_selector) == len([r for r in t.ops.values() if r.selector])  # one op per selector
-    assert {r.op for r in t.ops.values() if not r.selector} == {"log1p"}  # emitted by rules/port_idioms.yaml only
+    assert {r.op for r in t.ops.values() if not r.selector} == {"log1p", "muladd"}  # emitted by port_idioms.yaml only
     classes = {r.cls for r in t.ops.values()}
     assert classes == {"math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp"}
     for r in t.ops.values():
@@ -203,6 +203,7 @@ REFERENCES = {
     "logical_xnor": (lambda a, b: bool(a) == bool(b), "bool_pair"),
     "select": (lambda c, t, f: t if c > 0.5 else f, "triple"),  # the condition node is gt(c, 0.5)
     "clamp": (lambda x, lo, hi: min(max(x, lo), hi), "triple"),
+    "muladd": (lambda a, b, c: a + b * c, "triple"),  # fused: the double product of floats is exact
 }
 # bitwise selectors: 32-bit integers
 INT_REFERENCES = {
@@ -216,7 +217,7 @@ INT_FORMS = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "floor_mod": lambda a, b: a % b, "mod": lambda a, b: int(math.fmod(a, b)),
     "fmax": max, "fmin": min, "maximum": max, "minimum": min, "clamp": lambda x, lo, hi: min(max(x, lo), hi),
-    "maximum_int": max, "minimum_int": min, "relu": lambda x: max(x, 0),
+    "maximum_int": max, "minimum_int": min, "relu": lambda x: max(x, 0), "muladd": lambda a, b, c: a + b * c,
 }
 
 
