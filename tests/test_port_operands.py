@@ -126,3 +126,23 @@ def test_torch_cpus_other_loop_gets_the_struct_scalars(real_ix):
     rep = _verify(real_ix, "hardtanh_backward", ["contiguous"])
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert sum(c.stats.excused for c in rep.cells) > 0  # the NaN elements: torch's scalar loop agrees
+
+
+# ------------------------------------------------------------ a ufunc op (add.out: codegen's CPU kernel)
+def test_a_ufunc_op_keeps_its_mps_line_and_calls_the_stub(real_ix):
+    """add.out has no CPU line to share (ufunc codegen writes ufunc_add_CPU): the MPS structured kernel's body
+    becomes add_stub's call, as the generated CPU kernel's is; its complex branch is a behaviour change."""
+    port = plan_port(real_ix, "add")
+    host = [e for e in port.edits if e.path.endswith("BinaryOps.mm")]
+    assert [e.replacement for e in host] == ["{\n  add_stub(device_type(), *this, alpha);\n}"]
+    old = real_ix.tree.sources[host[0].path][host[0].start:host[0].end].decode()
+    assert old.startswith("{\n  if ((isComplexType(") and old.endswith('output, "add");\n}')
+    assert not any(e.path.endswith("native_functions.yaml") for e in port.edits)
+    assert any(n.startswith("behaviour change (fused_alpha)") for n in port.notes)
+    assert any(n.startswith("behaviour change (complex): add_out_mps") for n in port.notes)
+
+
+def test_dropping_an_old_complex_path_is_a_behaviour_change(real_ix):
+    notes = [n for n in plan_port(real_ix, "mul").notes if n.startswith("behaviour change (complex)")]
+    assert len(notes) == 1 and "mul_out_mps handles complex inputs (supportsComplex" in notes[0], notes
+    assert not [n for n in plan_port(real_ix, "atan2").notes if "(complex)" in n]

@@ -11,7 +11,7 @@ from migrate.model import Edit, HostFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
 from migrate.port.fmt import format_edits
-from migrate.port.locate import Impl, family_impls, graph_dag
+from migrate.port.locate import GRAPH_IMPLS, Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile
@@ -116,6 +116,51 @@ def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
         return False
 
 
+def _ufunc_stub(ix: Index, family: str, im: Impl) -> str | None:
+    """A ufunc op's stub: codegen writes its CPU and CUDA kernels (``ufunc_add_CPU`` calls ``add_stub``), so
+    there is no kernel line to share and the MPS structured kernel (a TensorIteratorBase) calls the stub."""
+    e = im.entry
+    stub = f"{family}_stub"
+    if not (e.ufunc_inner_loop and e.structured and e.structured_inherits == "TensorIteratorBase"):
+        return None
+    return stub if stub in ix.tree.declared_stubs and im.function.kind == "impl_func" else None
+
+
+def _ufunc_body_edits(ix: Index, im: Impl, stub: str) -> list[Edit]:
+    """The MPS structured kernel's body becomes the stub's call with the kernel's Scalar arguments, as
+    codegen's ``ufunc_<op>_CPU`` body is (a complex branch goes with the rest: _complex_paths says so)."""
+    from migrate.port.locate import _params, function_text, scalar_params
+
+    fn = im.function
+    data = ix.tree.sources[fn.path]
+    code = SourceFile(data).code
+    open_, close = code.find(b"{", fn.span.start), code.rfind(b"}", fn.span.start, fn.span.end)
+    if not (fn.span.start <= open_ < close):
+        raise PortBlocked(f"{fn.name}: no body to replace with {stub}'s call", "ufunc body", fn.span.where)
+    args = ", ".join(["device_type()", "*this", *scalar_params(_params(*function_text(ix, fn)))])
+    return [Edit(fn.path, open_, close + 1, f"{{\n  {stub}({args});\n}}")]
+
+
+_COMPLEX = re.compile(r"\b(isComplexType|supportsComplex|complex_mul_out|legacy_complex_as_view|view_as_real)\b")
+
+
+def _complex_paths(ix: Index, family: str, impls: list[Impl]) -> list[str]:
+    """A behaviour change when the old implementation handles complex inputs: ports register no complex
+    kernel (emit.Plan), so after the patch complex calls reach a kernel name the library lacks and raise
+    (a ufunc op's MPS function keeps its early complex branch, but that one is taken only on old macOS)."""
+    out = []
+    for im in impls:
+        fn = im.function
+        data = ix.tree.sources[fn.path][fn.span.start:fn.span.end].decode("utf-8", "replace")
+        m = _COMPLEX.search(data)
+        if m is not None:
+            line = fn.span.line + data.count("\n", 0, m.start())
+            out.append(f"behaviour change (complex): {fn.name} handles complex inputs ({m.group(1)}, {fn.path}:{line}); "
+                       f"the port registers no complex kernel, so complex calls raise after this patch: add complex "
+                       f"kernels, or keep that branch by hand")
+    return list(dict.fromkeys(out))
+
+
 def _check_iterator(ix: Index, impls: list[Impl], dag) -> None:
     """The iterator the shared CPU kernel builds must hand the kernel the graph's inputs, in the graph's
     order (by schema position): the kernel sees that iterator's operands, not the graph's."""
@@ -144,6 +189,9 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
             stubs.add(im.registration.stub)
             continue
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        if shared is None and _ufunc_stub(ix, family, im) is not None:
+            stubs.add(_ufunc_stub(ix, family, im))  # the MPS function calls it itself (_ufunc_body_edits)
+            continue
         if shared is None:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
                               "no shared kernel", im.line.span.where)
@@ -399,7 +447,7 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
-    port.notes += list(dag.notes) + changes + idiom_notes
+    port.notes += list(dag.notes) + changes + idiom_notes + _complex_paths(ix, family, impls)
     has_functor = name in ix.functor_registrations
     from migrate.port.stub_impl import replaced
 
@@ -471,7 +519,10 @@ def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
 
     for im in port.impls:
         if im.registration is None:
-            shared = next(d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
+            shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+            if shared is None:  # a ufunc op: its MPS line stays, the function calls the stub
+                port.edits += _ufunc_body_edits(ix, im, port.stub)
+                continue
             port.edits += fb.join_shared_line(im.entry, im.line, shared).edits
     port.edits += unregister_edits(ix, port.impls)
     if not port.cleanup:
