@@ -11,7 +11,7 @@ from migrate.model import Edit, HostFile
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
 from migrate.port.fmt import format_edits
-from migrate.port.locate import GRAPH_IMPLS, Impl, family_impls, graph_dag
+from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile
