@@ -146,3 +146,34 @@ def test_dropping_an_old_complex_path_is_a_behaviour_change(real_ix):
     notes = [n for n in plan_port(real_ix, "mul").notes if n.startswith("behaviour change (complex)")]
     assert len(notes) == 1 and "mul_out_mps handles complex inputs (supportsComplex" in notes[0], notes
     assert not [n for n in plan_port(real_ix, "atan2").notes if "(complex)" in n]
+
+
+def test_a_scalar_launch_runs_no_opinfo_sample(real_ix):
+    """add's launch binds alpha = 2 for every case; OpInfo's samples use alpha's default 1: not run."""
+    from migrate.apply import unified_diff
+    from migrate.port.patch import apply_edits
+
+    port = plan_port(real_ix, "add")
+    new = apply_edits(real_ix.tree.sources, port.edits)
+    patch = "".join(unified_diff(p, real_ix.tree.sources[p], new[p]) for p in sorted(new))
+    rep = verify(REAL, "add", (patch, "<port add>"), Options(dtypes=[torch.float32], layouts=["contiguous", "opinfo"]))
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert not [c for c in rep.cells if c.layout.startswith("opinfo:")]
+    assert any("OpInfo samples (their own or the default scalar) are not run" in n for n in rep.notes)
+
+
+@pytest.mark.parametrize("family", ["leaky_relu", "leaky_relu_backward", "_prelu_kernel", "signbit", "add"])
+def test_a_port_adds_no_finding_to_the_tree(real_ix, family):
+    """Lint after the port reports nothing the tree did not have: the generated launchers check their numel
+    narrowing (MPS013), _prelu_kernel's old function prelu_mps goes (MPS004), signbit's out= casts are not an
+    int-to-float family missing bool (MPS008)."""
+    from migrate.lint import lint_tree
+    from migrate.port.patch import apply_edits
+
+    def findings(tree):
+        return {(f.code, f.path, f.message) for f in lint_tree(tree).findings}
+
+    before = findings(real_ix.tree)
+    new = apply_edits(real_ix.tree.sources, plan_port(real_ix, family).edits)
+    after = findings(load_tree(REAL, {**real_ix.tree.sources, **new}))
+    assert sorted(after - before) == []

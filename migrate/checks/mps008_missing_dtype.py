@@ -91,7 +91,7 @@ def _judged(template: str, have: list[dict], complex_view: bool):
         yield "float", [{"in": t, "out": t} for t in floats]
     if "out" in have[0]:
         outs = {h["out"] for h in have if h["in"] in ints}
-        if outs & FLOAT_OUT:
+        if outs & FLOAT_OUT and not outs & set(ints):  # out= casts of an integral result are not int-to-float
             out = sorted(outs & FLOAT_OUT)[0]
             yield "int-to-float", [{"in": t, "out": out} for t in ints]
 

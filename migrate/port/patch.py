@@ -527,17 +527,18 @@ def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
     port.edits += unregister_edits(ix, port.impls)
     if not port.cleanup:
         return
-    port.edits = cleanup_by_fix_loop(ix, family, port.edits)
+    port.edits = cleanup_by_fix_loop(ix, family, port.edits, {im.function.name for im in port.impls})
 
 
 CLEANUP_CODES = ("MPS004", "MPS005", "MPS009")  # dead implementation, stale include, stale expected failure
 
 
-def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit]) -> list[Edit]:
+def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit], kernels: frozenset[str] = frozenset()) -> list[Edit]:
     """The family's cleanup is lint's own: the fix loop runs on the port's overlay (the tree with the
     port applied in memory) and applies the family's MPS004/005/009 fixes to a fixed point -- one
     edit applier, no second copy of those rules.  Kernel-file insertions stay as they are (a batch
-    combines them); a file the cleanup changed becomes one whole-file edit."""
+    combines them); a file the cleanup changed becomes one whole-file edit.  ``kernels``: the family's old
+    MPS functions, whatever family their names suggest (_prelu_kernel's is prelu_mps)."""
     from migrate.commands.fix_cmd import family_of
     from migrate.config import Config
     from migrate.fixloop import fix_to_fixed_point
@@ -546,7 +547,8 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit]) -> list[Edit]
     overlay = apply_edits(ix.tree.sources, edits)
     tree = load_tree(ix.tree.root, {**ix.tree.sources, **overlay})  # ix's tree may itself be an overlay
     outcome = fix_to_fixed_point(ix.tree.root, Config(select=list(CLEANUP_CODES)), unsafe=True, tree=tree,
-                                 keep=lambda f, index: f.code in CLEANUP_CODES and family_of(f, index) == family)
+                                 keep=lambda f, index: f.code in CLEANUP_CODES
+                                 and (family_of(f, index) == family or f.kernel in kernels))
     if not outcome.new:
         return edits
     final = {**overlay, **outcome.new}

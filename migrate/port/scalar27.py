@@ -33,7 +33,7 @@ static void {helper_name()}(TensorIteratorBase& iter, const std::string& name, c
   using namespace mps;
   auto inputTensor = iter.input(0).contiguous();
   auto outputTensor = iter.output(0);
-  uint32_t length = outputTensor.numel();
+  const auto length = c10::checked_convert<uint32_t>(outputTensor.numel(), "uint32_t");
   if (length == 0) {{
     return;
   }}
@@ -192,7 +192,7 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
   Tensor out = iter.output();
   const float value = scalar.to<float>();
   MPSStream* mpsStream = getCurrentMPSStream();
-  const uint32_t numThreads = iter.numel();
+  const auto numThreads = c10::checked_convert<uint32_t>(iter.numel(), "uint32_t");
   dispatch_sync_with_rethrow(mpsStream->queue(), ^() {{
     @autoreleasepool {{
       auto computeEncoder = mpsStream->commandEncoder();

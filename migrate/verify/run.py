@@ -374,7 +374,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             site = source.site
             cpu.scalar_kwargs = {site.extra: site.scalar, **dict(site.reference_kwargs)}  # the launch binds it
             notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
-                         + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs))
+                         + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
+                         + "; OpInfo samples (their own or the default scalar) are not run for this launch")
+            opts.opinfo = False  # the launch binds one value for every case; a sample's would differ
         references = [cpu]
         from migrate.verify.references import old_reference
 
