@@ -117,7 +117,10 @@ def _binary_site(ix, fns) -> Site | None:
 
 def _call_site(ix, call) -> Site | None:
     if call.name in ix.functor_registrations:
-        return Site("functor_registry", call.name, call.helper, 0, call.path, call.span.line, call.function)
+        extra = _extra_argument(_text(ix, call.path)[call.span.start:call.span.end])
+        alpha = extra and any("ALPHA" in r.macro for r in ix.functor_registrations[call.name])
+        return Site("functor_registry", call.name, call.helper, 0, call.path, call.span.line, call.function,
+                    extra=extra if alpha else "")
     if call.helper != "exec_unary_kernel":
         return None
     if call.shared_library:
@@ -180,6 +183,9 @@ def find_site(ix, family: str) -> Site:
     site = _call_site(ix, call) if call is not None else None
     if site is not None:
         site.arity = site.arity or arity[call.helper]
+        if site.convention == "functor_registry" and site.extra:  # exec_*_kernel(iter, name, alpha)
+            site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
+            site.reference_kwargs = required_flags(ix, family)
         return site
     site = _binary_site(ix, fns)
     if site is not None:
@@ -308,7 +314,10 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, wor
     site = find_site(ix, family)
     site.scalar_at_storage_start = scalar_read_at_storage_start(root, ix)
     if site.convention == "functor_registry":
-        return ks.locate(root, family, overlay, workdir, index=ix)
+        source = ks.locate(root, family, overlay, workdir, index=ix)
+        if site.scalar is not None:  # exec_*_kernel(iter, name, alpha): the Host binds it
+            source.site = site
+        return source
     template = ""
     if conventions()[site.convention].get("library") == "inline":
         path, template = inline_source(root, ix, site)

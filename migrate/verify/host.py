@@ -123,10 +123,16 @@ def _inner_contiguous(it: Iter) -> bool:
 class Host:
     """Kernel selection against a compiled library's set of host names."""
 
-    def __init__(self, kernel_names, force_flavor: str | None = None, scalar_read=None):
+    def __init__(self, kernel_names, force_flavor: str | None = None, scalar_read=None, alpha: float | None = None):
         self.names = frozenset(kernel_names)
         self.force = force_flavor
         self.scalar_read = scalar_read
+        self.alpha = alpha  # exec_*_kernel(iter, name, alpha): the value bound, in the common dtype
+
+    def _alpha(self, it: Iter) -> tuple[str, torch.Tensor]:
+        """(the host name's alpha suffix, the bound value): scalar_arg_type defaults to the common dtype."""
+        dt = it.common_dtype()
+        return f"_{metal_name(dt)}", torch.tensor([self.alpha], dtype=dt)
 
     def _bound(self, it: Iter) -> list[torch.Tensor]:
         return [bind_tensor(op.tensor, op.cpu_scalar, self.scalar_read) for op in it.operands]
@@ -139,6 +145,8 @@ class Host:
         n = it.numel()
         if n == 0:
             return None
+        if self.alpha is not None:
+            return self._unary_alpha(it, name)
         out, inp = it.output(), it.input(0)
         contig = it.is_contiguous()
         ilp = contig and out.dtype in FLOATING and n >= ILP_THRESHOLD
@@ -167,6 +175,20 @@ class Host:
             return Launch(kname, args, [-(-shape[0] // ILP), n // shape[0]], flavor)
         last = _i32([it.ndim(), ot]) if cast else _i32([it.ndim()])
         args = [b[0], b[1], _i64(shape), _i64(it.strides(1)), _i64(it.strides(0)), last]
+        return Launch(kname, args, [shape[0], n // shape[0]], flavor)
+
+    def _unary_alpha(self, it: Iter, name: str) -> Launch:
+        """REGISTER_UNARY_ALPHA_OP's kernels: <op>_{dense,strided}_<out>_<in>_<alpha>, no ILP or castout;
+        alpha after the tensors (dense) or after ndim (strided)."""
+        n, out, inp = it.numel(), it.output(), it.input(0)
+        suffix, alpha = self._alpha(it)
+        flavor = "dense" if it.is_contiguous() else "strided"
+        kname = f"{name}_{flavor}_{metal_name(out.dtype)}_{metal_name(inp.dtype)}{suffix}"
+        b = self._bound(it)
+        if flavor == "dense":
+            return Launch(kname, [b[0], b[1], alpha], [n], flavor)
+        shape = it.shape()
+        args = [b[0], b[1], _i64(shape), _i64(it.strides(1)), _i64(it.strides(0)), _i32([it.ndim()]), alpha]
         return Launch(kname, args, [shape[0], n // shape[0]], flavor)
 
     # ----------------------------------------------------------- binary
@@ -203,11 +225,11 @@ class Host:
                     oth = oth.to(common)
                 cast = False
         contig = it.is_contiguous()
-        ilp_ok = not use_scalar and not use_bc and contig and not cast
+        ilp_ok = not use_scalar and not use_bc and contig and not cast and self.alpha is None  # alpha: no ILP
         ilp = ilp_ok and out.dtype in FLOATING and n >= ILP_THRESHOLD
         if ilp_ok and self.force in ("ilp", "scalar"):
             ilp = self.force == "ilp"
-        inner = (not use_scalar and not use_bc and not cast and not contig and _inner_contiguous(it)
+        inner = (self.alpha is None and not use_scalar and not use_bc and not cast and not contig and _inner_contiguous(it)
                  and it.shape()[0] >= INNER_CONTIGUOUS_MIN_EXTENT and self._has_prefix(f"{name}_inner_contiguous_"))
         o = metal_name(out.dtype)
         cast_suffix = f"{o}_{metal_name(it.common_dtype()) if out.dtype == torch.bool else o}"
@@ -221,14 +243,22 @@ class Host:
         kname = (f"{name}_{flavor}_cast_{cast_suffix}" if cast
                  else f"{name}_{flavor}_{o}_{metal_name(tensor_in.dtype)}")
         variant = flavor + ("_cast" if cast else "")
+        alpha = None
+        if self.alpha is not None:  # REGISTER_BINARY_ALPHA_OP: the same flavors, named with the alpha type
+            suffix, alpha = self._alpha(it)
+            kname += suffix
         sizes_types = [inp.element_size(), oth.element_size(), scalar_type(inp.dtype), scalar_type(oth.dtype)]
         args = [b[0], b[1], b[2]]
+        if alpha is not None and not use_bc:
+            args.append(alpha)  # buffer 3, before any sizes (after broadcast_numel for the broadcast flavors)
         threads = [n]
         if use_scalar:
             if cast:
                 args.append(_i32(sizes_types))
         elif use_bc:
             args.append(_i64([bc_numel]))
+            if alpha is not None:
+                args.append(alpha)
             if cast:
                 args.append(_i32(sizes_types))
         elif contig:

@@ -156,10 +156,11 @@ class Runner:
         if self.source.convention in ("params_1d", "functor_params"):
             from migrate.verify.params_host import host_for
 
-            return host_for(self.source.site)
+            return host_for(self.source.site, self.names)
         if self.source.convention != "functor_registry":
             return LegacyHost(self.source.site)
-        return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read)
+        alpha = self.source.site.scalar if self.source.site is not None else None
+        return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read, alpha)
 
     def run_case(self, case: Case, cell: Cell) -> None:
         before = (cell.stats.mismatches, len(cell.failures), cell.cases)
@@ -372,7 +373,8 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             raise CannotRun(str(exc)) from None
         if source.site is not None and source.site.scalar is not None:
             site = source.site
-            cpu.scalar_kwargs = {site.extra: site.scalar, **dict(site.reference_kwargs)}  # the launch binds it
+            value = int(site.scalar) if float(site.scalar).is_integer() else site.scalar  # integral inputs take it
+            cpu.scalar_kwargs = {site.extra: value, **dict(site.reference_kwargs)}  # the launch binds it
             notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
                          + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
                          + "; OpInfo samples (their own or the default scalar) are not run for this launch")
