@@ -91,7 +91,7 @@ def real_ix():
 
 
 NEW27 = ["leaky_relu", "leaky_relu_backward", "softshrink", "softshrink_backward", "maximum", "minimum", "ceil", "floor",
-         "trunc", "round", "rsqrt", "isposinf", "isneginf", "_prelu_kernel"]
+         "trunc", "round", "rsqrt", "isposinf", "isneginf", "_prelu_kernel", "add", "softplus", "softplus_backward"]
 
 
 @pytest.mark.parametrize("family", NEW27)
@@ -104,7 +104,6 @@ def test_real_tree_families_are_portable(real_ix, family):
     ("relu", "relu, the CPU kernel MPS would share, reaches no stub (relu_stub is not declared): it calls at::clamp_min"),
     ("sub", "sub's CPU kernel reaches add_stub, the stub of add"),
     ("remainder", "data-dependent control flow: if (!isFloatInput)"),  # the string switch is decided; the dtype test is not
-    ("add", "add.out has no CPU kernel line for MPS to share"),  # ufunc-generated CPU kernels
 ])
 def test_real_tree_blockers_say_what_is_left(real_ix, family, why):
     v = verdict(real_ix, family)
