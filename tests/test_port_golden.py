@@ -40,6 +40,7 @@ PORT_GOLDENS = {
     "logical_and": "logical, operands cast to bool, selector pasted across a line break",
     "lt": "comparison macro",
     "neg": "unary arithmetic, integers stay integers",
+    "sign": "dtype branch: [t dataType] == MPSDataTypeInt64 becomes a per-dtype specialisation",
     "silu": "multi-node graph spelled out step by step",
     "softshrink": "unary alpha (scalar placeholder), nested selects",
     "sqrt": "unary math, integers computed in float",

@@ -57,3 +57,14 @@ def test_remainder_ports_as_torchs_fmod_formula(tree, capsys):
     rep, err = _port_and_verify(tree, "remainder", capsys, [torch.float32, torch.int32], ["contiguous"])
     assert "behaviour change (remainder_fmod)" in err
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+
+
+@pytest.mark.parametrize("family, dtypes", [
+    ("sign", [torch.float32, torch.int64, torch.int32]),  # a dtype branch: int64 clamps, the rest signs
+    ("frac", [torch.float32, torch.float16]),
+    ("mish", [torch.float32]),  # idiom tanh_softplus
+])
+def test_modern_unary_families_port_and_verify(tree, capsys, family, dtypes):
+    rep, _ = _port_and_verify(tree, family, capsys, dtypes, ["contiguous", "transposed", "zero_dim"])
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert {c.dtype for c in rep.cells if c.status == "pass"} == {str(d).removeprefix("torch.") for d in dtypes}
