@@ -118,7 +118,8 @@ def test_ports_compose(tree, capsys):
     for family in PORTS:
         assert port(capsys, family, "--root", str(tree), "--write")[0] == 0
     left = {f.overload for f in findings(tree) if f.code == "MPS002"}
-    assert left == {"copysign.Scalar_out", "hardtanh.out", "cumsum.out", "mm.out"}
+    # not in PORTS: sign, frac and mish are ported and verified in tests/test_port_modern_verify.py
+    assert left == {"copysign.Scalar_out", "hardtanh.out", "cumsum.out", "mm.out", "sign.out", "frac.out", "mish.out"}
 
 
 @pytest.mark.parametrize("family", sorted(BLOCKED))
@@ -142,8 +143,10 @@ def test_list_shows_every_mpsgraph_family(capsys):
     table = out.split("MPSGraph-routed families")[0].splitlines()[:-1]  # wrapped details continue indented
     rows = {line.split()[0]: line.split()[1] for line in table if not line.startswith(" ")}
     assert max(map(len, out.splitlines())) <= 160
-    assert rows == {**{f: "portable" for f in PORTS}, "copysign": "portable", **{f: "blocked" for f in BLOCKED}, "hardtanh": "translatable"}
-    assert "22 MPSGraph-routed families: 19 portable, 1 translatable" in out and "2 blocked" in out
+    more = {f: "portable" for f in ("sign", "frac", "mish")}  # verified in tests/test_port_modern_verify.py
+    assert rows == {**{f: "portable" for f in PORTS}, "copysign": "portable", **{f: "blocked" for f in BLOCKED},
+                    "hardtanh": "translatable", **more}
+    assert "25 MPSGraph-routed families: 22 portable, 1 translatable" in out and "2 blocked" in out
     assert "cumulativeSumWithTensor:axis:name:" in out
 
 
