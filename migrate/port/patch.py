@@ -189,8 +189,9 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
             stubs.add(im.registration.stub)
             continue
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
-        if shared is None and _ufunc_stub(ix, family, im) is not None:
-            stubs.add(_ufunc_stub(ix, family, im))  # the MPS function calls it itself (_ufunc_body_edits)
+        ufunc = _ufunc_stub(ix, family, im) if shared is None else None
+        if ufunc is not None:
+            stubs.add(ufunc)  # the MPS function calls it itself (_ufunc_body_edits)
             continue
         if shared is None:
             raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
