@@ -7,6 +7,20 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+// An allocation of this library (the runtime's, or a kernel's own) that fails says so on the
+// worker's log, so verify reports "out of memory" rather than the null store that follows.
+// Hidden (-fvisibility=hidden): only this library's calls come here.
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* malloc(size_t n) noexcept {
+  void* p = __libc_malloc(n);
+  if (!p && n) {
+    static const char said[] = "mps-migrate runtime: malloc failed: cannot allocate memory\n";
+    if (write(2, said, sizeof said - 1) < 0) p = nullptr;
+  }
+  return p;
+}
 
 extern "C" {
 // Mirrors migrate/device/cpu/library.py:_Dispatch

@@ -59,7 +59,7 @@ _SIGNAL_WHAT = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGFPE"
                 "SIGXCPU": "CPU time limit exceeded", "SIGTRAP": "trap"}
 
 
-_OOM_TEXT = "cannot allocate memory"  # glibc's words when thread-local data does not fit
+_OOM_TEXT = "cannot allocate memory"  # glibc's words (thread-local data) and the runtime's (a failed malloc)
 
 
 def _package_root() -> str:
@@ -139,11 +139,22 @@ class WorkerProcess:
         name = _signal_name(self.proc.returncode)
         return f"{name} ({_SIGNAL_WHAT[name]})" if name in _SIGNAL_WHAT else name
 
-    def log_tail(self) -> str:
+    def log_text(self, since: int = 0) -> str:
         try:
-            lines = [ln for ln in Path(self.log).read_text(errors="replace").splitlines() if ln.strip()]
+            with open(self.log, "rb") as f:
+                f.seek(since)
+                return f.read().decode(errors="replace")
         except OSError:
             return ""
+
+    def log_size(self) -> int:
+        try:
+            return os.path.getsize(self.log)
+        except OSError:
+            return 0
+
+    def log_tail(self) -> str:
+        lines = [ln for ln in self.log_text().splitlines() if ln.strip()]
         if not lines:
             return ""
         said = next((ln for ln in lines if "panic" in ln), lines[-1])  # a UB trap's message comes first
@@ -152,6 +163,7 @@ class WorkerProcess:
     def call(self, msg: dict, timeout: float, kernel: str) -> dict:
         """Send one request; a dead or silent worker is killed and becomes a KernelFault."""
         self.sandbox  # noqa: B018 - the worker is confined before it gets any request
+        logged = self.log_size()
         try:
             send(self.sock, msg)
         except OSError:
@@ -169,9 +181,12 @@ class WorkerProcess:
                               "killed and is restarted for the next launch", kernel, "timeout")
         why = self.status()
         sig = why.split(" ")[0]
-        if self.peak_memory * 2 >= self.limits.memory or _OOM_TEXT in self.log_tail().lower():
-            why += (f"; out of memory: the worker used {self.peak_memory >> 20} MiB of its "
-                    f"{self.limits.memory >> 20} MiB address-space limit")
+        limit = f"{self.limits.memory >> 20} MiB address-space limit"
+        if _OOM_TEXT in self.log_text(logged).lower():
+            why += f"; out of memory: an allocation failed under the worker's {limit}"
+            sig = "out of memory"
+        elif self.peak_memory * 2 >= self.limits.memory:
+            why += f"; out of memory: the worker used {self.peak_memory >> 20} MiB of its {limit}"
             sig = "out of memory"
         raise KernelFault(f"{kernel}: the kernel crashed its worker: {why}{self.log_tail()}; the worker is "
                           "restarted for the next launch", kernel, sig)
