@@ -143,10 +143,11 @@ def test_list_shows_every_mpsgraph_family(capsys):
     table = out.split("MPSGraph-routed families")[0].splitlines()[:-1]  # wrapped details continue indented
     rows = {line.split()[0]: line.split()[1] for line in table if not line.startswith(" ")}
     assert max(map(len, out.splitlines())) <= 160
-    more = {f: "portable" for f in ("sign", "frac", "mish")}  # verified in tests/test_port_modern_verify.py
+    more = {f: "portable" for f in ("sign", "frac", "mish", "mish_backward", "softplus_backward",
+                                    "leaky_relu_backward")}  # verified in tests/test_port_modern_verify.py
     assert rows == {**{f: "portable" for f in PORTS}, "copysign": "portable", **{f: "blocked" for f in BLOCKED},
-                    "hardtanh": "translatable", **more}
-    assert "25 MPSGraph-routed families: 22 portable, 1 translatable" in out and "2 blocked" in out
+                    "hardtanh": "translatable", "sub": "translatable", **more}
+    assert "29 MPSGraph-routed families: 25 portable, 2 translatable" in out and "2 blocked" in out
     assert "cumulativeSumWithTensor:axis:name:" in out
 
 

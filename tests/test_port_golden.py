@@ -36,6 +36,7 @@ PORT_GOLDENS = {
     "hardtanh_backward": "two run-time scalars: a parameter struct through REGISTER_BINARY_ALPHA_OP (idiom: bounds)",
     "hypot": "multi-node binary block (constants)",
     "leaky_relu": "unary alpha (constant from a Scalar argument)",
+    "leaky_relu_backward": "binary alpha; operands in the order of the structured meta function's iterator",
     "logaddexp": "multi-node binary block",
     "logical_and": "logical, operands cast to bool, selector pasted across a line break",
     "lt": "comparison macro",

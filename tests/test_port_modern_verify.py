@@ -68,3 +68,55 @@ def test_modern_unary_families_port_and_verify(tree, capsys, family, dtypes):
     rep, _ = _port_and_verify(tree, family, capsys, dtypes, ["contiguous", "transposed", "zero_dim"])
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert {c.dtype for c in rep.cells if c.status == "pass"} == {str(d).removeprefix("torch.") for d in dtypes}
+
+
+@pytest.mark.parametrize("family, note", [
+    ("leaky_relu_backward", "the kernel gets the inputs in the order of the CPU iterator (schema inputs [1, 0])"),
+    ("softplus_backward", "run-time scalars beta=2.0, threshold=3.0"),
+    ("mish_backward", "old MPSGraph reference"),
+])
+def test_activation_backwards_port_and_verify(tree, capsys, family, note):
+    """The activation backwards still on MPSGraph upstream: one scalar (leaky_relu_backward, whose meta function
+    builds its iterator over (self_or_result, grad_output)), two scalars (softplus_backward), none (mish)."""
+    rep, err = _port_and_verify(tree, family, capsys, [torch.float32, torch.float16],
+                                ["contiguous", "transposed", "broadcast", "mixed_dtype"])
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert any(note in n for n in rep.notes), rep.notes
+    if family == "leaky_relu_backward":
+        assert "the kernel's a is self" in err
+
+
+def test_sub_reroutes_onto_adds_stub_once_add_is_ported(tmp_path, capsys):
+    """sub_out calls add_stub(..., -alpha): sub has no kernel of its own. Before add is ported the port says
+    so; after, sub only joins the CPU line, and verify gives the reference -alpha as CPU's sub_out does."""
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "port", root, ignore=shutil.ignore_patterns("golden"))
+    assert main(["port", "sub", "--root", str(root)]) == 2  # blocked: exit 2
+    err = capsys.readouterr().err
+    assert "reaches add_stub, the stub of add" in err and "port add first (mps-migrate port add)" in err
+    assert main(["port", "add", "--root", str(root), "--write"]) == 0
+    capsys.readouterr()
+    rep, err = _port_and_verify(root, "sub", capsys, [torch.float32, torch.int32],
+                                ["contiguous", "broadcast", "python_scalar"])
+    assert "sub_out calls add_stub with -alpha, which MPS registers already (add_mps_kernel)" in err
+    assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
+    assert any("sub_out calls add_stub with -alpha: the reference gets alpha=-2" in n for n in rep.notes), rep.notes
+    assert {k for c in rep.cells for k in c.kernels} >= {"add_dense_float_float_float", "add_dense_int_int_int"}
+
+
+def test_a_batch_plans_sub_after_add_and_verifies_it(tree):
+    """port --all: sub, blocked on the unchanged tree, is planned on the tree with add's port applied (one
+    reviewable patch on top of add's) and verified with add's kernel and host stub."""
+    from migrate.index import Index
+    from migrate.port.batch import plan_all, verify_all
+    from migrate.tree import load_tree
+
+    ix = Index(load_tree(tree))
+    rows = {r.family: r for r in plan_all(ix, ["add", "sub"])}
+    sub = rows["sub"]
+    assert sub.after == "add" and sub.port is not None and sub.convention == "reroute"
+    assert "+    CPU, CUDA, MPS: sub_out" in sub.patch and "-TORCH_IMPL_FUNC(sub_out_mps)" in sub.patch
+    assert "add_mps_kernel" not in sub.patch  # add's host stub is add's patch, not sub's
+    verify_all(tree, ix, list(rows.values()))
+    assert (rows["add"].verify, sub.verify) == ("pass", "pass"), (rows["add"].detail, sub.detail)
+    assert sub.detail == "after add's port"

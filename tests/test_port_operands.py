@@ -65,6 +65,48 @@ def test_a_cpu_iterator_over_other_operands_blocks_the_port(real_ix):
     assert verdict(real_ix, "hardtanh_backward").status == "portable"  # (grad_output, self): the graph's order
 
 
+def test_a_structured_meta_function_builds_the_iterator(tmp_path):
+    root = _native(tmp_path, """
+TORCH_META_FUNC(d_backward) (const Tensor& grad_output, const Tensor& self_or_result, const Scalar& s, bool r) {
+  build_borrowing_binary_op(maybe_get_output(), self_or_result, grad_output);
+}
+TORCH_META_FUNC2(e, Tensor) (const Tensor& self, const Tensor& other) {
+  build_borrowing_binary_op(maybe_get_output(), self, other);
+}
+TORCH_IMPL_FUNC(d_backward_out) (const Tensor& g, const Tensor& x, const Scalar& s, bool r, const Tensor& out) {
+  d_backward_stub(device_type(), *this, s);
+}
+""")
+    assert iterator_inputs(root, "d_backward_out") is None  # the structured kernel builds no iterator itself
+    assert iterator_inputs(root, "d_backward_out", ("d_backward", "")) == ["self_or_result", "grad_output"]
+    assert positions(root, "d_backward_out", ("d_backward", "")) == [1, 0]
+    assert positions(root, "e_out", ("e", "Tensor")) == [0, 1]
+    assert positions(root, "e_out", ("e", "Scalar")) is None
+
+
+def test_operands_follow_the_meta_functions_iterator(real_ix):
+    """leaky_relu_backward's meta builds (self_or_result, grad_output): the kernel's a is self, and verify hands
+    the kernel its inputs in that order (the schema-order functor of the previous port fails verify)."""
+    from migrate.verify.kernel_source import operand_order
+
+    port = plan_port(real_ix, "leaky_relu_backward")
+    assert any("the kernel's a is self" in n for n in port.notes), port.notes
+    assert [n.name for n in port.dag.inputs] == ["self", "grad_output"]
+    metal = next(e.replacement for e in port.edits if e.path.endswith(".metal") and "leaky_relu_backward_functor"
+                 in e.replacement)
+    assert "(float(a) > 0.0f) ? float(b)" in metal
+    after = Index(load_tree(REAL, overlay={e.path: _applied(e.path, port.edits) for e in port.edits}))
+    assert operand_order(after, "leaky_relu_backward") == [1, 0]
+    assert operand_order(after, "hardtanh_backward") is None
+
+
+def _applied(path: str, edits) -> bytes:
+    data = (REAL / path).read_bytes()
+    for e in sorted((e for e in edits if e.path == path), key=lambda e: e.start, reverse=True):
+        data = data[:e.start] + e.replacement.encode() + data[e.end:]
+    return data
+
+
 # ------------------------------------------------------------ scalar placeholders
 def test_scalar_feeds_name_the_host_scalars():
     text = """

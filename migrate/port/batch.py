@@ -29,8 +29,10 @@ class Row:
     verify: str = ""  # pass | pass* | FAIL | blocked | not run
     detail: str = ""  # failure / blocker
     changes: list[str] = field(default_factory=list)  # behaviour changes from the old MPSGraph path
-    patch: str = ""  # the family's unified diff against the unchanged tree
+    patch: str = ""  # the family's unified diff against the unchanged tree (or after ``after``'s patch)
     port: Port | None = None
+    after: str = ""  # planned on the tree with this family's port applied (sub reroutes onto add's stub)
+    base: dict[str, bytes] = field(default_factory=dict)  # that tree's changed files
 
     def as_json(self) -> dict:
         return {"family": self.family, "target": self.target, "convention": self.convention,
@@ -38,24 +40,46 @@ class Row:
 
 
 def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
-    rows = []
+    rows, waiting = [], {}
     for fam in families or mpsgraph_families(ix):
         row = Row(fam)
+        rows.append(row)
         try:
-            port = plan_port(ix, fam)
-            new = apply_edits(ix.tree.sources, port.edits)
+            _plan(ix, row)
         except (PortBlocked, NothingToPort, ValueError) as exc:
             where = f" ({exc.where})" if isinstance(exc, PortBlocked) and exc.where else ""
             row.verify, row.detail = "blocked", f"{getattr(exc, 'reason', exc)}{where}"
-            rows.append(row)
+            if getattr(exc, "after", None):
+                waiting[fam] = exc.after
+    by_family = {r.family: r for r in rows}
+    for fam, owner in waiting.items():  # sub after add: planned on the tree with add's port applied
+        first = by_family.get(owner)
+        if first is None or first.port is None:
             continue
-        row.port = port
-        row.convention = port.convention or "reroute"
-        row.target = next((p for p in sorted(new) if p.endswith(".metal")), "")
-        row.changes = [n for n in port.notes if n.startswith("behaviour change")]
-        row.patch = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
-        rows.append(row)
+        from migrate.tree import load_tree
+
+        base = apply_edits(ix.tree.sources, first.port.edits)
+        row = by_family[fam]
+        try:
+            _plan(Index(load_tree(ix.tree.root, {**ix.tree.sources, **base})), row)
+        except (PortBlocked, NothingToPort, ValueError):
+            continue
+        if _kernel_paths(row.port):  # only a reroute rides on another port (its kernel edits would not combine)
+            row.port, row.patch, row.target = None, "", ""
+            continue
+        row.after, row.base, row.verify = owner, base, ""
+        row.detail = f"planned after {owner}'s port (its patch applies on top of {owner}.diff)"
     return rows
+
+
+def _plan(ix: Index, row: Row) -> None:
+    port = plan_port(ix, row.family)
+    new = apply_edits(ix.tree.sources, port.edits)
+    row.port = port
+    row.convention = port.convention or "reroute"
+    row.target = next((p for p in sorted(new) if p.endswith(".metal")), "")
+    row.changes = [n for n in port.notes if n.startswith("behaviour change")]
+    row.patch = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
 
 
 def _kernel_paths(port: Port) -> set[str]:
@@ -82,8 +106,10 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
         if progress:
             progress(k, len(ported), r.family)
         own = [e for e in r.port.edits if not e.path.endswith(".metal")]
-        new = apply_edits(ix.tree.sources, own) if own else {}
-        text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in _kernel_paths(r.port))
+        base = {p: d for p, d in r.base.items() if not p.endswith(".metal")}  # the earlier port's host edits
+        new = {**base, **(apply_edits({**ix.tree.sources, **base}, own) if own else {})}
+        metal = _kernel_paths(r.port) | {p for p in r.base if p.endswith(".metal")}
+        text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in metal)
         text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
         opts = Options()
         try:
@@ -94,7 +120,8 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
         fails = [c for c in rep.cells if c.status == "FAIL"]
         if not fails:
             r.verify = "pass" if rep.ran else "not run"
-            r.detail = "" if rep.ran else "no case ran"
+            r.detail = (f"after {r.after}'s port; " if r.after else "") + ("" if rep.ran else "no case ran")
+            r.detail = r.detail.removesuffix("; ")
             continue
         conv = r.convention.removesuffix("_scalar")  # a scalar launcher repeats its era's launch steps
         base = baselines.get(conv)

@@ -15,22 +15,34 @@ from migrate.source import SourceFile
 
 _ADD = re.compile(rb"\.\s*add_(?:owned_)?(?:const_)?input\s*\(\s*(\w+)\s*\)")
 _OP = re.compile(rb"\bTensorIterator\s*::\s*(?:borrowing_)?(unary|binary)(?:_float)?_op\s*\(([^()]*)\)")
+# a structured op's meta function: build_borrowing_binary_op(maybe_get_output(), self_or_result, grad_output)
+_BUILD = re.compile(rb"\bbuild_(?:borrowing_)?\w*?_op\s*\(\s*maybe_get_output\s*\(\s*\)\s*,([^()]*)\)")
 _NATIVE = "aten/src/ATen/native"
 
 
-@lru_cache(maxsize=64)
-def _definition(root: str, kernel: str) -> tuple[list[str], bytes] | None:
-    """(parameter names, body) of the non-structured native definition of ``kernel``."""
-    head = re.compile(rb"\b" + re.escape(kernel.encode()) + rb"\s*\(([^()]*)\)\s*\{")
+def _heads(kernel: str, meta: tuple[str, str] | None) -> list[bytes]:
+    """Regexes of the definitions to read, best first: the kernel, then its structured meta function."""
+    heads = [rb"\b" + re.escape(kernel.encode()) + rb"\s*\(([^()]*)\)\s*\{"]
+    if meta is not None:
+        name, overload = (re.escape(x.encode()) for x in meta)
+        heads.append(rb"\bTORCH_META_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{")
+        heads.append(rb"\bTORCH_META_FUNC2\s*\(\s*" + name + rb"\s*,\s*" + overload + rb"\s*\)\s*\(([^()]*)\)\s*\{")
+    return heads
+
+
+@lru_cache(maxsize=256)
+def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes] | None:
+    """(parameter names, body) of the first definition matching ``head`` in the tree's native .cpp files."""
     native = Path(root) / _NATIVE
     if not native.is_dir():
         return None
+    pattern = re.compile(head)
     for f in sorted(native.glob("*.cpp")):
         data = f.read_bytes()
-        if kernel.encode() not in data:
+        if needle not in data:
             continue
         code = SourceFile(data).code  # comments and strings blanked, offsets kept
-        m = head.search(code)
+        m = pattern.search(code)
         if m is None:
             continue
         params = [p.split()[-1].lstrip(b"&*").decode() for p in m.group(1).split(b",") if p.split()]
@@ -42,26 +54,71 @@ def _definition(root: str, kernel: str) -> tuple[list[str], bytes] | None:
     return None
 
 
-def iterator_inputs(root, kernel: str) -> list[str] | None:
-    """Names of the inputs, in order, of the iterator ``kernel`` builds; None when not read."""
-    got = _definition(str(root), kernel)
-    if got is None:
-        return None
-    _, body = got
+def _inputs(body: bytes) -> list[str] | None:
     names = [m.group(1).decode() for m in _ADD.finditer(body)]
     if names:
         return names
-    m = _OP.search(body)
+    m = _OP.search(body) or _BUILD.search(body)
     if m is None:
         return None
-    args = [a.strip().decode() for a in m.group(2).split(b",")]
-    return args[1:] if all(re.fullmatch(r"\w+", a) for a in args) else None
+    args = [a.strip().decode() for a in m.group(m.lastindex).split(b",")]
+    if m.re is _OP:
+        args = args[1:]  # TensorIterator::binary_op(out, a, b)
+    return args if all(re.fullmatch(r"\w+", a) for a in args) else None
 
 
-def positions(root, kernel: str) -> list[int] | None:
+def _read(root, kernel: str, meta: tuple[str, str] | None) -> tuple[list[str], list[str]] | None:
+    """(parameter names, iterator input names) of the first definition that builds the iterator."""
+    needle = (meta[0] if meta else kernel).encode()
+    for i, head in enumerate(_heads(kernel, meta)):
+        got = _definition(str(root), head, kernel.encode() if i == 0 else needle)
+        names = _inputs(got[1]) if got is not None else None
+        if names is not None:
+            return got[0], names
+    return None
+
+
+def iterator_inputs(root, kernel: str, meta: tuple[str, str] | None = None) -> list[str] | None:
+    """Names of the inputs, in order, of the iterator ``kernel`` builds (or, for a structured kernel,
+    its meta function ``meta`` = (op name, overload) builds); None when not read."""
+    got = _read(root, kernel, meta)
+    return got[1] if got is not None else None
+
+
+def positions(root, kernel: str, meta: tuple[str, str] | None = None) -> list[int] | None:
     """The iterator's inputs as positions in the kernel's parameter list (schema order)."""
-    got = _definition(str(root), kernel)
-    names = iterator_inputs(root, kernel)
-    if got is None or names is None or any(n not in got[0] for n in names):
+    got = _read(root, kernel, meta)
+    if got is None or any(n not in got[0] for n in got[1]):
         return None
-    return [got[0].index(n) for n in names]
+    return [got[0].index(n) for n in got[1]]
+
+
+def meta_of(entry) -> tuple[str, str] | None:
+    """(op name, overload) of a structured entry's meta function: TORCH_META_FUNC(name) or
+    TORCH_META_FUNC2(name, overload of the functional variant)."""
+    if not getattr(entry, "structured", False):
+        return None
+    return entry.name, re.sub(r"_?out$", "", entry.overload)
+
+
+def ranks(pos: list[int]) -> list[int]:
+    """Positions in a parameter list -> order among those inputs ([2, 0] -> [1, 0])."""
+    order = sorted(pos)
+    return [order.index(p) for p in pos]
+
+
+def negated_scalars(root, kernel: str, stub: str) -> list[str]:
+    """Scalar arguments ``kernel`` (a structured TORCH_IMPL_FUNC or a plain definition) passes to ``stub``
+    negated: sub_out calls add_stub(device_type(), *this, -alpha) -> ["alpha"]."""
+    heads = [rb"\bTORCH_IMPL_FUNC\s*\(\s*" + re.escape(kernel.encode()) + rb"\s*\)\s*\(([^()]*)\)\s*\{",
+             _heads(kernel, None)[0]]
+    call = re.compile(rb"\b" + re.escape(stub.encode()) + rb"\s*\(([^;]*)\)\s*;")
+    for head in heads:
+        got = _definition(str(root), head, kernel.encode())
+        if got is None:
+            continue
+        m = call.search(got[1])
+        if m is None:
+            return []
+        return [a.group(1).decode() for a in re.finditer(rb",\s*-\s*(\w+)\s*(?=,|$)", m.group(1))]
+    return []

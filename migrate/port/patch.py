@@ -161,28 +161,38 @@ def _complex_paths(ix: Index, family: str, impls: list[Impl]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _check_iterator(ix: Index, impls: list[Impl], dag) -> None:
-    """The iterator the shared CPU kernel builds must hand the kernel the graph's inputs, in the graph's
-    order (by schema position): the kernel sees that iterator's operands, not the graph's."""
-    from migrate.port.cpu_iter import iterator_inputs, positions
+def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
+    """The kernel sees the operands of the iterator the shared CPU kernel (or its structured meta function)
+    builds, in that iterator's order: the graph's inputs are put in that order (a note says so when it is
+    not the schema's); an iterator over other operands blocks the port."""
+    from migrate.port.cpu_iter import iterator_inputs, meta_of, positions
     from migrate.port.locate import _params, function_text
 
     for im in impls:
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
         if shared is None or im.registration is not None:
             continue
-        cpu = positions(ix.tree.root, shared.kernel_name)
+        meta = meta_of(im.entry)
+        cpu = positions(ix.tree.root, shared.kernel_name, meta)
         params = [p.name for p in _params(*function_text(ix, im.function))]
         mine = [params.index(n.name) for n in dag.inputs if n.name in params]
         if cpu is None or len(mine) != len(dag.inputs) or cpu == mine:
             continue
-        theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name) or ())
+        theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name, meta) or ())
+        if sorted(cpu) == sorted(mine) and len(set(cpu)) == len(cpu):
+            by_pos = dict(zip(mine, dag.inputs))
+            dag.inputs[:] = [by_pos[p] for p in cpu]
+            return (f"operands in the order of the iterator {shared.kernel_name} builds ({theirs}), not the "
+                    f"schema's: the kernel's a is {dag.inputs[0].name}")
         raise PortBlocked(f"{shared.kernel_name} builds its iterator over ({theirs}); the graph reads "
                           f"({', '.join(n.name for n in dag.inputs)}): a kernel for its stub sees other operands",
                           "iterator operands", shared.span.where)
+    return None
 
 
-def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
+def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) -> str:
+    """The stub the family's shared CPU kernels call; ``foreign``: also another family's stub (sub_out's
+    add_stub) when that stub is registered for MPS already."""
     stubs = set()
     for im in impls:
         if im.registration is not None:  # MPS already shares the CPU line: the stub it registers for
@@ -221,9 +231,42 @@ def _stub_for(ix: Index, family: str, impls: list[Impl]) -> str:
     kernels = owner != family and any(e.dispatch or e.structured for e in ix.families.get(owner, ()))
     if kernels and not family.startswith(owner + "_"):  # prelu (composite, no kernel of its own) calls _prelu_kernel
         # sub_out calls add_stub with -alpha: a sub kernel registered there would compute add too
+        if foreign and stub in ix.registrations:
+            return stub
+        then = f"port {owner} first (mps-migrate port {owner}); {family} then reroutes onto its registration"
+        if stub in ix.registrations:
+            then = f"{family} reroutes onto its MPS registration"
         raise PortBlocked(f"{family}'s CPU kernel reaches {stub}, the stub of {owner}: a {family} kernel registered "
-                          f"for it would change {owner} too", "another family's stub", impls[0].line.span.where)
+                          f"for it would change {owner} too; {then}", "another family's stub",
+                          impls[0].line.span.where, after=owner)
     return stub
+
+
+def _onto_registered_stub(ix: Index, family: str) -> Port | None:
+    """sub_out calls add_stub(..., -alpha): once add_stub has an MPS registration, sub needs no kernel of its
+    own -- MPS joins sub's CPU line and runs what CPU runs, the stub with the negated scalar."""
+    impls = family_impls(ix, family) if family in ix.families else []
+    if not impls:
+        return None
+    try:
+        stub = _stub_for(ix, family, impls, foreign=True)
+    except PortBlocked:
+        return None
+    owner = stub.removesuffix("_stub")
+    if owner == family or stub not in ix.registrations or family in ix.functor_registrations:
+        return None
+    from migrate.port.cpu_iter import negated_scalars
+
+    regs = ix.functor_registrations.get(owner, ())
+    arity = 1 if any("UNARY" in r.macro for r in regs) else 2
+    port = Port(family, owner, arity, None, None, impls, stub)  # type: ignore[arg-type]
+    fns = ", ".join(sorted({r.function for r in ix.registrations[stub]}))
+    kernels = sorted({d.kernel_name for im in impls for d in im.entry.dispatch if "CPU" in d.keys})
+    neg = sorted({n for k in kernels for n in negated_scalars(ix.tree.root, k, stub)})
+    how = f" with {', '.join('-' + n for n in neg)}" if neg else ""
+    port.notes.append(f"{', '.join(kernels)} calls {stub}{how}, which MPS registers already ({fns}): "
+                      f"{family} needs no kernel of its own, only rerouting")
+    return port
 
 
 # ------------------------------------------------------------ target files
@@ -421,11 +464,12 @@ def _hand_written(ix: Index, family: str) -> Port | None:
 def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool = True) -> Port:
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
-    done = _hand_written(ix, family)
+    done = _hand_written(ix, family) or _onto_registered_stub(ix, family)
     if done is not None:
         fb = FixBuilder(ix)
         done.cleanup = cleanup
-        done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
+        if not done.notes:
+            done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
         _reroute(ix, family, done, fb)
         return done
     impls, dag = translate_family(ix, family)
@@ -433,7 +477,7 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
     stub = _stub_for(ix, family, impls)
-    _check_iterator(ix, impls, dag)
+    order_note = _check_iterator(ix, impls, dag)
     alpha = dag.alpha.name if dag.alpha is not None else None
     if dag.params:
         from migrate.port import params as struct_port
@@ -448,7 +492,8 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
-    port.notes += list(dag.notes) + changes + idiom_notes + _complex_paths(ix, family, impls)
+    port.notes += list(dag.notes) + [order_note] * bool(order_note) + changes + idiom_notes
+    port.notes += _complex_paths(ix, family, impls)
     has_functor = name in ix.functor_registrations
     from migrate.port.stub_impl import replaced
 

@@ -20,8 +20,9 @@ from migrate.port.rules import table
 class PortBlocked(Exception):
     """The translation stops here. ``construct`` is what blocks it (for --list statistics)."""
 
-    def __init__(self, reason: str, construct: str, where: str | None = None):
+    def __init__(self, reason: str, construct: str, where: str | None = None, after: str | None = None):
         self.reason, self.construct, self.where = reason, construct, where
+        self.after = after  # a family whose port would unblock this one (sub after add)
         super().__init__(f"{where}: {reason}" if where else reason)
 
 

@@ -317,6 +317,7 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, wor
         source = ks.locate(root, family, overlay, workdir, index=ix)
         if site.scalar is not None:  # exec_*_kernel(iter, name, alpha): the Host binds it
             source.site = site
+        source.operand_order = ks.operand_order(ix, family)
         return source
     template = ""
     if conventions()[site.convention].get("library") == "inline":
@@ -329,4 +330,5 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, wor
         dtypes = input_dtypes(site, ix.tree.metals[path].exports)
     return ks.KernelSource(family, site.name, site.helper, site.arity, path, text, [],
                            ks.include_dirs(root, overlay, workdir), f"{site.path}:{site.line}",
-                           convention=site.convention, site=site, input_dtypes=dtypes, template=template)
+                           convention=site.convention, site=site, input_dtypes=dtypes, template=template,
+                           operand_order=ks.operand_order(ix, family))

@@ -34,6 +34,24 @@ class KernelSource:
     site: object = None  # conventions.Site of the older conventions
     input_dtypes: list | None = None  # older conventions: what the exported host names cover
     template: str = ""  # unary_inline_template: the fmt source the library is built from
+    operand_order: list[int] | None = None  # the CPU iterator's inputs by schema rank, when not the schema's order
+
+
+def operand_order(ix: Index, family: str) -> list[int] | None:
+    """The order in which the iterator of the family's shared CPU kernel (or its structured meta function)
+    hands the inputs to the stub, as ranks of the schema's tensor inputs; None when it is the schema's
+    order or not read. leaky_relu_backward's meta builds (self_or_result, grad_output): [1, 0]."""
+    from migrate.port.cpu_iter import meta_of, positions, ranks
+
+    for e in ix.families.get(family, ()):
+        line = next((d for d in e.dispatch if "CPU" in d.keys and "MPS" in d.keys), None)
+        if line is None:
+            continue
+        pos = positions(ix.tree.root, line.kernel_name, meta_of(e))
+        if pos is not None and len(set(pos)) == len(pos):
+            order = ranks(pos)
+            return order if order != sorted(order) else None
+    return None
 
 
 def _stub_names(ix: Index, family: str) -> list[str]:

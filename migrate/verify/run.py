@@ -199,7 +199,10 @@ class Runner:
             host = self._host(flavor)
             out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
                 else None
-            it = build_iter(_operands(case), out, out_dtype, common)
+            ops = _operands(case)
+            if self.source.operand_order is not None and len(ops) == len(self.source.operand_order):
+                ops = [ops[i] for i in self.source.operand_order]  # the CPU iterator's order (kernel_source)
+            it = build_iter(ops, out, out_dtype, common)
             try:
                 launch = host.plan(self.source.arity, it, self.source.name)
             except HostError as exc:
@@ -374,8 +377,12 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         if source.site is not None and source.site.scalar is not None:
             site = source.site
             value = int(site.scalar) if float(site.scalar).is_integer() else site.scalar  # integral inputs take it
-            cpu.scalar_kwargs = {site.extra: value, **dict(site.reference_kwargs)}  # the launch binds it
+            from migrate.verify.scalar_launch import negated_by_cpu_kernel
+
+            negated = negated_by_cpu_kernel(base, family, site.extra)
+            cpu.scalar_kwargs = {site.extra: -value if negated else value, **dict(site.reference_kwargs)}
             notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
+                         + (f"; {negated}: the reference gets {site.extra}={-value}" if negated else "")
                          + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
                          + "; OpInfo samples (their own or the default scalar) are not run for this launch")
             opts.opinfo = False  # the launch binds one value for every case; a sample's would differ
@@ -391,6 +398,9 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
             notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}, read from {where}")
         else:
             notes.append(why)
+    if source.operand_order is not None:
+        notes.append(f"the kernel gets the inputs in the order of the CPU iterator (schema inputs "
+                     f"{source.operand_order}), as the stub's iterator hands them")
     from migrate.verify.params_host import prepare
 
     notes += prepare(source, references, opts, family)  # a launch with a struct of run-time scalars

@@ -83,3 +83,18 @@ def required_flags(ix, family: str) -> tuple:
         if flags:
             return tuple((f, False) for f in flags)
     return ()
+
+
+def negated_by_cpu_kernel(ix, family: str, name: str) -> str | None:
+    """The family's shared CPU kernel passes ``name`` to its stub negated (sub_out: add_stub(..., -alpha)):
+    the stub's MPS kernel then sees -name, so the reference must get -value. Returns that kernel."""
+    from migrate.port.cpu_iter import negated_scalars
+
+    for e in ix.families.get(family, ()):
+        for d in e.dispatch:
+            if "CPU" not in d.keys:
+                continue
+            for stub in ix.stubs_of_shared_kernel(d.kernel_name):
+                if name in negated_scalars(ix.tree.root, d.kernel_name, stub):
+                    return f"{d.kernel_name} calls {stub} with -{name}"
+    return None
