@@ -6,6 +6,7 @@ same tensors, in the same run (ratio = ours / torch).
 Targets: cached load < 0.1 s; -O1 compile < 2 s (after zig's one-time set-up);
 throughput ratio >= 0.3 for every kernel.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,12 @@ def main() -> None:
         t = time.perf_counter()
         get_backend("cpu").compile_shader(SRC)
         print(f"cached compile_shader, same process: {time.perf_counter() - t:.4f} s")
-        out = subprocess.run([sys.executable, "-W", "ignore", "-c", CACHED.format(root=str(ROOT), src=SRC)],
-                             capture_output=True, text=True, env=dict(os.environ))
+        out = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", CACHED.format(root=str(ROOT), src=SRC)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+        )
         imp, load = out.stdout.split()
         print(f"cached compile_shader, fresh process: {float(load):.4f} s (import migrate.device: {imp} s)")
 
@@ -75,24 +80,51 @@ def main() -> None:
         rows = []
         iso, lib = lib, get_backend("cpu", isolate=False).compile_shader(SRC)  # kernel speed: in this process
         for name, run, ref in [
-            ("exp float (dense ILP4)", lambda: lib.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
-             lambda: torch.exp(x, out=y)),
-            ("exp float (dense_scalar)", lambda: lib.exp_dense_scalar_float_float(y, x, threads=[n]),
-             lambda: torch.exp(x, out=y)),
-            ("exp half (dense ILP4)", lambda: lib.exp_dense_half_half(yh, xh, n, threads=[(n + 3) // 4]),
-             lambda: torch.exp(xh, out=yh)),
-            ("exp float ILP4, isolated", lambda: iso.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
-             lambda: torch.exp(x, out=y)),
-            ("exp half (dense_scalar)", lambda: lib.exp_dense_scalar_half_half(yh, xh, threads=[n]),
-             lambda: torch.exp(xh, out=yh)),
-            ("exp bfloat (dense ILP4)", lambda: lib.exp_dense_bfloat_bfloat(yb, xb, n, threads=[(n + 3) // 4]),
-             lambda: torch.exp(xb, out=yb)),
-            ("exp bfloat (dense_scalar)", lambda: lib.exp_dense_scalar_bfloat_bfloat(yb, xb, threads=[n]),
-             lambda: torch.exp(xb, out=yb)),
-            ("mad float (dense_ilp4)", lambda: lib.mad_dense_ilp4_float_float(y, x, x, n, threads=[(n + 3) // 4]),
-             lambda: torch.addcmul(x, x, x, out=y)),
-            ("mad float (dense)", lambda: lib.mad_dense_float_float(y, x, x, threads=[n]),
-             lambda: torch.addcmul(x, x, x, out=y)),
+            (
+                "exp float (dense ILP4)",
+                lambda: lib.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(x, out=y),
+            ),
+            (
+                "exp float (dense_scalar)",
+                lambda: lib.exp_dense_scalar_float_float(y, x, threads=[n]),
+                lambda: torch.exp(x, out=y),
+            ),
+            (
+                "exp half (dense ILP4)",
+                lambda: lib.exp_dense_half_half(yh, xh, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(xh, out=yh),
+            ),
+            (
+                "exp float ILP4, isolated",
+                lambda: iso.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(x, out=y),
+            ),
+            (
+                "exp half (dense_scalar)",
+                lambda: lib.exp_dense_scalar_half_half(yh, xh, threads=[n]),
+                lambda: torch.exp(xh, out=yh),
+            ),
+            (
+                "exp bfloat (dense ILP4)",
+                lambda: lib.exp_dense_bfloat_bfloat(yb, xb, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(xb, out=yb),
+            ),
+            (
+                "exp bfloat (dense_scalar)",
+                lambda: lib.exp_dense_scalar_bfloat_bfloat(yb, xb, threads=[n]),
+                lambda: torch.exp(xb, out=yb),
+            ),
+            (
+                "mad float (dense_ilp4)",
+                lambda: lib.mad_dense_ilp4_float_float(y, x, x, n, threads=[(n + 3) // 4]),
+                lambda: torch.addcmul(x, x, x, out=y),
+            ),
+            (
+                "mad float (dense)",
+                lambda: lib.mad_dense_float_float(y, x, x, threads=[n]),
+                lambda: torch.addcmul(x, x, x, out=y),
+            ),
         ]:
             best = [float("inf"), float("inf")]
             for _ in range(args.repeat + 1):  # interleaved: both see the same machine load
@@ -102,8 +134,10 @@ def main() -> None:
         threads = os.environ.get("MPS_MIGRATE_THREADS") or len(os.sched_getaffinity(0))
         print(f"\nthroughput, {n} elements, {threads} worker threads, torch threads {torch.get_num_threads()}")
         for name, ours, theirs in rows:
-            print(f"  {name:26s} cpu-backend {n / ours / 1e6:8.1f} Melem/s   torch {n / theirs / 1e6:8.1f} Melem/s"
-                  f"   ratio ours/torch = {theirs / ours:.2f}x{'' if theirs / ours >= 0.3 else '  (< 0.3 target)'}")
+            print(
+                f"  {name:26s} cpu-backend {n / ours / 1e6:8.1f} Melem/s   torch {n / theirs / 1e6:8.1f} Melem/s"
+                f"   ratio ours/torch = {theirs / ours:.2f}x{'' if theirs / ours >= 0.3 else '  (< 0.3 target)'}"
+            )
 
 
 def _time(f) -> float:

@@ -8,6 +8,7 @@ For each revision: a scratch git repository whose .pre-commit-config.yaml points
 of the environment's lib/. pip fetches from its configured indexes, as for a user. Target (issue 14):
 HEAD under 10 s.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,10 +36,16 @@ def hook_env(rev: str, pre_commit: str) -> tuple[float, float]:
         repo.mkdir()
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         (repo / ".pre-commit-config.yaml").write_text(
-            f"repos:\n  - repo: {REPO}\n    rev: {rev}\n    hooks:\n      - id: mps-migrate\n")
+            f"repos:\n  - repo: {REPO}\n    rev: {rev}\n    hooks:\n      - id: mps-migrate\n"
+        )
         t = time.perf_counter()
-        subprocess.run([pre_commit, "install-hooks"], cwd=repo, env={**os.environ, "PRE_COMMIT_HOME": str(home)},
-                       check=True, capture_output=True)
+        subprocess.run(
+            [pre_commit, "install-hooks"],
+            cwd=repo,
+            env={**os.environ, "PRE_COMMIT_HOME": str(home)},
+            check=True,
+            capture_output=True,
+        )
         seconds = time.perf_counter() - t
         (env,) = home.glob("repo*/py_env-*")
         return seconds, size_mb(env / "lib")

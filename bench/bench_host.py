@@ -9,6 +9,7 @@ goes: scrub (lexing), finding the function bodies the parser may skip, Objective
 neutralising, tree-sitter parsing (as the reader runs it: lean bodies skipped through
 included ranges; the whole-file parse of the same bytes for reference), rest.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     root = tree_root(args.root)
-    files = sorted(p for p in (root / "aten/src/ATen/native/mps").rglob("*")
-                   if p.suffix in (".mm", ".cpp", ".h"))
+    files = sorted(p for p in (root / "aten/src/ATen/native/mps").rglob("*") if p.suffix in (".mm", ".cpp", ".h"))
     items = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
     size = sum(len(d) for _, d in items)
     import gc
@@ -59,13 +59,16 @@ def main() -> None:
 
     first = timed(lambda x: read_host_file(x[1], x[0]), items)  # includes one-time regex compiles
     runs = [timed(lambda x: read_host_file(x[1], x[0]), items) for _ in range(args.repeat)]
-    print(f"read_host_file, whole tree: first {first * 1000:.0f} ms, best {min(runs) * 1000:.0f} ms, "
-          f"median {statistics.median(runs) * 1000:.0f} ms ({size / min(runs) / 1e6:.1f} MB/s)")
+    print(
+        f"read_host_file, whole tree: first {first * 1000:.0f} ms, best {min(runs) * 1000:.0f} ms, "
+        f"median {statistics.median(runs) * 1000:.0f} ms ({size / min(runs) / 1e6:.1f} MB/s)"
+    )
 
     datas = [d for _, d in items]
     scs = [scrub(d) for d in datas]
     for sc in scs:
         sc.directives  # noqa: B018  (scrubbed once, as in the reader)
+
     def lean(sc):  # what the reader leaves out of the parse: bodies, their parameters, non-#if directives
         keep = _keep(sc.code)
         found = lean_bodies(sc, keep)[0]
@@ -93,9 +96,11 @@ def main() -> None:
         print(f"  {name:34s} {secs * 1000:6.0f} ms")
     print(f"  (whole-file parse, for reference:  {whole * 1000:6.0f} ms; {lean_bytes / size:.0%} of the bytes skipped)")
     hfs = [read_host_file(d, p) for p, d in items]
-    print(f"functions {sum(len(h.functions) for h in hfs)}, registrations {sum(len(h.registrations) for h in hfs)}, "
-          f"kernel calls {sum(len(h.kernel_calls) for h in hfs)}, sites {sum(len(h.sites) for h in hfs)}, "
-          f"errors {sum(len(h.errors) for h in hfs)}")
+    print(
+        f"functions {sum(len(h.functions) for h in hfs)}, registrations {sum(len(h.registrations) for h in hfs)}, "
+        f"kernel calls {sum(len(h.kernel_calls) for h in hfs)}, sites {sum(len(h.sites) for h in hfs)}, "
+        f"errors {sum(len(h.errors) for h in hfs)}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ With ``--ref REV`` the same cases run with the code of REV (``git archive``) in 
 as the reference. Bytecode is compiled first, as an installed package has it. Target (issue 11):
 warm and since=HEAD <= 0.15 s. Best of N.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,9 @@ def scratch_repo(src: Path, dst: Path) -> Path:
 def code_at(rev: str, dst: Path) -> Path:
     """The package at git revision ``rev``, unpacked (importable through PYTHONPATH)."""
     dst.mkdir()
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "migrate", "rules"], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "migrate", "rules"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dst)], input=archive, check=True)
     return dst
 

@@ -4,6 +4,7 @@
 
 Prints best-of-N wall times and the ratio lint / torchgen (target: <= 0.3).
 """
+
 from __future__ import annotations
 
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 from common import best, pytorch_tree
 
 N = 5
+
 
 def main() -> None:
     root = pytorch_tree(sys.argv[1] if len(sys.argv) > 1 else None)
@@ -49,6 +51,7 @@ def main() -> None:
                 fn()
             finally:
                 os.environ.pop("MPS_MIGRATE_JOBS")
+
         return run
 
     def read_cold():
@@ -61,11 +64,14 @@ def main() -> None:
     print(f"{cores} cores, load average {os.getloadavg()[0]:.1f} (auto: a pool only on idle cores)")
     gc.disable()  # as the CLI does
     lint_warm()  # fill the parse cache
-    cases = {"torchgen parse_native_yaml": torchgen_parse, "mps-migrate lint, no cache": lint_cold,
-             "  same, one process (MPS_MIGRATE_JOBS=1)": jobs(1, lint_cold),
-             f"  same, {cores} processes (MPS_MIGRATE_JOBS={cores})": jobs(cores, lint_cold),
-             "  of which load_tree (auto)": read_cold,
-             "mps-migrate lint, warm cache": lint_warm}
+    cases = {
+        "torchgen parse_native_yaml": torchgen_parse,
+        "mps-migrate lint, no cache": lint_cold,
+        "  same, one process (MPS_MIGRATE_JOBS=1)": jobs(1, lint_cold),
+        f"  same, {cores} processes (MPS_MIGRATE_JOBS={cores})": jobs(cores, lint_cold),
+        "  of which load_tree (auto)": read_cold,
+        "mps-migrate lint, warm cache": lint_warm,
+    }
     times = {name: [] for name in cases}
     cpu = {name: [] for name in cases}  # this process's CPU time: what a loaded machine disturbs least
     for _ in range(N):  # interleaved, so a load change on a shared machine hits every case alike
@@ -79,8 +85,11 @@ def main() -> None:
     n = len(load_tree(root).hosts)
     print(f"tree: {root} ({n} host files), best of {N}; wall, and this process's CPU (a pool's workers not counted)")
     for name, v in t.items():
-        print(f"{name:<42} {v * 1000:8.1f} ms   ratio {v / t_tg:.2f}   cpu {c[name] * 1000:7.1f} ms   ratio {c[name] / c_tg:.2f}")
+        print(
+            f"{name:<42} {v * 1000:8.1f} ms   ratio {v / t_tg:.2f}   cpu {c[name] * 1000:7.1f} ms   ratio {c[name] / c_tg:.2f}"
+        )
     print("target (issue 11): lint, no cache <= 0.3 x torchgen")
+
 
 if __name__ == "__main__":
     main()

@@ -4,6 +4,7 @@
 
 Compares with a full libcst parse of the same file (the naive approach). Target: one op under 0.5 s.
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,10 @@ def main() -> None:
     full = time.perf_counter() - t
     print(f"{f} ({len(data) / 1e6:.2f} MB)")
     print(f"one op ({op}): {one * 1000:7.1f} ms  ({len(entries)} entries)")
-    print(f"every entry:   {all_ * 1000:7.1f} ms  ({len(every)} entries, "
-          f"{sum(len(e.mps_decorations) for e in every)} MPS expectations)")
+    print(
+        f"every entry:   {all_ * 1000:7.1f} ms  ({len(every)} entries, "
+        f"{sum(len(e.mps_decorations) for e in every)} MPS expectations)"
+    )
     print(f"full libcst:   {full * 1000:7.1f} ms")
 
 

@@ -7,6 +7,7 @@ Metal raw strings of its .mm/.h files; a synthetic modern-sized kernel file
 (540 base registrations through convenience macros, against the installed
 c10/metal/indexing.h); the installed common_mps.py (uncached).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,9 +36,13 @@ def tree_root() -> Path | None:
 
 def synthetic() -> bytes:
     lines = ["#include <c10/metal/indexing.h>"]
-    lines.append("#define INTS(N) " + "; ".join(f"REGISTER_BINARY_OP(N, {t}, {t})" for t in
-                                                ("long", "int", "short", "uchar", "char", "bool")))
-    lines.append("#define FLOATS(N) " + "; ".join(f"REGISTER_BINARY_OP(N, {t}, {t})" for t in ("float", "half", "bfloat")))
+    lines.append(
+        "#define INTS(N) "
+        + "; ".join(f"REGISTER_BINARY_OP(N, {t}, {t})" for t in ("long", "int", "short", "uchar", "char", "bool"))
+    )
+    lines.append(
+        "#define FLOATS(N) " + "; ".join(f"REGISTER_BINARY_OP(N, {t}, {t})" for t in ("float", "half", "bfloat"))
+    )
     for i in range(60):
         lines.append(f"struct op{i}_functor {{ template <typename T> T operator()(T a, T b) {{ return a; }} }};")
         lines.append(f"FLOATS(op{i});\nINTS(op{i});")
@@ -73,8 +78,10 @@ def main() -> None:
 
         import libcst
 
-        print(f"common_mps.py ({len(data.splitlines())} lines): {best(uncached) * 1000:.1f} ms"
-              f" (libcst.parse_module alone: {best(lambda: libcst.parse_module(data)) * 1000:.1f} ms)")
+        print(
+            f"common_mps.py ({len(data.splitlines())} lines): {best(uncached) * 1000:.1f} ms"
+            f" (libcst.parse_module alone: {best(lambda: libcst.parse_module(data)) * 1000:.1f} ms)"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ to its .metal file, so the generated C++ differs and zig's own compile cache mis
 
     python bench/bench_verify.py [family] [--opinfo]
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,17 @@ KERNEL = "aten/src/ATen/native/mps/kernels/BinaryKernel.metal"
 
 
 def run(family: str, root: Path, cache: str, opinfo: bool) -> float:
-    cmd = [sys.executable, "-m", "migrate", "verify", family, "--root", str(root),
-           "--dtypes", "float32,float16,bfloat16"] + ([] if opinfo else ["--no-opinfo"])
+    cmd = [
+        sys.executable,
+        "-m",
+        "migrate",
+        "verify",
+        family,
+        "--root",
+        str(root),
+        "--dtypes",
+        "float32,float16,bfloat16",
+    ] + ([] if opinfo else ["--no-opinfo"])
     env = dict(os.environ, MPS_MIGRATE_CACHE=cache)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -59,8 +69,10 @@ def main() -> None:
         warm = min(run(family, root, cache, opinfo) for _ in range(3))
         inproc = in_process(family, root, cache, opinfo)
     what = f"verify {family} (float32, float16, bfloat16; all layouts{'; OpInfo samples' if opinfo else ''})"
-    print(f"{what}: cold cache {cold:.2f} s, warm cache {warm:.2f} s (best of 3, new process each); "
-          f"warm in-process (torch imported) {inproc:.2f} s")
+    print(
+        f"{what}: cold cache {cold:.2f} s, warm cache {warm:.2f} s (best of 3, new process each); "
+        f"warm in-process (torch imported) {inproc:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ torchgen.  ``--torchgen-root`` imports torchgen from DIR (a PyTorch source tree,
 e.g. 2.6.0 whose yaml the installed torchgen no longer parses).  Prints the
 best-of-N wall time of each and their ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,9 @@ def main() -> int:
 
     lines = data.count(b"\n") + 1
     print(f"file: {yaml_path} ({len(data):,} bytes, {lines:,} lines)")
-    print(f"entries: {len(parsed.entries)}, dispatch lines: {sum(len(e.dispatch) for e in parsed.entries)}, errors: {len(parsed.errors)}")
+    print(
+        f"entries: {len(parsed.entries)}, dispatch lines: {sum(len(e.dispatch) for e in parsed.entries)}, errors: {len(parsed.errors)}"
+    )
     print(f"read_native_yaml:            {ours * 1000:8.1f} ms  (best of {args.runs})")
     print(f"torchgen parse_native_yaml:  {ref * 1000:8.1f} ms  (best of {ref_runs})")
     print(f"ratio: torchgen / reader = {ref / ours:.1f}x")

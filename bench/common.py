@@ -1,4 +1,5 @@
 """Helpers shared by the bench scripts (run them as ``python bench/<script>.py``)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,7 +26,9 @@ def pytorch_tree(arg: str | None = None) -> Path:
     """ARG, else the PyTorch 2.6.0 tree that ../shared/corpus/fetch-pytorch-tree provides (exit if it cannot)."""
     if arg:
         return Path(arg)
-    out = subprocess.run(["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")], capture_output=True, text=True)
+    out = subprocess.run(
+        ["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")], capture_output=True, text=True
+    )
     if out.returncode:
         sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
     return Path(out.stdout.strip().splitlines()[-1])

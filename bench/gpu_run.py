@@ -11,6 +11,7 @@ racecheck (and its fixed twin), (c) a planted 32-bit index past 2^31 and 2^32 el
 family in ONE process (verify's Python API), so CUDA init and module loads are paid once, as the
 CPU backend's library builds (warmed by a first run in prepare), (e) verify --large on the GPU.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,11 @@ kernel void mark(device uchar* out [[buffer(0)]], constant ulong& n [[buffer(1)]
 
 
 def env() -> dict:
-    return {**os.environ, "MPS_MIGRATE_CACHE": str(CACHE.resolve()),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "MPS_MIGRATE_CACHE": str(CACHE.resolve()),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
 
 
 def verify_all(backend: str, families: list[str], large: bool = False) -> dict:
@@ -70,11 +74,13 @@ def verify_all(backend: str, families: list[str], large: bool = False) -> dict:
     from migrate.device.cpu.library import KernelBase
     from migrate.verify.report import to_json
     from migrate.verify.run import Options, verify
+
     out = {"backend": backend, "import_s": round(time.perf_counter() - t0, 2), "init_s": 0.0, "families": {}}
     if backend == "cuda":
         t1 = time.perf_counter()
         try:
             from migrate.device.cuda.driver import lib
+
             lib()
         except Exception as exc:  # no GPU here (prepare): launches fail, PTX still builds
             out["init_error"] = str(exc)
@@ -89,6 +95,7 @@ def verify_all(backend: str, families: list[str], large: bool = False) -> dict:
         finally:
             calls[0] += time.perf_counter() - t
             calls[1] += 1
+
     KernelBase.__call__ = timed
     opts = dict(backend=backend, opinfo=False, opt=0, timeout=30.0)
     if large:
@@ -100,8 +107,13 @@ def verify_all(backend: str, families: list[str], large: bool = False) -> dict:
             rep, err = json.loads(to_json(verify(TREE, fam, opts=Options(**opts)))), None
         except Exception as exc:  # CannotRun, HandWritten...: the report says why
             rep, err = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        out["families"][fam] = {"seconds": round(time.perf_counter() - t, 2), "launch_s": round(calls[0], 2),
-                                "launches": calls[1], "report": rep, "error": err}
+        out["families"][fam] = {
+            "seconds": round(time.perf_counter() - t, 2),
+            "launch_s": round(calls[0], 2),
+            "launches": calls[1],
+            "report": rep,
+            "error": err,
+        }
     KernelBase.__call__ = plain
     out["total_s"] = round(time.perf_counter() - t0, 2)
     return out
@@ -111,8 +123,16 @@ def verify_all_process(backend: str, families: list[str], large: bool = False, t
     """verify_all in a fresh process (its wall time included): a GPU fault cannot take this one down."""
     path = GPU / f"verify-{backend}{'-large' if large else ''}.json"
     path.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--verify-all", backend, "--families", ",".join(families),
-           "--json", str(path)] + (["--large"] if large else [])
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--verify-all",
+        backend,
+        "--families",
+        ",".join(families),
+        "--json",
+        str(path),
+    ] + (["--large"] if large else [])
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=timeout, cwd=REPO)
     if not path.exists():
@@ -129,8 +149,12 @@ def verdicts(report: dict | None) -> dict[str, str]:
 
 
 def sources():
-    return {"race_bad": RACE, "race_good": "#define WITH_BARRIER\n" + RACE,
-            "overflow_uint": "#define INDEX uint\n" + OVERFLOW, "overflow_ulong": "#define INDEX ulong\n" + OVERFLOW}
+    return {
+        "race_bad": RACE,
+        "race_good": "#define WITH_BARRIER\n" + RACE,
+        "overflow_uint": "#define INDEX uint\n" + OVERFLOW,
+        "overflow_ulong": "#define INDEX ulong\n" + OVERFLOW,
+    }
 
 
 def prepare() -> None:
@@ -148,8 +172,11 @@ def prepare() -> None:
     cuda = verify_all_process("cuda", FAMILIES)  # builds (and caches) every PTX; launches fail here
     for fam in FAMILIES:
         f = cpu["families"].get(fam, {})
-        print(f"prepared {fam}: cpu {f.get('seconds')} s, {f.get('report') and f['report']['summary']['cases']} "
-              f"{f.get('error') or ''}; cuda error {cuda['families'].get(fam, {}).get('error')}", flush=True)
+        print(
+            f"prepared {fam}: cpu {f.get('seconds')} s, {f.get('report') and f['report']['summary']['cases']} "
+            f"{f.get('error') or ''}; cuda error {cuda['families'].get(fam, {}).get('error')}",
+            flush=True,
+        )
     (GPU / "cpu.json").write_text(json.dumps(cpu, indent=1))
 
 
@@ -212,8 +239,9 @@ def compare_families(lines: list[str], cpu: dict, cuda: dict) -> bool:
         diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
         agree_all &= not diff and bool(got)
         summ = lambda f: f["report"]["summary"]["cases"] if f.get("report") else f.get("error")  # noqa: E731
-        lines.append(f"  {fam}: {'AGREE' if not diff and got else 'DIFFER'} cells {len(got)}, cuda {summ(g)} "
-                     f"vs cpu {summ(c)}")
+        lines.append(
+            f"  {fam}: {'AGREE' if not diff and got else 'DIFFER'} cells {len(got)}, cuda {summ(g)} vs cpu {summ(c)}"
+        )
         if diff:
             per = Counter(k.split("/")[0] for k in diff)
             lines.append("    differing cells per dtype: " + ", ".join(f"{d} {n}" for d, n in sorted(per.items())))
@@ -227,15 +255,19 @@ def compare_families(lines: list[str], cpu: dict, cuda: dict) -> bool:
 def timing(lines: list[str], cpu: dict, cuda: dict) -> None:
     tot = lambda r, key: sum(f.get(key, 0) for n, f in r["families"].items() if n in FAMILIES)  # noqa: E731
     for name, r in (("cuda", cuda), ("cpu backend", cpu)):
-        lines.append(f"  {name}: {tot(r, 'seconds'):.1f} s verifying the {len(FAMILIES)} families in one process, "
-                     f"of which kernel calls {tot(r, 'launch_s'):.1f} s ({tot(r, 'launches')} calls); "
-                     f"process {r.get('process_s', 0):.1f} s (imports {r.get('import_s', 0):.1f} s, "
-                     f"CUDA init {r.get('init_s', 0):.1f} s)")
+        lines.append(
+            f"  {name}: {tot(r, 'seconds'):.1f} s verifying the {len(FAMILIES)} families in one process, "
+            f"of which kernel calls {tot(r, 'launch_s'):.1f} s ({tot(r, 'launches')} calls); "
+            f"process {r.get('process_s', 0):.1f} s (imports {r.get('import_s', 0):.1f} s, "
+            f"CUDA init {r.get('init_s', 0):.1f} s)"
+        )
     lines.append("  per family, verify s / kernel-call s (calls): cuda | cpu")
     for fam in FAMILIES:
         g, c = cuda["families"].get(fam, {}), cpu["families"].get(fam, {})
-        lines.append(f"    {fam}: {g.get('seconds', 0):.2f} / {g.get('launch_s', 0):.2f} ({g.get('launches', 0)}) | "
-                     f"{c.get('seconds', 0):.2f} / {c.get('launch_s', 0):.2f} ({c.get('launches', 0)})")
+        lines.append(
+            f"    {fam}: {g.get('seconds', 0):.2f} / {g.get('launch_s', 0):.2f} ({g.get('launches', 0)}) | "
+            f"{c.get('seconds', 0):.2f} / {c.get('launch_s', 0):.2f} ({c.get('launches', 0)})"
+        )
 
 
 def large(lines: list[str]) -> None:
@@ -247,7 +279,9 @@ def large(lines: list[str]) -> None:
         lines.append(f"  {fam}: {f['seconds']:.1f} s {f.get('error') or ''}")
         for c in cells:
             why = c["failures"][:1] or [c["stats"]["first_failure"]]
-            lines.append(f"    {c['dtype']}/{c['layout']}: {c['status']} {c['kernels']} {why if c['status'] != 'pass' else ''}")
+            lines.append(
+                f"    {c['dtype']}/{c['layout']}: {c['status']} {c['kernels']} {why if c['status'] != 'pass' else ''}"
+            )
 
 
 def main() -> int:
@@ -275,6 +309,7 @@ def main() -> int:
         print("\n".join(lines[-1:]), flush=True)
 
     import torch
+
     lines.append(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, python {sys.version.split()[0]}")
     cpu = json.loads((GPU / "cpu.json").read_text())
     lines.append("(a) verify of 2.7.0a0 families, cuda vs the CPU backend's verdicts (--no-opinfo, same seed)")
@@ -284,8 +319,9 @@ def main() -> int:
         lines.append(f"  cuda run failed: {cuda['error']}")
     agree_all = compare_families(lines, cpu, cuda)
     lines.append(f"  all families agree: {agree_all}")
-    lines.append("(d) time for the family set, each backend in one process (same cases; CPU libraries prebuilt, "
-                 "PTX prebuilt)")
+    lines.append(
+        "(d) time for the family set, each backend in one process (same cases; CPU libraries prebuilt, PTX prebuilt)"
+    )
     timing(lines, cpu, cuda)
     flush()
     lines.append("(b) planted missing barrier under compute-sanitizer racecheck")

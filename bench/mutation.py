@@ -10,6 +10,7 @@ docs/mutation.md lists with a reason.  Results stay in mutants/ (``mutmut show N
 ``--score-only`` prints the table from them without running anything; ``--retest`` runs only
 the mutants not killed yet (after adding tests).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,21 +26,37 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CLS = "\u01c1"  # mutmut's class separator in mutant names
 YAML_DISPATCH = ("dispatch_line", "fast_dispatch_line")
-INDEX_ROUTES = ("_route", "_explicit_route", "impl_of", "marker_closure", "_classify", "definition",
-                "stubs_of_shared_kernel", "mps_line", "used_by_other_backend", "metal_kernel_exists",
-                "family_is_native_metal")
+INDEX_ROUTES = (
+    "_route",
+    "_explicit_route",
+    "impl_of",
+    "marker_closure",
+    "_classify",
+    "definition",
+    "stubs_of_shared_kernel",
+    "mps_line",
+    "used_by_other_backend",
+    "metal_kernel_exists",
+    "family_is_native_metal",
+)
 
 # group -> mutant name patterns (mutmut's fnmatch syntax), fastest first
 GROUPS: dict[str, list[str]] = {
     "compare": ["migrate.verify.compare.*"],
     "yaml": [f"migrate.read.yaml_reader.x{CLS}_Scanner{CLS}{f}__mutmut_*" for f in YAML_DISPATCH]
-    + ["migrate.read.yaml_reader.x__split_with_offsets__mutmut_*",
-       "migrate.read.yaml_reader.x_effective_dispatch__mutmut_*"],
+    + [
+        "migrate.read.yaml_reader.x__split_with_offsets__mutmut_*",
+        "migrate.read.yaml_reader.x_effective_dispatch__mutmut_*",
+    ],
     "checks": ["migrate.checks.*"],
     "index": [f"migrate.index.x{CLS}Index{CLS}{f}__mutmut_*" for f in INDEX_ROUTES]
     + [f"migrate.index.x_{f}__mutmut_*" for f in ("is_shared", "looks_mps_only", "stub_candidates")],
-    "fixes": ["migrate.fixes.*", "migrate.apply.x_plan_fixes__mutmut_*", "migrate.apply.x_atomic_write__mutmut_*",
-              "migrate.fixloop.*"],
+    "fixes": [
+        "migrate.fixes.*",
+        "migrate.apply.x_plan_fixes__mutmut_*",
+        "migrate.apply.x_atomic_write__mutmut_*",
+        "migrate.fixloop.*",
+    ],
 }
 KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # failed, pytest error, timeout, crash
 SURVIVED = {0}
@@ -90,7 +107,9 @@ def score(groups: list[str], show_survivors: bool) -> int:
         scored = r["total"] - r["equivalent"]
         pct = 100.0 * r["killed"] / scored if scored else 100.0
         bad += pct < 90.0
-        print(f"{mod:46} {r['killed']:>6}/{scored:<7} {r['survived']:>9} {r['other']:>6} {r['equivalent']:>6} {pct:>6.1f}%")
+        print(
+            f"{mod:46} {r['killed']:>6}/{scored:<7} {r['survived']:>9} {r['other']:>6} {r['equivalent']:>6} {pct:>6.1f}%"
+        )
     if show_survivors:
         print("\nsurvived:", *survivors, sep="\n  ")
         print("\nnot run, or no test reaches them:", *others, sep="\n  ")
@@ -115,13 +134,17 @@ def main() -> int:
             names = GROUPS[g]
             if args.retest:
                 equivalent = equivalent_mutants()
-                names = [n for n, code in sorted(results().items()) if code not in KILLED and n not in equivalent
-                         and any(fnmatch(n, p) for p in names)]
+                names = [
+                    n
+                    for n, code in sorted(results().items())
+                    if code not in KILLED and n not in equivalent and any(fnmatch(n, p) for p in names)
+                ]
                 if not names:
                     continue
             print(f"== {g}", flush=True)
-            subprocess.run(["nice", "-n", "19", str(mutmut), "run", "--max-children", "1", *names],
-                           cwd=REPO, env=env, check=False)
+            subprocess.run(
+                ["nice", "-n", "19", str(mutmut), "run", "--max-children", "1", *names], cwd=REPO, env=env, check=False
+            )
     return score(groups, args.survivors)
 
 

@@ -1,4 +1,5 @@
 """Apply fixes: non-overlapping edits, bottom-up, atomic writes."""
+
 from __future__ import annotations
 
 import difflib
@@ -29,8 +30,15 @@ def plan_fixes(findings: list[Finding], sources: dict[str, bytes], unsafe: bool 
         if not f.fix.safe and not unsafe:
             continue
         seen_fixes.add(f.fix)
-        clash = next((e for e in f.fix.edits for (s, t) in taken.get(e.path, ())
-                      if e.start < t and s < e.end or (e.start == e.end == s == t)), None)
+        clash = next(
+            (
+                e
+                for e in f.fix.edits
+                for (s, t) in taken.get(e.path, ())
+                if e.start < t and s < e.end or (e.start == e.end == s == t)
+            ),
+            None,
+        )
         if clash is not None:
             plan.dropped.append((f, f"its edit of {clash.path} overlaps an earlier fix"))
             continue
@@ -44,7 +52,7 @@ def plan_fixes(findings: list[Finding], sources: dict[str, bytes], unsafe: bool 
     for path, edits in by_path.items():
         data = sources[path]
         for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-            data = data[: e.start] + e.replacement.encode() + data[e.end:]
+            data = data[: e.start] + e.replacement.encode() + data[e.end :]
         plan.new_texts[path] = data
     return plan
 

@@ -4,6 +4,7 @@ A finding is known when one with the same fingerprint exists there: code, path, 
 the text of its line (whitespace stripped), never its line number, so lines added above it do
 not make an old finding new. Fingerprints are counted: a second identical finding is new.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,7 @@ def read_baseline(path: Path) -> Counter:
         data = json.loads(path.read_text(encoding="utf-8"))
         rows = data["findings"] if isinstance(data, dict) and data.get(FORMAT_KEY) == 1 else None
         if not isinstance(rows, list):
-            raise ValueError(f"not an mps-migrate baseline (no \"{FORMAT_KEY}\": 1)")
+            raise ValueError(f'not an mps-migrate baseline (no "{FORMAT_KEY}": 1)')
         return Counter((r["code"], r["path"], r["message"], r["source"]) for r in rows)
     except OSError as exc:
         raise UsageError(f"cannot read the baseline: {exc.strerror or exc}", str(path)) from None
@@ -93,7 +94,7 @@ def files_at_revision(root: Path, rev: str, only: list[str] | None) -> tuple[dic
             absent.add(n)
             continue
         size = int(head.split()[2])
-        out[n], data = data[:size], data[size + 1:]
+        out[n], data = data[:size], data[size + 1 :]
     return out, absent
 
 

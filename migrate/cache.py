@@ -10,6 +10,7 @@ through a temporary file and an atomic rename, so concurrent processes
 (pre-commit runs hooks in parallel) share it safely.  Any cache problem falls
 back to parsing.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -5,6 +5,7 @@ re-parse or a re-compile.  ``auto_prune`` runs at most once a day (a stamp file)
 and drops entries not written for ``MAX_AGE_DAYS``; ``mps-migrate cache clean``
 drops them on demand.
 """
+
 from __future__ import annotations
 
 import contextlib

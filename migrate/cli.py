@@ -4,6 +4,7 @@ Each subcommand is a module ``migrate/commands/<name>_cmd.py`` exposing
 ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; the
 list below fixes their order in ``--help``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,9 @@ def _load(name: str):
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand's module is imported (startup time)."""
-    p = argparse.ArgumentParser(prog="mps-migrate", description="Move PyTorch MPS operators from MPSGraph to native Metal.")
+    p = argparse.ArgumentParser(
+        prog="mps-migrate", description="Move PyTorch MPS operators from MPSGraph to native Metal."
+    )
     p.add_argument("--version", action="version", version=f"mps-migrate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:

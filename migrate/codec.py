@@ -5,6 +5,7 @@ tuples and frozensets, never lists, so a list always means an object); decoding
 rebuilds instances without calling ``__init__``. For the ~20k objects of
 native_functions.yaml this loads about 3x faster than unpickling or re-parsing.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,18 +14,26 @@ from enum import Enum
 
 from migrate import model
 
-CLASSES = tuple(c for c in vars(model).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
-                and c.__module__ in (model.__name__, "migrate.source.span"))
-ENUMS = tuple(c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Enum)
-              and c.__module__ == model.__name__)
+CLASSES = tuple(
+    c
+    for c in vars(model).values()
+    if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ in (model.__name__, "migrate.source.span")
+)
+ENUMS = tuple(
+    c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Enum) and c.__module__ == model.__name__
+)
 _ID = {c: i for i, c in enumerate(CLASSES)}
 _ID.update({c: -1 - i for i, c in enumerate(ENUMS)})  # an enum member: [-1 - enum id, value]
 _FIELDS = tuple(tuple(f.name for f in dataclasses.fields(c)) for c in CLASSES)
 _NAMES = {c.__name__ for c in CLASSES + ENUMS}
 # per class: for each field, whether its annotation can hold model objects (else it is copied as is)
 _NESTED = tuple(tuple(any(n in str(f.type) for n in _NAMES) for f in dataclasses.fields(c)) for c in CLASSES)
-VERSION = marshal.dumps((tuple((c.__name__, f) for c, f in zip(CLASSES, _FIELDS)),
-                         tuple((c.__name__, tuple(m.value for m in c)) for c in ENUMS)))  # part of cache keys
+VERSION = marshal.dumps(
+    (
+        tuple((c.__name__, f) for c, f in zip(CLASSES, _FIELDS)),
+        tuple((c.__name__, tuple(m.value for m in c)) for c in ENUMS),
+    )
+)  # part of cache keys
 
 
 def _enc(v):

@@ -1,4 +1,5 @@
 """Configuration: ``[tool.mps-migrate]`` in the tree's pyproject.toml or ``.mps-migrate.toml``."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -21,8 +22,12 @@ class Config:
 
     def apply_flags(self, select=None, extend_select=(), ignore=None, extend_ignore=()) -> Config:
         """Command-line flags win over the file: --select/--ignore replace, --extend-* add."""
-        for flag, value in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore),
-                            ("--extend-ignore", extend_ignore)):
+        for flag, value in (
+            ("--select", select),
+            ("--extend-select", extend_select),
+            ("--ignore", ignore),
+            ("--extend-ignore", extend_ignore),
+        ):
             if value:  # an empty list names no code to check
                 check_codes(list(value), flag)
         if select is not None:
@@ -55,7 +60,9 @@ def check_codes(value, where: str) -> list[str]:
     rules = all_rules()
     for v in value:
         if not v or not any(code.startswith(v) for code in rules):
-            hint = f" (codes are upper case: {v.upper()!r})" if v and any(c.startswith(v.upper()) for c in rules) else ""
+            hint = (
+                f" (codes are upper case: {v.upper()!r})" if v and any(c.startswith(v.upper()) for c in rules) else ""
+            )
             raise UsageError(f"{where}: unknown rule code or prefix {v!r}{hint}")
     return value
 

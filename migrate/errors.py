@@ -1,4 +1,5 @@
 """Errors the CLI turns into one-line messages and exit code 2."""
+
 from __future__ import annotations
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2  # no findings | findings | usage or input error

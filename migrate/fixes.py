@@ -3,6 +3,7 @@
 What one rule alone fixes lives in its module under migrate/checks/; these builders are
 shared by several rules and by port.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,12 +55,12 @@ class FixBuilder:
         # leading comment lines belong to the definition
         while s > 0:
             prev = self.line_start(data, s - 1)
-            if not _COMMENT_LINE.match(data[prev:s - 1]):
+            if not _COMMENT_LINE.match(data[prev : s - 1]):
                 break
             s = prev
         # do not leave two blank lines where there was one
-        before_blank = s >= 2 and data[s - 2:s] == b"\n\n" or s == 0
-        after = data[e:self.line_end(data, e)] if e < len(data) else b""
+        before_blank = s >= 2 and data[s - 2 : s] == b"\n\n" or s == 0
+        after = data[e : self.line_end(data, e)] if e < len(data) else b""
         if before_blank and after.strip() == b"" and e < len(data):
             e = self.line_end(data, e)
         what = f"macro invocation generating {f.name}" if f.invocation else f"definition of {f.name}"
@@ -67,15 +68,16 @@ class FixBuilder:
 
     def remove_xfail(self, entry: XfailEntry) -> Fix | None:
         s, e = self.element_range(self._src(entry.path), entry.span.start, entry.span.end)
-        return Fix(f"remove stale expected failure {entry.key!r} from {entry.table}",
-                   (Edit(entry.path, s, e, ""),), safe=False)
+        return Fix(
+            f"remove stale expected failure {entry.key!r} from {entry.table}", (Edit(entry.path, s, e, ""),), safe=False
+        )
 
     def element_range(self, data: bytes, s: int, e: int) -> tuple[int, int]:
         """Bytes to delete for one element of a literal: its own line(s) with a trailing comment, or inline with one comma."""
         j = e
-        while j < len(data) and data[j:j + 1] in (b" ", b"\t"):
+        while j < len(data) and data[j : j + 1] in (b" ", b"\t"):
             j += 1
-        has_comma = data[j:j + 1] == b","
+        has_comma = data[j : j + 1] == b","
         after_comma = j + 1 if has_comma else e
         ls, le = self.line_start(data, s), self.line_end(data, after_comma)
         rest = data[after_comma:le].strip()
@@ -83,17 +85,17 @@ class FixBuilder:
             s, e = ls, le  # the element owns its line, trailing comment included
         elif has_comma:
             e = after_comma
-            while e < len(data) and data[e:e + 1] in (b" ", b"\t"):
+            while e < len(data) and data[e : e + 1] in (b" ", b"\t"):
                 e += 1
-            if data[e:e + 1] == b"\n":  # the next element moves up to where this one was
+            if data[e : e + 1] == b"\n":  # the next element moves up to where this one was
                 e += 1
-                while e < len(data) and data[e:e + 1] in (b" ", b"\t"):
+                while e < len(data) and data[e : e + 1] in (b" ", b"\t"):
                     e += 1
         else:  # last element inline: take the comma before it instead
             k = s
-            while k > 0 and data[k - 1:k] in (b" ", b"\t"):
+            while k > 0 and data[k - 1 : k] in (b" ", b"\t"):
                 k -= 1
-            if data[k - 1:k] == b",":
+            if data[k - 1 : k] == b",":
                 s = k - 1
         return s, e
 
@@ -106,9 +108,11 @@ class FixBuilder:
         sep = b", "
         if len(shared.key_spans) > 1:
             a, b = shared.key_spans[0], shared.key_spans[1]
-            sep = data[a.end:b.start] or b", "
+            sep = data[a.end : b.start] or b", "
         ins = Edit(shared.span.path, anchor.end, anchor.end, (sep + b"MPS").decode())
         s = self.line_start(data, mps_line.span.start)
         e = self.line_end(data, mps_line.span.end)
-        return Fix(f"route {entry.overload_name} to the shared kernel {shared.kernel}",
-                   (ins, Edit(mps_line.span.path, s, e, "")))
+        return Fix(
+            f"route {entry.overload_name} to the shared kernel {shared.kernel}",
+            (ins, Edit(mps_line.span.path, s, e, "")),
+        )

@@ -1,4 +1,5 @@
 """Apply fixes to a fixed point in memory, then write every changed file atomically."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,8 +25,9 @@ class FixOutcome:
     rounds: int = 0
 
 
-def fix_to_fixed_point(root: Path, config: Config | None = None, only: list[str] | None = None,
-                       unsafe: bool = False, keep=None, tree=None) -> FixOutcome:
+def fix_to_fixed_point(
+    root: Path, config: Config | None = None, only: list[str] | None = None, unsafe: bool = False, keep=None, tree=None
+) -> FixOutcome:
     """Lint, apply non-overlapping fixes in memory, re-lint; repeat until nothing applies.
 
     ``keep(finding) -> bool`` limits which findings' fixes are applied (e.g. one family);

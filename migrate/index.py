@@ -1,4 +1,5 @@
 """Cross-references over the model: the effective MPS route of every overload."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from migrate.model import (
-    DispatchLine, HostFunction, Impl, KernelRegistration, NativeEntry, Route, StubRegistration, Via,
+    DispatchLine,
+    HostFunction,
+    Impl,
+    KernelRegistration,
+    NativeEntry,
+    Route,
+    StubRegistration,
+    Via,
 )
 from migrate.tables import dispatch_keys, load_markers, load_table
 from migrate.tree import Tree, file_kind
@@ -101,8 +109,11 @@ class Index:
     def hidden_in(self, kind: str, name: str) -> list[str]:
         """Incompletely read files of ``kind`` that may hold ``name`` (no bytes at all, or bytes naming it)."""
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        return [path for path, k in self.incomplete.items() if k == kind
-                and (path not in self.tree.sources or word.search(self.tree.sources[path]))]
+        return [
+            path
+            for path, k in self.incomplete.items()
+            if k == kind and (path not in self.tree.sources or word.search(self.tree.sources[path]))
+        ]
 
     def _unread_note(self, kind: str, name: str, what: str) -> tuple[str, ...]:
         paths = self.hidden_in(kind, name)
@@ -207,16 +218,22 @@ class Index:
     def stubs_reached(self, kernel: str) -> list[str]:
         """Dispatch stubs a shared kernel's native definition reaches on MPS: the scan's names that are
         declared or registered stubs, or named ``*_stub`` (a partial tree may lack the declaring header)."""
-        return sorted(s for s in self.tree.cpu_stub_calls.get(kernel, ())
-                      if s in self.tree.declared_stubs or s in self.registrations or s.endswith("_stub"))
+        return sorted(
+            s
+            for s in self.tree.cpu_stub_calls.get(kernel, ())
+            if s in self.tree.declared_stubs or s in self.registrations or s.endswith("_stub")
+        )
 
     def operators_called(self, kernel: str) -> list[str]:
         """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""
         if self.stubs_reached(kernel):
             return []
         names = self.entries_by_name
-        return sorted(c for c in self.tree.native_at_calls.get(kernel, ())
-                      if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names)
+        return sorted(
+            c
+            for c in self.tree.native_at_calls.get(kernel, ())
+            if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names
+        )
 
     @cached_property
     def entries_by_name(self) -> frozenset[str]:
@@ -256,23 +273,47 @@ class Index:
         if e.structured_delegate:
             target = self.entries.get(e.structured_delegate)
             if target is None or target.overload_name in seen:
-                return Route(name, None, Via.DELEGATE, Impl.UNDEFINED, None,
-                             (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",),
-                             delegate=e.structured_delegate)
+                return Route(
+                    name,
+                    None,
+                    Via.DELEGATE,
+                    Impl.UNDEFINED,
+                    None,
+                    (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",),
+                    delegate=e.structured_delegate,
+                )
             seen.add(name)
             r = self._route(target, seen)
-            return Route(name, r.kernel, Via.DELEGATE, r.impl, r.defined_at,
-                         (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops),
-                         delegate=target.overload_name)
+            return Route(
+                name,
+                r.kernel,
+                Via.DELEGATE,
+                r.impl,
+                r.defined_at,
+                (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops),
+                delegate=target.overload_name,
+            )
         if e.dispatch:
             for key in self._composite_keys:
                 d = e.kernel_for(key)
                 if d is not None:
-                    return Route(name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None,
-                                 (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",))
+                    return Route(
+                        name,
+                        d.kernel_name,
+                        Via.COMPOSITE,
+                        Impl.DELEGATING,
+                        None,
+                        (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",),
+                    )
         elif not e.structured:
-            return Route(name, e.name, Via.COMPOSITE, Impl.DELEGATING, None,
-                         (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",))
+            return Route(
+                name,
+                e.name,
+                Via.COMPOSITE,
+                Impl.DELEGATING,
+                None,
+                (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",),
+            )
         return Route(name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
 
     @cached_property
@@ -298,15 +339,27 @@ class Index:
             stubs = self.stubs_of_shared_kernel(k)
             if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in stubs):
                 notes = [n for s in stubs for n in self._unread_note("host", s, f"the MPS registration of {s}")]
-                return Route(e.overload_name, k, Via.EXPLICIT, Impl.UNDEFINED, None,
-                             (*hops, "stub has no MPS registration", *notes[:1]))
+                return Route(
+                    e.overload_name,
+                    k,
+                    Via.EXPLICIT,
+                    Impl.UNDEFINED,
+                    None,
+                    (*hops, "stub has no MPS registration", *notes[:1]),
+                )
             ops = self.operators_called(k)
             why = f"composite: calls {', '.join('at::' + o for o in ops)}" if ops else "shared backend-agnostic kernel"
             return Route(e.overload_name, k, Via.EXPLICIT, Impl.DELEGATING, None, (*hops, why))
         fn = self.definition(k)
         if fn is None:
-            return Route(e.overload_name, k, Via.EXPLICIT, Impl.UNDEFINED, None,
-                         (*hops, "kernel not defined in the tree", *self._unread_note("host", k, "its definition")))
+            return Route(
+                e.overload_name,
+                k,
+                Via.EXPLICIT,
+                Impl.UNDEFINED,
+                None,
+                (*hops, "kernel not defined in the tree", *self._unread_note("host", k, "its definition")),
+            )
         hops.append(f"{fn.name} ({fn.kind}) @ {fn.span.where}")
         if fn.path in self.incomplete:
             hops.append(f"{fn.path} could not be read completely: this route may be incomplete")
@@ -347,7 +400,7 @@ class Index:
         candidates = [key]
         for prefix, repl in load_table("opinfo.yaml")["name_prefixes"].items():
             if key.startswith(prefix):
-                candidates.append(repl + key[len(prefix):])
+                candidates.append(repl + key[len(prefix) :])
         return next((c for c in candidates if c in self.families), None)
 
     def opinfo_names(self, family: str) -> list[str]:
@@ -355,7 +408,7 @@ class Index:
         names = [family]
         for prefix, repl in load_table("opinfo.yaml")["name_prefixes"].items():
             if family.startswith(repl):
-                names.append(prefix + family[len(repl):])
+                names.append(prefix + family[len(repl) :])
         return names
 
     def family_is_native_metal(self, family: str) -> bool:

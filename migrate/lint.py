@@ -1,4 +1,5 @@
 """Lint a tree: read -> index -> rules -> findings."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,9 +31,13 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:
-        findings = [dataclasses.replace(f, severity=Severity(config.severity.get(f.code, f.severity))) for f in findings]
+        findings = [
+            dataclasses.replace(f, severity=Severity(config.severity.get(f.code, f.severity))) for f in findings
+        ]
     if only_paths is not None:
-        findings = [f for f in findings if under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))]
+        findings = [
+            f for f in findings if under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))
+        ]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
     return LintResult(tree, index, findings)
 

@@ -3,6 +3,7 @@
 The script is migrate/mac_bench_template.py with the family's OpInfo targets (from the
 tree's OpInfo database, as the test commands of ``fix``/``port``) written in.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -13,6 +13,7 @@ Every sample input that the family's OpInfo entries give test_output_match
 (its shapes and dtypes) is timed with torch.mps.Event over --iters calls,
 after --warmup calls; the median goes to --out (JSON, one entry per label).
 """
+
 from __future__ import annotations
 
 import argparse

@@ -4,6 +4,7 @@ Positions: ``line`` and ``column`` are 1-based; ``start``/``end`` are byte
 offsets into the file's bytes (end exclusive).  Paths are POSIX paths relative
 to the tree root.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -204,7 +205,9 @@ class MetalFile:
     host_names: frozenset[str]  # every [[host_name("...")]] after macro expansion
     kernel_functions: frozenset[str]  # names of kernel functions/templates defined
     errors: tuple[ParseError, ...] = ()
-    hidden_kernels: frozenset[str] = frozenset()  # kernel_functions not exported by their name: templates, [[host_name]]-attributed
+    hidden_kernels: frozenset[str] = (
+        frozenset()
+    )  # kernel_functions not exported by their name: templates, [[host_name]]-attributed
 
     @property
     def exports(self) -> frozenset[str]:
@@ -267,8 +270,14 @@ class Route:
         return f"delegate:{self.delegate}" if self.via is Via.DELEGATE else self.via.value
 
     def to_json(self) -> dict:
-        return {"overload": self.overload, "kernel": self.kernel, "via": self.via_label, "impl": self.impl.value,
-                "defined_at": self.defined_at.where if self.defined_at else None, "hops": list(self.hops)}
+        return {
+            "overload": self.overload,
+            "kernel": self.kernel,
+            "via": self.via_label,
+            "impl": self.impl.value,
+            "defined_at": self.defined_at.where if self.defined_at else None,
+            "hops": list(self.hops),
+        }
 
 
 @dataclass(frozen=True)

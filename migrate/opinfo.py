@@ -1,4 +1,5 @@
 """From an operator family to the OpInfo entries (and test commands) that exercise it."""
+
 from __future__ import annotations
 
 from pathlib import Path

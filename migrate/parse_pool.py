@@ -8,6 +8,7 @@ idle cores to run them (a loaded machine parses faster in one process); a worker
 model in migrate.codec form (tree-sitter objects never cross a process).
 ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -3,6 +3,7 @@
 In a wheel they are packaged as migrate/_data/{rules,kernels}; in a source
 checkout (editable install) they are the repository's top-level folders.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

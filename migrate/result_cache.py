@@ -10,6 +10,7 @@ when any of that changed (a ``touch`` or a checkout of the same bytes still hits
 is only written when every input is older than the alias by a clear margin, so a file
 rewritten within the same clock tick is never taken as unchanged (git's "racily clean").
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """What a rule is: code, name, severity, documentation, message, check (one module each under migrate/checks/)."""
+
 from __future__ import annotations
 
 import inspect
@@ -39,10 +40,19 @@ class Rule:
     check: Callable[..., Iterable[Finding]] | None  # check(index) -> findings; None: reported by lint itself
     reads: tuple[str, ...] = ()  # kinds of files its findings depend on (migrate.tree.file_kind)
 
-    def finding(self, span: Span, message: str, *, overload: str | None = None, kernel: str | None = None,
-                fix: Fix | None = None, family: str | None = None) -> Finding:
-        return Finding(self.code, message, span, self.severity, overload=overload, kernel=kernel, fix=fix,
-                       family=family)
+    def finding(
+        self,
+        span: Span,
+        message: str,
+        *,
+        overload: str | None = None,
+        kernel: str | None = None,
+        fix: Fix | None = None,
+        family: str | None = None,
+    ) -> Finding:
+        return Finding(
+            self.code, message, span, self.severity, overload=overload, kernel=kernel, fix=fix, family=family
+        )
 
     def run(self, index) -> list[Finding]:
         return list(self.check(index)) if self.check else []
@@ -59,9 +69,23 @@ class Rule:
 
     def text(self) -> str:
         d = self.doc
-        parts = [f"# {self.code} ({self.name})", "", f"Default severity: {self.severity}", "",
-                 "## What it does", d.summary.strip(), "", "## Why it matters", d.why.strip(), "",
-                 "## Example", d.example.rstrip(), "", "## Fix", f"{d.fix.strip()} (fix safety: {d.fix_safety})"]
+        parts = [
+            f"# {self.code} ({self.name})",
+            "",
+            f"Default severity: {self.severity}",
+            "",
+            "## What it does",
+            d.summary.strip(),
+            "",
+            "## Why it matters",
+            d.why.strip(),
+            "",
+            "## Example",
+            d.example.rstrip(),
+            "",
+            "## Fix",
+            f"{d.fix.strip()} (fix safety: {d.fix_safety})",
+        ]
         return "\n".join(parts) + "\n"
 
 

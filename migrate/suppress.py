@@ -4,6 +4,7 @@ A comment suppresses findings on its own line and on the line below it; on an
 entry's ``func:`` line of native_functions.yaml it covers the whole entry.
 A bare ``mps-migrate: ignore`` suppresses every code.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,9 @@ def scan(data: bytes) -> dict[int, frozenset[str]]:
         return out
     for m in _IGNORE.finditer(data):
         line = data.count(b"\n", 0, m.start()) + 1
-        codes = frozenset(c.strip() for c in m.group(1).decode().split(",") if c.strip()) if m.group(1) else frozenset("*")
+        codes = (
+            frozenset(c.strip() for c in m.group(1).decode().split(",") if c.strip()) if m.group(1) else frozenset("*")
+        )
         out[line] = out.get(line, frozenset()) | codes
     return out
 

@@ -1,4 +1,5 @@
 """Declarative tables under rules/ (one place per fact), loaded once."""
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -1,4 +1,5 @@
 """Read a PyTorch (or PyTorch-like, partial) tree into the typed model."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,6 @@ NATIVE_REL = "aten/src/ATen/native"
 COMMON_MPS_REL = "torch/testing/_internal/common_mps.py"
 C10_METAL_REL = "c10/metal"
 HOST_SUFFIXES = (".mm", ".cpp", ".h")
-
 
 
 def file_kind(rel: str) -> str:
@@ -99,10 +99,12 @@ def headers_digest(include_dirs: list[Path]) -> str:
 
 def _lazy(module: str, name: str):
     """A reader imported on its first call: a run served from the cache never imports tree-sitter or libcst."""
+
     def call(*args, **kwargs):
         import importlib
 
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
     return call
 
 
@@ -130,8 +132,11 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     order: list[tuple[str, int | ParseError]] = []  # (path, its job or the error reading it), in walk order
     if mps.is_dir():
         on_disk = [f.relative_to(root).as_posix() for f in _walk(mps, HOST_SUFFIXES + (".metal",))]
-        added = sorted(r for r in overlay if r.startswith(MPS_REL + "/") and r.endswith(HOST_SUFFIXES + (".metal",))
-                       and r not in on_disk)  # files a patch creates
+        added = sorted(
+            r
+            for r in overlay
+            if r.startswith(MPS_REL + "/") and r.endswith(HOST_SUFFIXES + (".metal",)) and r not in on_disk
+        )  # files a patch creates
         for r in on_disk + added:
             data, error = _read(root / r, r, overlay)
             if data is None:
@@ -140,8 +145,16 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
             tree.sources[r] = data
             order.append((r, len(jobs)))
             if file_kind(r) == "metal":
-                jobs.append(("metal", r, data, "migrate.read.metal_reader:read_metal_source",
-                             {"include_dirs": includes}, (hdr,)))
+                jobs.append(
+                    (
+                        "metal",
+                        r,
+                        data,
+                        "migrate.read.metal_reader:read_metal_source",
+                        {"include_dirs": includes},
+                        (hdr,),
+                    )
+                )
             else:
                 jobs.append(("host", r, data, "migrate.read.host_reader:read_host_file", {}, ()))
     models = parse_all(jobs)  # one pass over every file, on the machine's cores when many are uncached
@@ -159,11 +172,20 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
         tree.hosts[r] = hf = model
         tree.errors.extend(hf.errors)
         for im in hf.inline_metal:
-            mf = cached("inline-metal", f"{r}:{im.span.start}:{im.span.line}", im.text.encode(),
-                        lambda: read_metal_source(im.text.encode(), r, include_dirs=includes,
-                                                  base_line=im.span.line, base_offset=im.span.start,
-                                                  base_column=im.span.column),
-                        hdr)
+            mf = cached(
+                "inline-metal",
+                f"{r}:{im.span.start}:{im.span.line}",
+                im.text.encode(),
+                lambda: read_metal_source(
+                    im.text.encode(),
+                    r,
+                    include_dirs=includes,
+                    base_line=im.span.line,
+                    base_offset=im.span.start,
+                    base_column=im.span.column,
+                ),
+                hdr,
+            )
             key = f"{r}#{im.span.line}"
             tree.metals[key] = mf
     from migrate.tables import load_table
@@ -218,7 +240,7 @@ def _scan_native_sources(tree: Tree) -> None:
                 tree.errors.append(ParseError(r, 1, 1, f"could not scan: {exc}", partial=True))
                 continue
             for span in spans:
-                tree.declared_stubs.setdefault(data[span.start:span.end].decode("latin-1"), span)
+                tree.declared_stubs.setdefault(data[span.start : span.end].decode("latin-1"), span)
             for kernel, stubs, at_calls in kernels:
                 if stubs:
                     tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)

@@ -9,6 +9,7 @@
   ``HYPOTHESIS_PROFILE=long`` draws ten times as many random ones (tests.fuzzing.examples).
 - The ``wheel`` of the repository is built once per session.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,12 @@ def wheel(tmp_path_factory):
     from tests.helpers import REPO
 
     out = tmp_path_factory.mktemp("dist")
-    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if p.returncode != 0 and ("Could not find a version" in p.stderr or "No matching distribution" in p.stderr):
         pytest.skip("cannot fetch the build backend (hatchling): " + p.stderr.strip().splitlines()[-1])
     assert p.returncode == 0, p.stderr

@@ -5,6 +5,7 @@
   it never skips where the shared corpus exists; failing to unpack it fails the test.
 - ``user_tree_root()``: ``$MPS_MIGRATE_TEST_TREE``, a user's own checkout (skips when unset).
 """
+
 from __future__ import annotations
 
 import functools

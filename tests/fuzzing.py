@@ -1,4 +1,5 @@
 """hypothesis profiles: ``ci`` (default) is derandomized, ``long`` (HYPOTHESIS_PROFILE=long) runs 10x longer."""
+
 from __future__ import annotations
 
 import os

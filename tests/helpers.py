@@ -1,4 +1,5 @@
 """Shared test helpers: run the CLI in-process or as a subprocess."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,14 @@ OPINFO = "torch/testing/_internal/common_methods_invocations.py"
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "migrate", *args], capture_output=True, text=True,
-                          cwd=cwd or REPO, input=input, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        input=input,
+        timeout=600,
+    )
 
 
 def lint_json(root: Path, *extra: str) -> list[dict]:
@@ -41,11 +48,12 @@ def compile_kernel_files(root: Path, cache_dir: Path) -> dict:
     mp.setenv("MPS_MIGRATE_CACHE", str(cache_dir))
     try:
         be = get_backend("cpu")
-        return {k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
-                for k in ("UnaryKernel", "BinaryKernel")}
+        return {
+            k: be.compile_shader((root / KERNELS / f"{k}.metal").read_text(), opt=0)
+            for k in ("UnaryKernel", "BinaryKernel")
+        }
     finally:
         mp.undo()
-
 
 
 def new_after_port(before, after, families) -> list[tuple[str, str]]:

@@ -1,4 +1,5 @@
 """A small PNG reader for Chromium's screenshots (8-bit RGB or RGBA, not interlaced): no imaging library needed."""
+
 from __future__ import annotations
 
 import struct
@@ -15,9 +16,9 @@ def read_png(data: bytes) -> np.ndarray:
     bpp = 3 if ctype == 2 else 4
     idat, i = [], 8
     while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        n, kind = struct.unpack(">I4s", data[i : i + 8])
         if kind == b"IDAT":
-            idat.append(data[i + 8:i + 8 + n])
+            idat.append(data[i + 8 : i + 8 + n])
         i += 12 + n
     raw = zlib.decompress(b"".join(idat))
     stride = w * bpp

@@ -1,5 +1,6 @@
 """mps-migrate bench: the generated Mac script compiles, names the family's OpInfo entries,
 its pure parts compute what they say, and its whole logic runs here with --device cpu."""
+
 from __future__ import annotations
 
 import ast
@@ -23,8 +24,11 @@ def test_script_compiles_with_the_family_targets(tmp_path):
     p = run_cli("bench", "atan2", "--root", str(MINI))
     assert p.returncode == 0, p.stderr
     compile(p.stdout, "bench_atan2.py", "exec")
-    values = {n.targets[0].id: ast.literal_eval(n.value) for n in ast.parse(p.stdout).body
-              if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id in ("FAMILY", "TARGETS")}
+    values = {
+        n.targets[0].id: ast.literal_eval(n.value)
+        for n in ast.parse(p.stdout).body
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id in ("FAMILY", "TARGETS")
+    }
     assert values == {"FAMILY": "atan2", "TARGETS": [("atan2", "")]}
 
 
@@ -33,10 +37,14 @@ def test_pure_parts():
         def __init__(self, *shape):
             self.shape = shape
 
-    assert t.sample_key("atan2", "", "float16", (Shaped(5, 10), Shaped()), {"out": None}) == \
-        "atan2 float16 (5x10, scalar; out=None)"
-    assert t.sample_key("nn.functional.gelu", "tanh", "float32", ([Shaped(2), 3],), {}) == \
-        "nn.functional.gelu.tanh float32 ([2,3])"
+    assert (
+        t.sample_key("atan2", "", "float16", (Shaped(5, 10), Shaped()), {"out": None})
+        == "atan2 float16 (5x10, scalar; out=None)"
+    )
+    assert (
+        t.sample_key("nn.functional.gelu", "tanh", "float32", ([Shaped(2), 3],), {})
+        == "nn.functional.gelu.tanh float32 ([2,3])"
+    )
     store = t.merge({}, "before", "mps", {"a": 2.0, "b": 1.0, "c": 4.0})
     store = t.merge(store, "after", "mps", {"a": 1.0, "b": 3.0})
     assert t.compare(store) == [("a", 2.0, 1.0, 0.5), ("b", 1.0, 3.0, 3.0)]
@@ -48,8 +56,20 @@ def test_pure_parts():
 def test_runs_on_cpu_before_and_after(tmp_path):
     script = _script(tmp_path)
     data = tmp_path / "t.json"
-    run = [sys.executable, str(script), "--device", "cpu", "--dtypes", "float32", "--iters", "2", "--warmup", "1",
-           "--out", str(data)]
+    run = [
+        sys.executable,
+        str(script),
+        "--device",
+        "cpu",
+        "--dtypes",
+        "float32",
+        "--iters",
+        "2",
+        "--warmup",
+        "1",
+        "--out",
+        str(data),
+    ]
     first = subprocess.run(run + ["--label", "before"], capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     assert "geometric mean" not in first.stdout

@@ -1,4 +1,5 @@
 """The cache folder's clean-up: the daily automatic prune and `mps-migrate cache`."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """CLI behaviour: subcommands, formats, selection, configuration, bad input, exit codes."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,14 @@ def tree(tmp_path):
 def test_rule_prints_documentation():
     p = run_cli("rule", "MPS001")
     assert p.returncode == 0
-    for part in ("MPS001", "half-migrated-family", "## What it does", "## Why it matters", "## Example", "fix safety: safe"):
+    for part in (
+        "MPS001",
+        "half-migrated-family",
+        "## What it does",
+        "## Why it matters",
+        "## Example",
+        "fix safety: safe",
+    ):
         assert part in p.stdout
 
 
@@ -39,8 +47,12 @@ def test_rule_all_wraps_whole_sentences(columns):
 
     from migrate.rulebook import all_rules
 
-    p = subprocess.run([sys.executable, "-m", "migrate", "rule", "--all"], capture_output=True, text=True,
-                       env=dict(os.environ, COLUMNS=columns))
+    p = subprocess.run(
+        [sys.executable, "-m", "migrate", "rule", "--all"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS=columns),
+    )
     assert max(len(line) for line in p.stdout.splitlines()) <= int(columns)
     entries = re.split(r"\n(?=MPS\d)", p.stdout.strip())
     for entry, rule in zip(entries, all_rules().values(), strict=True):
@@ -127,7 +139,7 @@ def test_bad_config_is_one_line_error(tree):
     (tree / ".mps-migrate.toml").write_text('select = ["XYZ1"]\n')
     p = run_cli("lint", str(tree))
     assert p.returncode == 2 and ".mps-migrate.toml" in p.stderr and "XYZ1" in p.stderr
-    (tree / ".mps-migrate.toml").write_text('select = [\n')
+    (tree / ".mps-migrate.toml").write_text("select = [\n")
     p = run_cli("lint", str(tree))
     assert p.returncode == 2 and "invalid TOML" in p.stderr and "Traceback" not in p.stderr
 
@@ -135,7 +147,9 @@ def test_bad_config_is_one_line_error(tree):
 def test_full_format_shows_source_and_caret():
     p = run_cli("lint", str(MINI), "--select", "MPS003")
     lines = p.stdout.splitlines()
-    assert lines[0].endswith("native_functions.yaml:57:10: MPS003 erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree")
+    assert lines[0].endswith(
+        "native_functions.yaml:57:10: MPS003 erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree"
+    )
     assert "MPS: erfinv_out_mps" in lines[1]
     assert lines[2].strip(" |") == "^" * len("erfinv_out_mps")
 

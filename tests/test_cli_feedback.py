@@ -2,6 +2,7 @@
 
 Each test names the complaint of issue 14 it would have caught.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,15 +26,27 @@ def tree(tmp_path):
 
 
 # ------------------------------------------------ typos exit 2 (they passed silently)
-@pytest.mark.parametrize("flag, value", [("--select", "MPS999"), ("--select", "FOO"), ("--select", "mps001"),
-                                         ("--ignore", "MPS999"), ("--extend-ignore", "MPS0,MPX"),
-                                         ("--extend-select", "XYZ")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--select", "MPS999"),
+        ("--select", "FOO"),
+        ("--select", "mps001"),
+        ("--ignore", "MPS999"),
+        ("--extend-ignore", "MPS0,MPX"),
+        ("--extend-select", "XYZ"),
+    ],
+)
 def test_unknown_code_in_a_flag_is_a_usage_error(flag, value):
     bad = value.split(",")[-1]
     p = run_cli("lint", str(MINI), flag, value)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr == f"mps-migrate: error: {flag}: unknown rule code or prefix {bad!r}" + (
-        " (codes are upper case: 'MPS001')" if bad == "mps001" else "") + "\n"
+    assert (
+        p.stderr
+        == f"mps-migrate: error: {flag}: unknown rule code or prefix {bad!r}"
+        + (" (codes are upper case: 'MPS001')" if bad == "mps001" else "")
+        + "\n"
+    )
 
 
 def test_flags_and_config_share_one_validation(tree):
@@ -53,8 +66,9 @@ def test_lintrunner_adapter_reports_a_typo_as_a_failure_message():
 # ------------------------------------------------ summary, clean lint, --fail-on
 def expected_summary(found: list[dict], fail_on: str = "warning") -> str:
     sev = Counter(f["severity"] for f in found)
-    parts = [f"{sev[s]} {s}{'s' if sev[s] != 1 and s != 'advice' else ''}"
-             for s in ("error", "warning", "advice") if sev[s]]
+    parts = [
+        f"{sev[s]} {s}{'s' if sev[s] != 1 and s != 'advice' else ''}" for s in ("error", "warning", "advice") if sev[s]
+    ]
     lines = [f"Found {len(found)} finding{'s' if len(found) != 1 else ''}: " + ", ".join(parts) + "."]
     safe = sum(1 for f in found if f["fix"] and f["fix"]["safe"])
     unsafe = sum(1 for f in found if f["fix"] and not f["fix"]["safe"])
@@ -74,7 +88,9 @@ def test_summary_ends_the_human_formats(fmt):
     assert Counter(f["severity"] for f in found) == {"error": 6, "warning": 15, "advice": 4}
     p = run_cli("lint", str(MINI), "--format", fmt)
     assert p.returncode == 1 and p.stdout.endswith("\n" + expected_summary(found)), p.stdout[-400:]
-    assert "Found 25 findings: 6 errors, 15 warnings, 4 advice.\n[*] 7 fixable with --fix; 5 more with --fix" in p.stdout
+    assert (
+        "Found 25 findings: 6 errors, 15 warnings, 4 advice.\n[*] 7 fixable with --fix; 5 more with --fix" in p.stdout
+    )
 
 
 def test_summary_ends_statistics():
@@ -129,7 +145,11 @@ def test_fix_diff_with_nothing_to_do_says_so():
 def test_fix_with_nothing_to_do_says_so(tree):
     p = run_cli("fix", "exp2", "--root", str(tree))
     assert "mps-migrate: nothing to fix for exp2\n" in p.stderr
-    assert [x for x in (tree / YAML, tree / OPS / "UnaryOps.mm") if x.read_bytes() != (MINI / x.relative_to(tree)).read_bytes()] == []
+    assert [
+        x
+        for x in (tree / YAML, tree / OPS / "UnaryOps.mm")
+        if x.read_bytes() != (MINI / x.relative_to(tree)).read_bytes()
+    ] == []
 
 
 def test_lint_diff_with_nothing_to_do_says_so():
@@ -180,7 +200,10 @@ def test_baseline_hides_known_findings_across_line_shifts(tree, tmp_path):
         f = tree / rel
         f.write_text(("# " if rel == YAML else "// ") + "a new first line\n\n" + f.read_text())
     assert run_cli("lint", str(tree), "--baseline", str(base)).returncode == 0
-    _insert_function(tree / OPS / "HistogramKernel.mm", "uint32_t count_of(const Tensor& t) {\n  uint32_t n = t.numel();\n  return n;\n}\n")
+    _insert_function(
+        tree / OPS / "HistogramKernel.mm",
+        "uint32_t count_of(const Tensor& t) {\n  uint32_t n = t.numel();\n  return n;\n}\n",
+    )
     p = run_cli("lint", str(tree), "--baseline", str(base), "--format", "concise")
     assert p.returncode == 1 and len(p.stdout.splitlines()) == 2, p.stdout
     assert " MPS013 uint32_t n = t.numel();" in p.stdout.splitlines()[0]
@@ -202,7 +225,9 @@ def test_bad_baseline_is_one_line_error(tmp_path):
     for text in ("{", '{"findings": []}', '{"mps-migrate-baseline": 1, "findings": [{"code": "MPS001"}]}'):
         bad.write_text(text)
         p = run_cli("lint", str(MINI), "--baseline", str(bad))
-        assert p.returncode == 2 and p.stderr.count("\n") == 1 and str(bad) in p.stderr and "invalid baseline" in p.stderr
+        assert (
+            p.returncode == 2 and p.stderr.count("\n") == 1 and str(bad) in p.stderr and "invalid baseline" in p.stderr
+        )
     p = run_cli("lint", str(MINI), "--baseline", str(tmp_path / "missing.json"))
     assert p.returncode == 2 and "cannot read the baseline" in p.stderr
 
@@ -210,8 +235,12 @@ def test_bad_baseline_is_one_line_error(tmp_path):
 # ------------------------------------------------ --since REV
 def _git(root, *args):
     env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    p = subprocess.run(["git", "-C", str(root), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                       capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     return p
 
@@ -247,7 +276,9 @@ def test_since_outside_git_or_bad_revision_is_one_line_error(tree):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     p = run_cli("lint", str(tree), "--since", "HEAD")
-    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--since HEAD" in p.stderr and "Traceback" not in p.stderr
+    assert (
+        p.returncode == 2 and p.stderr.count("\n") == 1 and "--since HEAD" in p.stderr and "Traceback" not in p.stderr
+    )
     _git(tree, "init", "-q")
     p = run_cli("lint", str(tree), "--since", "no-such-rev")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--since no-such-rev" in p.stderr

@@ -1,4 +1,5 @@
 """The parse cache's codec gives back equal models, for every reader's output."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,6 +1,7 @@
 """mps-migrate compile: per-file OK/FAIL with file:line, exit codes, and the CUDA backend
 building PTX (checked by ptxas where present) for every .metal file of 2.6.0 and 2.7.0a0
 that the CPU backend compiles (tests/device/test_corpus_compile.py: all of them)."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,9 @@ from migrate.cli import main
 from migrate.device.cuda import toolchain
 from tests import corpus
 
-needs_libdevice = pytest.mark.skipif(toolchain.libdevice() is None,
-                                     reason="no libdevice.10.bc (CUDA's math bitcode) on this machine")
+needs_libdevice = pytest.mark.skipif(
+    toolchain.libdevice() is None, reason="no libdevice.10.bc (CUDA's math bitcode) on this machine"
+)
 
 
 @pytest.fixture(autouse=True)

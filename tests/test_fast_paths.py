@@ -4,6 +4,7 @@ Each fast path (scrub visiting only "/" and quotes, calls read backwards, bracke
 from one stack pass, body openers by a depth search, node words by bytes.find) is compared
 with the plain definition on hand-written edge cases and on every fixture source.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,12 +41,12 @@ def _scrub_reference(data: bytes):
             cs, ce = m.span("body")
             raws.append((m.start(), m.end(), cs, ce, m.group("d").decode("latin-1")))
             q = text.index(b'"')
-            return tokens.blank(text[:q]) + b'"' + tokens.blank(text[q + 1:-1]) + b'"'
+            return tokens.blank(text[:q]) + b'"' + tokens.blank(text[q + 1 : -1]) + b'"'
         if kind in ("lc", "bc"):
             comments.append(m.span())
             return tokens.blank(text)
         q = text.index(b'"' if kind == "str" else b"'")
-        return text[:q + 1] + tokens.blank(text[q + 1:-1]) + text[-1:]
+        return text[: q + 1] + tokens.blank(text[q + 1 : -1]) + text[-1:]
 
     return tokens._SCRUB.sub(repl, data), comments, raws
 
@@ -76,7 +77,7 @@ def test_identifiers_and_calls_equal_the_one_regex_reading(text):
         assert cpp_unit.identifiers(text, start, end) == _scan_reference(text, start, end)[0]
 
 
-WORD_EDGES = SCAN_EDGES + ["a.b.c 1.e5 0x1p-3 x.1 @end a@b @\"s\" 3.x é1abc _é y2. .5f", "ab.cd@ef 12ab.c9 @ "]
+WORD_EDGES = SCAN_EDGES + ['a.b.c 1.e5 0x1p-3 x.1 @end a@b @"s" 3.x é1abc _é y2. .5f', "ab.cd@ef 12ab.c9 @ "]
 
 
 @pytest.mark.parametrize("text", WORD_EDGES + [SourceFile(p.read_bytes()).code.decode("latin-1") for p in HOST])
@@ -89,7 +90,9 @@ def test_words_from_split_runs_equal_the_regex_reading(text):
         assert cpp_unit.scan(text, start, None, wt) == _scan_reference(text, start), start
 
 
-@pytest.mark.parametrize("text", ["f(a[b{c}]) ( ] ) { ( }", "((]", "[{(})]"] + [p.read_bytes().decode("latin-1") for p in METAL])
+@pytest.mark.parametrize(
+    "text", ["f(a[b{c}]) ( ] ) { ( }", "((]", "[{(})]"] + [p.read_bytes().decode("latin-1") for p in METAL]
+)
 def test_bracket_partners_equal_the_scan_from_each_opener(text):
     toks = lex(text)
     for i, t in enumerate(toks):
@@ -133,7 +136,7 @@ def _lean_reference(sc: SourceFile, keep):
 LEAN_EDGES = [
     b"void f() { g(); }\nint x{1};\nvoid h(int a)\n{\n#if A\n  if (a) {\n#else\n  if (!a) {\n#endif\n  }\n}\n",
     b"struct S { void m() const { x(); } };\nvoid open() { {\n",
-    b"#define M() { }\nvoid k() { exec_unary_kernel (iter, \"k\"); }\nvoid q() { mtl_setBytes(e, v, 0); }\n",
+    b'#define M() { }\nvoid k() { exec_unary_kernel (iter, "k"); }\nvoid q() { mtl_setBytes(e, v, 0); }\n',
 ]
 
 
@@ -156,8 +159,11 @@ def test_node_words_found_as_the_regex_search_finds_them(data):
         assert words(s, e) == (word_re.search(code, s, e) is not None)
 
 
-READBACK_EDGES = [b"a.item() b->cpu() c . item <int> ( ) d.itemsize() e->\titem<x.cpu>() f.cpu g .cpu()",
-                  b"x.item<y.item()>() ..item() -> cpu() -cpu() .\n item()", b"item() cpu()"]
+READBACK_EDGES = [
+    b"a.item() b->cpu() c . item <int> ( ) d.itemsize() e->\titem<x.cpu>() f.cpu g .cpu()",
+    b"x.item<y.item()>() ..item() -> cpu() -cpu() .\n item()",
+    b"item() cpu()",
+]
 
 
 @pytest.mark.parametrize("data", READBACK_EDGES + [p.read_bytes() for p in HOST])

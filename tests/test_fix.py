@@ -1,4 +1,5 @@
 """Fixes: golden trees, safety (atomic, no overlap, idempotent, byte-exact), torchgen and ruamel round trips."""
+
 from __future__ import annotations
 
 import difflib
@@ -51,7 +52,10 @@ def test_every_fix_kind_in_golden():
     safe = (GOLDEN / "mini-safe.diff").read_text()
     unsafe = (GOLDEN / "mini-unsafe.diff").read_text()
     # dispatch rewrite of a half-migrated family: .out already shared, Scalar_out still MPSGraph
-    assert "-    CPU, CUDA: copysign_scalar_out\n-    MPS: copysign_scalar_out_mps\n+    CPU, CUDA, MPS: copysign_scalar_out\n" in safe
+    assert (
+        "-    CPU, CUDA: copysign_scalar_out\n-    MPS: copysign_scalar_out_mps\n+    CPU, CUDA, MPS: copysign_scalar_out\n"
+        in safe
+    )
     # an MPS-only line with the shared kernel's own name merges too
     assert "+    CPU, CUDA, MPS: softplus_out\n" in safe
     # dead implementations with their leading comment; helpers still used stay
@@ -210,16 +214,24 @@ def test_fix_command_diff(tree):
 
 XFAIL_CASES = [
     # (source, key to remove, expected)
-    ('T_XFAILLIST = {\n    "a": None,\n    "atan2": None,\n    "b": None,\n}\n', "atan2",
-     'T_XFAILLIST = {\n    "a": None,\n    "b": None,\n}\n'),
-    ('T_XFAILLIST = {\n    "a": None,\n    "atan2": [torch.float16]  # why\n}\n', "atan2",
-     'T_XFAILLIST = {\n    "a": None,\n}\n'),
-    ('T_XFAILLIST = {"a": None, "atan2": None, "b": None}\n', "atan2",
-     'T_XFAILLIST = {"a": None, "b": None}\n'),
-    ('T_XFAILLIST = {"atan2": None}\n', "atan2", 'T_XFAILLIST = {}\n'),
+    (
+        'T_XFAILLIST = {\n    "a": None,\n    "atan2": None,\n    "b": None,\n}\n',
+        "atan2",
+        'T_XFAILLIST = {\n    "a": None,\n    "b": None,\n}\n',
+    ),
+    (
+        'T_XFAILLIST = {\n    "a": None,\n    "atan2": [torch.float16]  # why\n}\n',
+        "atan2",
+        'T_XFAILLIST = {\n    "a": None,\n}\n',
+    ),
+    ('T_XFAILLIST = {"a": None, "atan2": None, "b": None}\n', "atan2", 'T_XFAILLIST = {"a": None, "b": None}\n'),
+    ('T_XFAILLIST = {"atan2": None}\n', "atan2", "T_XFAILLIST = {}\n"),
     ('T_XFAILLIST = {"a": None, "atan2": None}\n', "atan2", 'T_XFAILLIST = {"a": None}\n'),
-    ('T_XFAILLIST = {\n    # keep me\n    "atan2": None,\n    # and me\n}\n', "atan2",
-     'T_XFAILLIST = {\n    # keep me\n    # and me\n}\n'),
+    (
+        'T_XFAILLIST = {\n    # keep me\n    "atan2": None,\n    # and me\n}\n',
+        "atan2",
+        "T_XFAILLIST = {\n    # keep me\n    # and me\n}\n",
+    ),
     ('T_SKIPLIST = {\n    "x",\n    "atan2",\n}\n', "atan2", 'T_SKIPLIST = {\n    "x",\n}\n'),
 ]
 
@@ -245,7 +257,7 @@ def test_xfail_removal_stays_valid(src, key, expected):
 
     fix = FixBuilder(_Ix()).remove_xfail(entry)
     (edit,) = fix.edits
-    out = (data[: edit.start] + edit.replacement.encode() + data[edit.end:]).decode()
+    out = (data[: edit.start] + edit.replacement.encode() + data[edit.end :]).decode()
     assert out == expected
     libcst.parse_module(out)
     ast.parse(out)

@@ -1,4 +1,5 @@
 """Property tests: vary the yaml's formatting around a dispatch block; the fix's invariants hold."""
+
 from __future__ import annotations
 
 import shutil
@@ -16,7 +17,10 @@ from tests.test_fix import backend_index, ruamel_roundtrip
 from tests.fuzzing import examples
 
 ENTRY_HEAD = "- func: copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)\n"
-ORIGINAL = (ENTRY_HEAD + "  dispatch:\n    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n  tags: pointwise\n")
+ORIGINAL = (
+    ENTRY_HEAD
+    + "  dispatch:\n    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n  tags: pointwise\n"
+)
 
 comment = st.sampled_from(["", "    # a comment\n", "    # MPS: not_a_key\n", "\n"])
 
@@ -31,7 +35,7 @@ def entries(draw):
     lines = [shared, mps] if draw(st.booleans()) else [mps, shared]
     block = draw(comment) + lines[0] + draw(comment) + lines[1] + draw(comment)
     quoted = draw(st.booleans())
-    head = ENTRY_HEAD if not quoted else '- func: "' + ENTRY_HEAD[len("- func: "):-1] + '"\n'
+    head = ENTRY_HEAD if not quoted else '- func: "' + ENTRY_HEAD[len("- func: ") : -1] + '"\n'
     tags = "  tags: pointwise\n"
     body = "  dispatch:\n" + block
     body = tags + body if draw(st.booleans()) else body + tags
@@ -68,7 +72,7 @@ def test_dispatch_rewrite_invariants(entry):
         was = next(line for line in entry.splitlines() if line.endswith(": copysign_scalar_out")).strip()
         keys_text = was.split(":")[0]
         first, second = (k.strip() for k in keys_text.split(","))
-        sep = keys_text[len(first): len(keys_text) - len(second)]
+        sep = keys_text[len(first) : len(keys_text) - len(second)]
         keys = ["CUDA", "MPS", "CPU"] if first == "CUDA" else ["CPU", "CUDA", "MPS"]
         assert shared == "    " + sep.join(keys) + ": copysign_scalar_out"
         if roundtrip_was_noop:
@@ -76,5 +80,8 @@ def test_dispatch_rewrite_invariants(entry):
         # idempotent
         again = fix_to_fixed_point(root, keep=lambda f, ix: f.overload == "copysign.Scalar_out")
         assert again.new == {}
-        assert not [f for f in lint_tree(load_tree(root)).findings
-                    if f.code in ("MPS001", "MPS002") and f.overload == "copysign.Scalar_out"]
+        assert not [
+            f
+            for f in lint_tree(load_tree(root)).findings
+            if f.code in ("MPS001", "MPS002") and f.overload == "copysign.Scalar_out"
+        ]

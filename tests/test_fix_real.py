@@ -1,4 +1,5 @@
 """Every safe fix on a copy of the real PyTorch 2.6.0 tree: applied, torchgen still parses, second run is a no-op."""
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,11 @@ def fixed_copy(tmp_path_factory):
 def test_safe_fixes_applied(fixed_copy):
     root, dst, err = fixed_copy
     assert "applied 4 fixes in 4 file(s)" in err  # the four stale includes (see README's numbers)
-    changed = [p for p in (dst / "aten").rglob("*") if p.is_file()
-               and p.read_bytes() != (root / p.relative_to(dst)).read_bytes()]
+    changed = [
+        p
+        for p in (dst / "aten").rglob("*")
+        if p.is_file() and p.read_bytes() != (root / p.relative_to(dst)).read_bytes()
+    ]
     assert len(changed) == 4
     for p in changed:
         old = (root / p.relative_to(dst)).read_text().splitlines()
@@ -42,10 +46,17 @@ def test_second_run_is_a_no_op(fixed_copy):
 
 def test_tree_torchgen_still_parses(fixed_copy):
     root, dst, _ = fixed_copy
-    code = ("import sys, torchgen.gen as g; p = g.parse_native_yaml(sys.argv[1], sys.argv[2]);"
-            "print(len(p.native_functions))")
+    code = (
+        "import sys, torchgen.gen as g; p = g.parse_native_yaml(sys.argv[1], sys.argv[2]);"
+        "print(len(p.native_functions))"
+    )
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([sys.executable, "-c", code, str(dst / YAML), str(root / YAML).replace("native_functions", "tags")],
-                         capture_output=True, text=True, env=env, cwd=str(root))
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(dst / YAML), str(root / YAML).replace("native_functions", "tags")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(root),
+    )
     assert out.returncode == 0, out.stderr[-500:]
     assert int(out.stdout) > 2500

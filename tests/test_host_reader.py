@@ -1,4 +1,5 @@
 """Host-file reader: hand-written fixtures (tests/data/host) and the real 2.6.0 tree."""
+
 from __future__ import annotations
 
 import re
@@ -39,7 +40,7 @@ def fn(hf: HostFile, name: str) -> HostFunction:
 
 
 def text(data: bytes, span) -> str:
-    return data[span.start: span.end].decode()
+    return data[span.start : span.end].decode()
 
 
 # ------------------------------------------------------------------ markers
@@ -64,8 +65,7 @@ def test_legacy_functions_kinds_and_lines():
     after = fn(hf, "after_objc_out_mps")
     assert after.span.line == line_of(data, "TORCH_IMPL_FUNC(after_objc_out_mps)")
     assert after.span.end_line == after.span.line + 2
-    assert [f.name for f in hf.functions] == sorted((f.name for f in hf.functions),
-                                                     key=lambda n: fn(hf, n).span.start)
+    assert [f.name for f in hf.functions] == sorted((f.name for f in hf.functions), key=lambda n: fn(hf, n).span.start)
 
 
 def test_legacy_macro_generated_functions():
@@ -123,8 +123,12 @@ def test_legacy_sites():
     hf, data = read("legacy_ops.mm")
     kinds = [(s.kind, s.span.line, s.function, s.detail) for s in hf.sites]
     assert kinds == [
-        ("narrow_numel", line_of(data, "uint32_t n = output.numel()"), "jiggle_out_mps",
-         "uint32_t n = output.numel();"),
+        (
+            "narrow_numel",
+            line_of(data, "uint32_t n = output.numel()"),
+            "jiggle_out_mps",
+            "uint32_t n = output.numel();",
+        ),
         ("readback", line_of(data, ".item<int64_t>()"), "jiggle_out_mps", ".item<int64_t>()"),
     ]
 
@@ -140,7 +144,10 @@ def test_native_register_macro_generates_function_registration_and_kernel_call()
     regs = {r.stub: r for r in hf.registrations}
     assert set(regs) == {"spin_stub", "twirl_stub", "wobble_stub", "scaled_stub", "fill_stub"}
     assert (regs["spin_stub"].function, regs["spin_stub"].macro, regs["spin_stub"].via_macro) == (
-        "spin_kernel_mps", "REGISTER_DISPATCH", "REGISTER_SPIN_DISPATCH")
+        "spin_kernel_mps",
+        "REGISTER_DISPATCH",
+        "REGISTER_SPIN_DISPATCH",
+    )
     assert regs["spin_stub"].span == spin.span
     assert (regs["wobble_stub"].function, regs["wobble_stub"].macro) == ("wobble_mps_kernel", "REGISTER_DISPATCH")
     assert regs["wobble_stub"].via_macro is None
@@ -164,14 +171,26 @@ def test_native_sites():
     got = [(s.kind, s.span.line, s.function, s.detail) for s in hf.sites]
     assert got == [
         ("subiter_tensor", line_of(data, "auto whole = sub.tensor(0)"), "fill_kernel", "sub.tensor(0)"),
-        ("narrow_numel", line_of(data, "static_cast<uint32_t>(sub.tensor(1)"), "fill_kernel",
-         "static_cast<uint32_t>(sub.tensor(1).numel())"),
-        ("subiter_tensor", line_of(data, "static_cast<uint32_t>(sub.tensor(1)"), "fill_kernel",
-         "sub.tensor(1).numel()"),
+        (
+            "narrow_numel",
+            line_of(data, "static_cast<uint32_t>(sub.tensor(1)"),
+            "fill_kernel",
+            "static_cast<uint32_t>(sub.tensor(1).numel())",
+        ),
+        (
+            "subiter_tensor",
+            line_of(data, "static_cast<uint32_t>(sub.tensor(1)"),
+            "fill_kernel",
+            "sub.tensor(1).numel()",
+        ),
         # fill_kernel recurses with the sub-iterator: its own iter.tensor(0) is a sub-iterator's
         ("subiter_tensor", line_of(data, "auto out = iter.tensor(0)"), "fill_kernel", "iter.tensor(0)"),
-        ("setbytes_chain", line_of(data, "mtl_setBytes(enc, numel, 1)"), "fill_kernel",
-         "3 consecutive mtl_setBytes calls"),
+        (
+            "setbytes_chain",
+            line_of(data, "mtl_setBytes(enc, numel, 1)"),
+            "fill_kernel",
+            "3 consecutive mtl_setBytes calls",
+        ),
     ]
     chain = hf.sites[-1]
     assert chain.span.end_line == line_of(data, "mtl_setBytes<int32_t>(enc, 7, 3)")
@@ -244,7 +263,7 @@ def test_category_implementation_with_sends_and_nested_sends():
 
 
 def test_columns_are_characters():
-    src = "void f(const Tensor& t) {\n  auto s = \"héllo → wörld\"; auto v = t.item<float>();\n}\n"
+    src = 'void f(const Tensor& t) {\n  auto s = "héllo → wörld"; auto v = t.item<float>();\n}\n'
     hf = read_host_file(src.encode(), "c.mm")
     (site,) = [s for s in hf.sites if s.kind == "readback"]
     line = src.splitlines()[site.span.line - 1]
@@ -259,8 +278,9 @@ def test_inline_metal_raw_strings():
     assert metal.text.startswith("\n#include <metal_stdlib>") and metal.text.endswith("}\n")
     assert text(data, metal.span) == metal.text
     assert metal.span.line == line_of(data, 'R"SPIN(')
-    hf2 = read_host_file(b'static MetalShaderLibrary lib(R"METAL(kernel void k() {})METAL", 2);\n'
-                         b'auto s = compile(R"(x)");\n', "y.mm")
+    hf2 = read_host_file(
+        b'static MetalShaderLibrary lib(R"METAL(kernel void k() {})METAL", 2);\nauto s = compile(R"(x)");\n', "y.mm"
+    )
     assert [(m.variable, m.text) for m in hf2.inline_metal] == [("lib", "kernel void k() {}"), (None, "x")]
 
 
@@ -277,13 +297,16 @@ def test_neutralizer_keeps_offsets_and_lines(name):
 
 
 # --------------------------------------------------------------- bad input
-@pytest.mark.parametrize("src", [
-    b"",
-    b"\xff\xfe\x00garbage{{{ ]]] ^^ @@ R\"x(",
-    b"#define MAKE(a) void a##_f() {}\nMAKE(x\n",
-    b"TORCH_IMPL_FUNC(a)(const Tensor& x) { [foo bar:",
-    "void caf\u00e9() { auto s = \"\u00fc\"; }\n".encode(),
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        b"",
+        b'\xff\xfe\x00garbage{{{ ]]] ^^ @@ R"x(',
+        b"#define MAKE(a) void a##_f() {}\nMAKE(x\n",
+        b"TORCH_IMPL_FUNC(a)(const Tensor& x) { [foo bar:",
+        'void caf\u00e9() { auto s = "\u00fc"; }\n'.encode(),
+    ],
+)
 def test_bad_input_never_raises(src):
     hf = read_host_file(src, "bad.mm")
     assert isinstance(hf, HostFile) and hf.path == "bad.mm"
@@ -294,11 +317,14 @@ HOST_SEED = (Path(__file__).parent / "data" / "host" / "native_kernels.mm").read
 
 
 @settings(max_examples=examples(40))
-@given(st.integers(0, len(HOST_SEED)), st.integers(0, 8),
-       st.sampled_from([b"{", b"}", b"(", b")", b"/*", b'"', b"\x00", b"\xff", b"#define X(", b"@", b"\\\n"]))
+@given(
+    st.integers(0, len(HOST_SEED)),
+    st.integers(0, 8),
+    st.sampled_from([b"{", b"}", b"(", b")", b"/*", b'"', b"\x00", b"\xff", b"#define X(", b"@", b"\\\n"]),
+)
 def test_edited_file_never_raises(at, cut, junk):
     # not checked: errors point at the edit (an unparsable region is reported from its first line)
-    data = HOST_SEED[:at] + junk + HOST_SEED[at + cut:]
+    data = HOST_SEED[:at] + junk + HOST_SEED[at + cut :]
     check_read(read_host_file(data, "fuzz.mm"), data, lambda: read_host_file(data, "fuzz.mm"))
 
 
@@ -314,17 +340,22 @@ def test_unterminated_generator_invocation_is_reported():
 
 
 def test_nested_and_recursive_generator_macros():
-    src = (b"#define INNER(x) static void x##_inner() { lib.exec_unary_kernel(iter, #x); }\n"
-           b"#define OUTER(x) INNER(x) REGISTER_DISPATCH(x##_stub, x##_inner)\n"
-           b"#define LOOP_A(x) LOOP_B(x) void a_##x() {}\n"
-           b"#define LOOP_B(x) LOOP_A(x)\n"
-           b"OUTER(spin)\n"
-           b"LOOP_A(1)\n")
+    src = (
+        b"#define INNER(x) static void x##_inner() { lib.exec_unary_kernel(iter, #x); }\n"
+        b"#define OUTER(x) INNER(x) REGISTER_DISPATCH(x##_stub, x##_inner)\n"
+        b"#define LOOP_A(x) LOOP_B(x) void a_##x() {}\n"
+        b"#define LOOP_B(x) LOOP_A(x)\n"
+        b"OUTER(spin)\n"
+        b"LOOP_A(1)\n"
+    )
     hf = read_host_file(src, "n.mm")
     assert [(f.name, f.via_macro, f.span.line) for f in hf.functions] == [
-        ("spin_inner", "OUTER", 5), ("a_1", "LOOP_A", 6)]
+        ("spin_inner", "OUTER", 5),
+        ("a_1", "LOOP_A", 6),
+    ]
     assert [(r.stub, r.function, r.macro, r.via_macro) for r in hf.registrations] == [
-        ("spin_stub", "spin_inner", "REGISTER_DISPATCH", "OUTER")]
+        ("spin_stub", "spin_inner", "REGISTER_DISPATCH", "OUTER")
+    ]
     assert [(k.name, k.function) for k in hf.kernel_calls] == [("spin", "spin_inner")]
 
 
@@ -345,7 +376,9 @@ def _host_files(root: Path) -> list[Path]:
 _IMPL = re.compile(r"^[ \t]*TORCH_IMPL_FUNC\s*\(\s*(\w+)\s*\)", re.M)
 _HEAD = re.compile(
     r"^(?!(?:namespace|struct|class|union|enum|typedef|using|return|if|for|while|switch)\b)"
-    r"[A-Za-z_][^=;{}()#\n]*?\b([A-Za-z_]\w*)\s*\(", re.M)
+    r"[A-Za-z_][^=;{}()#\n]*?\b([A-Za-z_]\w*)\s*\(",
+    re.M,
+)
 
 
 def _column0_definitions(data: bytes) -> set[tuple[str, int]]:
@@ -359,7 +392,7 @@ def _column0_definitions(data: bytes) -> set[tuple[str, int]]:
     for m in _HEAD.finditer(text):
         if m.group(1) == "TORCH_IMPL_FUNC":
             continue
-        rest = text[m.end():]
+        rest = text[m.end() :]
         semi, brace = rest.find(";"), rest.find("{")
         if brace < 0 or 0 <= semi < brace:
             continue
@@ -378,8 +411,9 @@ def test_real_tree_every_definition_is_extracted():
         assert hf.errors == (), (path.name, hf.errors)
         for name, line in _column0_definitions(data):
             checked += 1
-            assert any(f.name.lstrip("~") == name and f.span.line <= line <= f.span.end_line
-                       for f in hf.functions), f"{path.name}:{line} {name} not extracted"
+            assert any(f.name.lstrip("~") == name and f.span.line <= line <= f.span.end_line for f in hf.functions), (
+                f"{path.name}:{line} {name} not extracted"
+            )
     assert checked > 500
 
 
@@ -402,8 +436,11 @@ def test_real_binary_ops_macro_functions():
     root = pytorch_260_root()
     hf, data = _real(root, "operations/BinaryOps.mm")
     text_ = data.decode()
-    for macro in ("CREATE_MPS_STRUCTURED_BINARY_OP_FUNC", "CREATE_MPS_STRUCTURED_BOOLEAN_OP_FUNC",
-                  "CREATE_MPS_BINARY_COMPARISON_OP_FUNC"):
+    for macro in (
+        "CREATE_MPS_STRUCTURED_BINARY_OP_FUNC",
+        "CREATE_MPS_STRUCTURED_BOOLEAN_OP_FUNC",
+        "CREATE_MPS_BINARY_COMPARISON_OP_FUNC",
+    ):
         invoked = re.findall(rf"^{macro}\((\w+),", text_, re.M)
         assert invoked
         generated = [f for f in hf.functions if f.via_macro == macro]
@@ -411,7 +448,8 @@ def test_real_binary_ops_macro_functions():
         assert all(f.kind == "macro" and f.span.line == line_of(data, f"{macro}({f.name},") for f in generated)
         assert all("mpsGraph" in f.markers for f in generated)
     assert {"minimum_out_mps", "maximum_out_mps", "pow_tensor_scalar_out_mps", "pow_tensor_tensor_out_mps"} <= {
-        f.name for f in hf.functions if f.via_macro == "CREATE_MPS_STRUCTURED_BINARY_OP_FUNC"}
+        f.name for f in hf.functions if f.via_macro == "CREATE_MPS_STRUCTURED_BINARY_OP_FUNC"
+    }
     assert "binaryOpTensor" in fn(hf, "minimum_out_mps").calls
     assert "binaryOpScalar" in fn(hf, "pow_tensor_scalar_out_mps").calls
     assert fn(hf, "atan2_out_mps").kind == "impl_func"
@@ -436,11 +474,16 @@ def test_real_unary_kernel_and_registrations():
     root = pytorch_260_root()
     hf, _ = _real(root, "operations/UnaryKernel.mm")
     assert [(k.name, k.function, k.shared_library) for k in hf.kernel_calls] == [
-        ("erfinv", "erfinv_out_mps", False), ("exp", "exp_out_mps", False), ("tanh", "tanh_out_mps", False)]
+        ("erfinv", "erfinv_out_mps", False),
+        ("exp", "exp_out_mps", False),
+        ("tanh", "tanh_out_mps", False),
+    ]
     assert "narrow_numel" in {s.kind for s in hf.sites}
     bw, _ = _real(root, "operations/BitwiseOps.mm")
     assert {(r.stub, r.function, r.mps_only) for r in bw.registrations} == {
-        ("lshift_stub", "lshift_kernel_mps", True), ("rshift_stub", "rshift_kernel_mps", True)}
+        ("lshift_stub", "lshift_kernel_mps", True),
+        ("rshift_stub", "rshift_kernel_mps", True),
+    }
     ix, _ = _real(root, "operations/Indexing.mm")
     assert ("index_stub", "index_kernel_mps") in {(r.stub, r.function) for r in ix.registrations}
     uc, _ = _real(root, "UnaryConstants.h")
@@ -449,12 +492,14 @@ def test_real_unary_kernel_and_registrations():
 
 
 def test_macro_paste_across_a_line_continuation():
-    src = (b"#define MAKE(func_out, sel)                       \\\n"
-           b"  TORCH_IMPL_FUNC(func_out)(const Tensor& self) {  \\\n"
-           b"    [mpsGraph sel##\\\n"
-           b"WithTensor:self name:nil];                         \\\n"
-           b"  }\n"
-           b"MAKE(exp_out_mps, exponent)\n")
+    src = (
+        b"#define MAKE(func_out, sel)                       \\\n"
+        b"  TORCH_IMPL_FUNC(func_out)(const Tensor& self) {  \\\n"
+        b"    [mpsGraph sel##\\\n"
+        b"WithTensor:self name:nil];                         \\\n"
+        b"  }\n"
+        b"MAKE(exp_out_mps, exponent)\n"
+    )
     hf = read_host_file(src, "a.mm")
     (f,) = [f for f in hf.functions if f.name == "exp_out_mps"]
     assert "exponentWithTensor" in f.identifiers
@@ -477,10 +522,12 @@ def _lean_and_whole(monkeypatch, data: bytes, path: str) -> tuple[HostFile, Host
 
 
 def test_lean_parse_skips_bodies_nothing_reads_and_keeps_the_rest():
-    src = (b"static void graph_only(const Tensor& t) {\n  int n = 1; auto g = [mpsGraph foo:t];\n}\n"
-           b"void launcher(TensorIteratorBase& iter) {\n  lib.exec_unary_kernel(iter, \"neg\");\n}\n"
-           b"void narrow(const Tensor& t) {\n  uint32_t n = t.numel();\n}\n"
-           b"void wide(const Tensor& t) {\n  int64_t n = t.numel(); for (int i = 0; i < t.numel(); i++) {}\n}\n")
+    src = (
+        b"static void graph_only(const Tensor& t) {\n  int n = 1; auto g = [mpsGraph foo:t];\n}\n"
+        b'void launcher(TensorIteratorBase& iter) {\n  lib.exec_unary_kernel(iter, "neg");\n}\n'
+        b"void narrow(const Tensor& t) {\n  uint32_t n = t.numel();\n}\n"
+        b"void wide(const Tensor& t) {\n  int64_t n = t.numel(); for (int i = 0; i < t.numel(); i++) {}\n}\n"
+    )
     sc = scrub(src)
     regions, stops = cpp_unit.lean_bodies(sc, host_reader._keep(sc.code))
     skipped = b"".join(src[s:e] for s, e in regions)
@@ -497,8 +544,11 @@ def test_lean_parse_skips_bodies_nothing_reads_and_keeps_the_rest():
 @pytest.mark.parametrize("where", ["fixtures", "2.6.0", "2.7.0a0"])
 def test_lean_parse_reads_every_host_file_as_the_whole_parse_does(monkeypatch, where):
     if where == "fixtures":
-        files = sorted(p for p in (Path(__file__).parents[1] / "fixtures").rglob("*")
-                       if p.suffix in (".mm", ".cpp", ".h") and "/mps/" in p.as_posix())
+        files = sorted(
+            p
+            for p in (Path(__file__).parents[1] / "fixtures").rglob("*")
+            if p.suffix in (".mm", ".cpp", ".h") and "/mps/" in p.as_posix()
+        )
         files += sorted(DATA.glob("*"))
     else:
         files = _host_files(pytorch_260_root() if where == "2.6.0" else pytorch_270a0_root())

@@ -1,6 +1,7 @@
 """Cases that must and must not be reported, on small trees built from fixtures/mini:
 MPS001 across mechanisms, MPS006 following what the shared kernel does, files that cannot
 be read, and columns on non-ASCII lines."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,11 @@ def by(findings: list[dict], code: str) -> dict[str, dict]:
 def test_mps006_composite_wrapper_is_not_stub_backed(tmp_path):
     root = mini_copy(tmp_path)
     append(root, YAML, entry("fmax.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", "CPU, CUDA, MPS: fmax"))
-    cpp_kernels(root, "Tensor fmax(const Scalar& self, const Tensor& other) {\n"
-                      "  return at::fmax(wrapped_scalar_tensor(self), other);\n}\n\n")
+    cpp_kernels(
+        root,
+        "Tensor fmax(const Scalar& self, const Tensor& other) {\n"
+        "  return at::fmax(wrapped_scalar_tensor(self), other);\n}\n\n",
+    )
     found = lint_json(root)
     assert "fmax.Scalar_Tensor" not in by(found, "MPS006")
     assert "fmax.out" in by(found, "MPS006")  # the real one stays: fmax_stub has no MPS registration
@@ -54,22 +58,31 @@ def test_mps006_composite_wrapper_is_not_stub_backed(tmp_path):
     assert "composite: calls at::fmax" in p.stdout
 
 
-@pytest.mark.parametrize("guard, reported", [
-    ("self.is_cpu()", False),
-    ("self.device().type() == DeviceType::CUDA || self.device().type() == kXPU", False),
-    ("fast_path(self)", False),  # a predicate that returns false off the CPU
-    ("!self.is_cpu()", True),
-    ("self.numel() > 4", True),
-])
+@pytest.mark.parametrize(
+    "guard, reported",
+    [
+        ("self.is_cpu()", False),
+        ("self.device().type() == DeviceType::CUDA || self.device().type() == kXPU", False),
+        ("fast_path(self)", False),  # a predicate that returns false off the CPU
+        ("!self.is_cpu()", True),
+        ("self.numel() > 4", True),
+    ],
+)
 def test_mps006_stub_behind_another_device(tmp_path, guard, reported):
     root = mini_copy(tmp_path)
-    append(root, YAML, entry("fmin.two_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                             "CPU, CUDA, MPS: fmin_two"))
-    cpp_kernels(root, "static bool fast_path(const Tensor& t) {\n  if (!t.device().is_cpu()) {\n    return false;\n  }\n"
-                      "  return t.is_contiguous();\n}\n\n"
-                      f"TORCH_IMPL_FUNC(fmin_two)(const Tensor& self, const Tensor& other, const Tensor& out) {{\n"
-                      f"  if ({guard}) {{\n    fmax_stub(self.device().type(), out);\n    return;\n  }}\n"
-                      "  out.copy_(self);\n}\n\n")
+    append(
+        root,
+        YAML,
+        entry("fmin.two_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", "CPU, CUDA, MPS: fmin_two"),
+    )
+    cpp_kernels(
+        root,
+        "static bool fast_path(const Tensor& t) {\n  if (!t.device().is_cpu()) {\n    return false;\n  }\n"
+        "  return t.is_contiguous();\n}\n\n"
+        f"TORCH_IMPL_FUNC(fmin_two)(const Tensor& self, const Tensor& other, const Tensor& out) {{\n"
+        f"  if ({guard}) {{\n    fmax_stub(self.device().type(), out);\n    return;\n  }}\n"
+        "  out.copy_(self);\n}\n\n",
+    )
     found = by(lint_json(root), "MPS006")
     assert ("fmin.two_out" in found) is reported
     if reported:
@@ -93,13 +106,26 @@ REGISTER_DISPATCH(copysign_graph_stub, &copysign_graph_kernel)
 
 def test_mps001_shared_stub_with_a_graph_body(tmp_path):
     root = mini_copy(tmp_path)
-    append(root, YAML, entry("copysign.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                             "CPU, CUDA, MPS: copysign_st_out")
-           + "\n- func: copysign.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n"
-             "  structured_delegate: copysign.Scalar_Tensor_out\n")
-    append(root, f"{NATIVE}/BinaryOps.h", "namespace at::native {\nDECLARE_DISPATCH(structured_binary_fn, copysign_graph_stub)\n}\n")
-    cpp_kernels(root, "Tensor& copysign_st_out(const Scalar& self, const Tensor& other, Tensor& out) {\n"
-                      "  copysign_graph_stub(kCPU, out);\n  return out;\n}\n\n")
+    append(
+        root,
+        YAML,
+        entry(
+            "copysign.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+            "CPU, CUDA, MPS: copysign_st_out",
+        )
+        + "\n- func: copysign.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n"
+        "  structured_delegate: copysign.Scalar_Tensor_out\n",
+    )
+    append(
+        root,
+        f"{NATIVE}/BinaryOps.h",
+        "namespace at::native {\nDECLARE_DISPATCH(structured_binary_fn, copysign_graph_stub)\n}\n",
+    )
+    cpp_kernels(
+        root,
+        "Tensor& copysign_st_out(const Scalar& self, const Tensor& other, Tensor& out) {\n"
+        "  copysign_graph_stub(kCPU, out);\n  return out;\n}\n\n",
+    )
     (root / OPS / "GraphStub.mm").write_text(GRAPH_STUB_MM)
     found = by(lint_json(root), "MPS001")
     st = found["copysign.Scalar_Tensor_out"]
@@ -109,7 +135,8 @@ def test_mps001_shared_stub_with_a_graph_body(tmp_path):
     assert "copysign.Scalar_Tensor" not in found  # a delegate follows its target: reported there
     # the existing MPS-only case keeps its fix and names the fix command
     assert found["copysign.Scalar_out"]["fix"] and found["copysign.Scalar_out"]["message"].endswith(
-        "next: mps-migrate fix copysign")
+        "next: mps-migrate fix copysign"
+    )
     assert set(found) == {"copysign.Scalar_out", "copysign.Scalar_Tensor_out"}  # hypot (no Metal overload): none
 
 

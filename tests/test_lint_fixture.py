@@ -1,4 +1,5 @@
 """Exact findings on fixtures/mini: every rule, with cases that must and must not be reported."""
+
 from __future__ import annotations
 
 import pytest
@@ -68,7 +69,7 @@ def test_fixable_findings_carry_edits(findings):
     assert dead["fix"] and dead["fix"]["edits"]
     edit = dead["fix"]["edits"][0]
     src = (MINI / edit["path"]).read_bytes()
-    removed = src[edit["start"]:edit["end"]].decode()
+    removed = src[edit["start"] : edit["end"]].decode()
     assert removed.lstrip().startswith("// Left behind by the atan2 migration")
     assert "TORCH_IMPL_FUNC(atan2_out_mps)" in removed
     assert "copysign_scalar_out_mps" not in removed

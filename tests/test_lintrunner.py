@@ -1,5 +1,6 @@
 """lintrunner integration: the adapter's messages, and the real lintrunner on a temporary git repository
 configured with the `.lintrunner.toml` snippet documented in docs/integrations.md."""
+
 from __future__ import annotations
 
 import json
@@ -90,15 +91,23 @@ def lintrunner_repo(root: Path, tmp_path: Path):
     config = documented_config()
     assert sys.executable in config and "@{{PATHSFILE}}" in config and "'--since=HEAD'" in config
     (root / ".lintrunner.toml").write_text(config)
-    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path),
-               MPS_MIGRATE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(REPO))
+    env = dict(
+        os.environ,
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(tmp_path),
+        MPS_MIGRATE_CACHE=str(tmp_path / "cache"),
+        PYTHONPATH=str(REPO),
+    )
 
     def run(*cmd):
         return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
     def commit(message):
-        for cmd in (["git", "add", "-A"], ["git", "-c", "user.email=t@example.com", "-c", "user.name=t",
-                                           "commit", "-q", "-m", message]):
+        for cmd in (
+            ["git", "add", "-A"],
+            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", message],
+        ):
             assert run(*cmd).returncode == 0
 
     assert run("git", "init", "-q").returncode == 0
@@ -108,8 +117,10 @@ def lintrunner_repo(root: Path, tmp_path: Path):
     return run
 
 
-needs_lintrunner = [pytest.mark.skipif(LINTRUNNER is None, reason="lintrunner is not installed (pip install lintrunner)"),
-                    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+needs_lintrunner = [
+    pytest.mark.skipif(LINTRUNNER is None, reason="lintrunner is not installed (pip install lintrunner)"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 
 @needs_lintrunner[0]
@@ -148,8 +159,9 @@ def test_real_lintrunner_reports_only_what_a_change_brings(stale, tmp_path):
     assert quiet.returncode == 0 and messages(quiet.stdout) == [], quiet.stdout + quiet.stderr
     text = ops.read_text()
     end = text.rindex("} // namespace")
-    ops.write_text(text[:end] + "static uint32_t n_of(const Tensor& t) {\n  uint32_t n = t.numel();\n  return n;\n}\n"
-                   + text[end:])
+    ops.write_text(
+        text[:end] + "static uint32_t n_of(const Tensor& t) {\n  uint32_t n = t.numel();\n  return n;\n}\n" + text[end:]
+    )
     loud = run(LINTRUNNER, *run.data, "--output", "json")
     found = messages(loud.stdout)
     assert loud.returncode == 1 and [m["name"] for m in found] == ["MPS013 unchecked-numel-narrowing"], found

@@ -1,5 +1,6 @@
 """migrate.read.metal_reader on hand-written fixtures, the installed c10/metal
 headers and the real PyTorch 2.6.0 kernels."""
+
 from __future__ import annotations
 
 import re
@@ -193,9 +194,9 @@ def test_a_trees_own_c10_metal_wins(tmp_path):
     (hdr / "indexing.h").write_text(
         "#pragma once\n#include <c10/metal/common.h>\n"
         "#define REGISTER_UNARY_OP(NAME, DTYPE0, DTYPE1) \\\n"
-        "  template [[host_name(#NAME \"_v\" VERSION_TAG \"_\" #DTYPE0)]] kernel void f<DTYPE0>()\n"
+        '  template [[host_name(#NAME "_v" VERSION_TAG "_" #DTYPE0)]] kernel void f<DTYPE0>()\n'
     )
-    (hdr / "common.h").write_text("#define VERSION_TAG \"7\"\n")
+    (hdr / "common.h").write_text('#define VERSION_TAG "7"\n')
     assert default_include_dirs(tmp_path) == (tmp_path,)
     mf = read("#include <c10/metal/indexing.h>\nREGISTER_UNARY_OP(neg, half, half);\n", include_dirs=(tmp_path,))
     assert mf.registrations[0].host_names == {"neg_v7_half"}
@@ -208,18 +209,19 @@ def test_legacy_self_defined_macros():
     assert mf.registrations == ()
     # "#if __METAL_VERSION__" branches count; "#if 0" ones do not
     assert mf.host_names == {
-        "hop_float", "hop_half", "hop_bfloat", "skip_int_float", "skip_uchar_half", "hop_literal_int",
+        "hop_float",
+        "hop_half",
+        "hop_bfloat",
+        "skip_int_float",
+        "skip_uchar_half",
+        "hop_literal_int",
     }
     assert mf.kernel_functions == {"hop", "skip_kernel"}
 
 
 # ------------------------------------------------------------ preprocessor details
 def test_stringify_escapes_and_concatenation():
-    src = (
-        '#define Q(X) #X\n'
-        '#define KN(A, B) template [[host_name(Q(A) "_" #B)]] kernel void k<A>()\n'
-        'KN(x, "y");\n'
-    )
+    src = '#define Q(X) #X\n#define KN(A, B) template [[host_name(Q(A) "_" #B)]] kernel void k<A>()\nKN(x, "y");\n'
     assert read(src).host_names == {'x_"y"'}
 
 
@@ -227,7 +229,7 @@ def test_paste_builds_names_and_placemarkers():
     src = (
         "#define CAT(A, B) A##B\n"
         "#define MK(P, S) struct P##S##_functor {}; "
-        "template [[host_name(#P \"\" #S)]] kernel void CAT(P, S)<float>()\n"
+        'template [[host_name(#P "" #S)]] kernel void CAT(P, S)<float>()\n'
         "MK(lo, gamma);\n"
         "MK(, solo);\n"
         "#define BADPASTE(X) struct X##(\n"
@@ -257,7 +259,9 @@ def test_variadic_and_higher_order_macros():
 
 
 def test_object_like_alias_of_a_function_like_macro():
-    src = "#define ALIAS REGISTER_UNARY_OP\n#define WRAP(N) ALIAS(N, half, half)\nALIAS(neg, float, float);\nWRAP(abs);\n"
+    src = (
+        "#define ALIAS REGISTER_UNARY_OP\n#define WRAP(N) ALIAS(N, half, half)\nALIAS(neg, float, float);\nWRAP(abs);\n"
+    )
     mf = read(src)
     assert mf.errors == ()
     assert regs(mf) == [
@@ -268,11 +272,11 @@ def test_object_like_alias_of_a_function_like_macro():
 
 def test_undef_redefine_and_recursion_guard():
     src = (
-        "#define R(N) template [[host_name(#N \"_a\")]] kernel void f<N>()\n"
+        '#define R(N) template [[host_name(#N "_a")]] kernel void f<N>()\n'
         "R(x);\n"
         "#undef R\n"
         "R(y);\n"
-        "#define R(N) template [[host_name(#N \"_b\")]] kernel void f<N>()\n"
+        '#define R(N) template [[host_name(#N "_b")]] kernel void f<N>()\n'
         "R(z);\n"
         "#define SELF(N) SELF(N) template [[host_name(#N)]] kernel void g<N>()\n"
         "SELF(w);\n"
@@ -327,13 +331,7 @@ def test_unbalanced_parentheses_stop_at_the_statement():
 
 
 def test_wrong_argument_count_and_bad_defines():
-    src = (
-        "#define TWO(A, B) REGISTER_UNARY_OP(A, B, B)\n"
-        "TWO(x);\n"
-        "#define BAD(1) x\n"
-        "#define\n"
-        "TWO(ok, int);\n"
-    )
+    src = "#define TWO(A, B) REGISTER_UNARY_OP(A, B, B)\nTWO(x);\n#define BAD(1) x\n#define\nTWO(ok, int);\n"
     mf = read(src)
     assert [e.line for e in mf.errors] == [2, 3, 4]
     assert regs(mf) == [("REGISTER_UNARY_OP", "ok", ("int", "int"), "TWO")]
@@ -359,11 +357,11 @@ def test_never_raises_on_mangled_input(data):
     """Cut, splice and corrupt the fixture: the reader must only report errors."""
     cut = data.draw(st.integers(0, len(FIXTURE_TEXT)))
     junk = data.draw(st.binary(max_size=40) | st.sampled_from([b"(", b")", b"\\\n", b"#define X(", b"/*", b'"', b"##"]))
-    src = FIXTURE_TEXT[:cut] + junk + FIXTURE_TEXT[data.draw(st.integers(cut, len(FIXTURE_TEXT))):]
+    src = FIXTURE_TEXT[:cut] + junk + FIXTURE_TEXT[data.draw(st.integers(cut, len(FIXTURE_TEXT))) :]
     mf = read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC)
     assert isinstance(mf, MetalFile)
     logical = src.rfind(b"\n", 0, cut) + 1  # errors may name the first line of a backslash-continued one
-    while logical > 1 and src[logical - 2: logical] == b"\\\n":
+    while logical > 1 and src[logical - 2 : logical] == b"\\\n":
         logical = src.rfind(b"\n", 0, logical - 2) + 1
     check_read(mf, src, lambda: read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC), touched_from=logical)
 
@@ -387,8 +385,16 @@ def test_every_260_kernel_file_reads_cleanly():
         literal = set(re.findall(r'host_name\("(\w+)"\)', f.read_text()))
         assert literal <= mf.host_names, f.name
         hosts[f.name] = mf.host_names
-    assert {"copysign_float", "copysign_half", "copysign_bfloat", "copysign_bool", "fmax_float", "polar_half",
-            "nextafter_kernel_bfloat", "complex_mul_float"} <= hosts["BinaryKernel.metal"]
+    assert {
+        "copysign_float",
+        "copysign_half",
+        "copysign_bfloat",
+        "copysign_bool",
+        "fmax_float",
+        "polar_half",
+        "nextafter_kernel_bfloat",
+        "complex_mul_float",
+    } <= hosts["BinaryKernel.metal"]
     assert "kernel_index_offsets_32" in hosts["Indexing.metal"]
     assert any(n.startswith("i0_") for n in hosts["SpecialOps.metal"])
 
@@ -414,9 +420,7 @@ def test_260_inline_metal_raw_strings():
         data = f.read_bytes()
         for m in RAW_STRING.finditer(data):
             start = m.start(2)
-            mf = read_metal_source(
-                m.group(2), f.name, base_line=data.count(b"\n", 0, start) + 1, base_offset=start
-            )
+            mf = read_metal_source(m.group(2), f.name, base_line=data.count(b"\n", 0, start) + 1, base_offset=start)
             assert mf.errors == (), f.name
             kernels |= mf.kernel_functions
             seen += 1
@@ -432,7 +436,7 @@ def test_a_tree_own_macro_named_like_a_library_one_is_expanded_as_defined():
         "#include <c10/metal/indexing.h>\n"
         "template <typename T> kernel void cmul(constant T* a, device T* o, uint i) { o[i] = a[i]; }\n"
         "#define REGISTER_BINARY_OP(NAME, DTYPE) \\\n"
-        "  template [[host_name(#NAME \"_\" #DTYPE)]] kernel void NAME<DTYPE>(constant DTYPE*, device DTYPE*, uint)\n"
+        '  template [[host_name(#NAME "_" #DTYPE)]] kernel void NAME<DTYPE>(constant DTYPE*, device DTYPE*, uint)\n'
         "REGISTER_BINARY_OP(cmul, float);\nREGISTER_BINARY_OP(cmul, half);\n"
     )
     mf = read(src, include_dirs=TORCH_INC)
@@ -454,8 +458,8 @@ def test_exports_are_what_a_library_would_export():
         "kernel void plain(device float* o, uint i) { o[i] = 0; }\n"
         "void kernel plain_too(device float* o, uint i) { o[i] = 1; }\n"
         "template <typename T>\nkernel void tmpl(device T* o, uint i) { o[i] = 0; }\n"
-        "template [[host_name(\"tmpl_float\")]] kernel void tmpl<float>(device float*, uint);\n"
-        "[[host_name(\"renamed\")]] kernel void inner_name(device float* o, uint i) { o[i] = 2; }\n"
+        'template [[host_name("tmpl_float")]] kernel void tmpl<float>(device float*, uint);\n'
+        '[[host_name("renamed")]] kernel void inner_name(device float* o, uint i) { o[i] = 2; }\n'
     )
     mf = read(src)
     assert mf.kernel_functions == {"plain", "plain_too", "tmpl", "inner_name"}

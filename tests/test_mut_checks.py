@@ -1,4 +1,5 @@
 """Every rule check, in-process, on fixtures/mini and on small trees: exact findings, messages and fix kinds."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,21 @@ def lint(root: Path, code: str):
     """(path, line, column, end_line, end_column, overload, kernel, family, message, fix) of one rule's findings."""
     res = lint_tree(load_tree(root), Config(select=[code]))
     assert {f.code for f in res.findings} <= {code}
-    return [(f.path, f.line, f.column, f.end_line, f.end_column, f.overload, f.kernel, f.family, f.message,
-             None if f.fix is None else (f.fix.safe, f.fix.description)) for f in res.findings]
+    return [
+        (
+            f.path,
+            f.line,
+            f.column,
+            f.end_line,
+            f.end_column,
+            f.overload,
+            f.kernel,
+            f.family,
+            f.message,
+            None if f.fix is None else (f.fix.safe, f.fix.description),
+        )
+        for f in res.findings
+    ]
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -31,102 +45,273 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 def test_mps001_half_migrated_family():
     assert lint(MINI, "MPS001") == [
-        (YAML, 36, 5, 36, 33, "copysign.Scalar_out", "copysign_scalar_out_mps", "copysign",
-         "copysign.Scalar_out still runs MPSGraph kernel copysign_scalar_out_mps, while copysign.out, "
-         "copysign.Tensor of the copysign family run native Metal; next: mps-migrate fix copysign",
-         (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out")),
+        (
+            YAML,
+            36,
+            5,
+            36,
+            33,
+            "copysign.Scalar_out",
+            "copysign_scalar_out_mps",
+            "copysign",
+            "copysign.Scalar_out still runs MPSGraph kernel copysign_scalar_out_mps, while copysign.out, "
+            "copysign.Tensor of the copysign family run native Metal; next: mps-migrate fix copysign",
+            (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out"),
+        ),
     ]
 
 
 def test_mps002_mpsgraph_inventory():
     assert lint(MINI, "MPS002") == [
-        (YAML, 36, 5, 36, 33, "copysign.Scalar_out", "copysign_scalar_out_mps", None,
-         "copysign.Scalar_out routes to MPSGraph implementation copysign_scalar_out_mps",
-         (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out")),
-        (YAML, 44, 5, 44, 23, "hypot.out", "hypot_out_mps", None,
-         "hypot.out routes to MPSGraph implementation hypot_out_mps", None),  # hypot_stub has no MPS registration
-        (YAML, 110, 5, 110, 37, "hardtanh.out", "hardtanh_out_mps", None,  # already shared: nothing to rewrite
-         "hardtanh.out routes to MPSGraph implementation hardtanh_out_mps", None),
+        (
+            YAML,
+            36,
+            5,
+            36,
+            33,
+            "copysign.Scalar_out",
+            "copysign_scalar_out_mps",
+            None,
+            "copysign.Scalar_out routes to MPSGraph implementation copysign_scalar_out_mps",
+            (True, "route copysign.Scalar_out to the shared kernel copysign_scalar_out"),
+        ),
+        (
+            YAML,
+            44,
+            5,
+            44,
+            23,
+            "hypot.out",
+            "hypot_out_mps",
+            None,
+            "hypot.out routes to MPSGraph implementation hypot_out_mps",
+            None,
+        ),  # hypot_stub has no MPS registration
+        (
+            YAML,
+            110,
+            5,
+            110,
+            37,
+            "hardtanh.out",
+            "hardtanh_out_mps",
+            None,  # already shared: nothing to rewrite
+            "hardtanh.out routes to MPSGraph implementation hardtanh_out_mps",
+            None,
+        ),
     ]
 
 
 def test_mps003_undefined_kernel():
     assert lint(MINI, "MPS003") == [
-        (YAML, 57, 10, 57, 24, "erfinv.out", "erfinv_out_mps", None,
-         "erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree", None),
+        (
+            YAML,
+            57,
+            10,
+            57,
+            24,
+            "erfinv.out",
+            "erfinv_out_mps",
+            None,
+            "erfinv.out names MPS kernel erfinv_out_mps, which is defined nowhere in the tree",
+            None,
+        ),
     ]
 
 
 def test_mps004_dead_implementation():
     assert lint(MINI, "MPS004") == [
-        (BIN_MM, 75, 1, 80, 2, None, "atan2_out_mps", None,
-         "MPS implementation atan2_out_mps is referenced by nothing (dispatch, registration or call)",
-         (True, "delete dead definition of atan2_out_mps")),
-        (UN_MM, 43, 1, 43, 67, None, "exp_out_mps", None,
-         "MPS implementation exp_out_mps is referenced by nothing (dispatch, registration or call)",
-         (True, "delete dead macro invocation generating exp_out_mps")),
+        (
+            BIN_MM,
+            75,
+            1,
+            80,
+            2,
+            None,
+            "atan2_out_mps",
+            None,
+            "MPS implementation atan2_out_mps is referenced by nothing (dispatch, registration or call)",
+            (True, "delete dead definition of atan2_out_mps"),
+        ),
+        (
+            UN_MM,
+            43,
+            1,
+            43,
+            67,
+            None,
+            "exp_out_mps",
+            None,
+            "MPS implementation exp_out_mps is referenced by nothing (dispatch, registration or call)",
+            (True, "delete dead macro invocation generating exp_out_mps"),
+        ),
     ]
 
 
 def test_mps005_stale_include():
     assert lint(MINI, "MPS005") == [
-        (BIN_MM, 10, 1, 10, 35, None, None, "atan2",
-         "#include <ATen/ops/atan2_native.h> is needed by no remaining code in this file",
-         (True, "remove stale include of ATen/ops/atan2_native.h")),
-        (UN_MM, 9, 1, 9, 33, None, None, "exp",
-         "#include <ATen/ops/exp_native.h> is needed by no remaining code in this file",
-         (True, "remove stale include of ATen/ops/exp_native.h")),
+        (
+            BIN_MM,
+            10,
+            1,
+            10,
+            35,
+            None,
+            None,
+            "atan2",
+            "#include <ATen/ops/atan2_native.h> is needed by no remaining code in this file",
+            (True, "remove stale include of ATen/ops/atan2_native.h"),
+        ),
+        (
+            UN_MM,
+            9,
+            1,
+            9,
+            33,
+            None,
+            None,
+            "exp",
+            "#include <ATen/ops/exp_native.h> is needed by no remaining code in this file",
+            (True, "remove stale include of ATen/ops/exp_native.h"),
+        ),
     ]
 
 
 def test_mps006_unregistered_stub():
     assert lint(MINI, "MPS006") == [
-        (YAML, 64, 5, 64, 29, "fmax.out", "fmax_out", None,
-         "fmax.out shares kernel fmax_out with MPS, but no .mm registers the MPS side of fmax_stub", None),
+        (
+            YAML,
+            64,
+            5,
+            64,
+            29,
+            "fmax.out",
+            "fmax_out",
+            None,
+            "fmax.out shares kernel fmax_out with MPS, but no .mm registers the MPS side of fmax_stub",
+            None,
+        ),
     ]
 
 
 def test_mps007_missing_functor():
     assert lint(MINI, "MPS007") == [
-        (f"{OPS}/BinaryKernel.mm", 32, 3, 32, 44, None, "nextafter", None,
-         'exec_binary_kernel(iter, "nextafter") has no registered Metal functor "nextafter"', None),
+        (
+            f"{OPS}/BinaryKernel.mm",
+            32,
+            3,
+            32,
+            44,
+            None,
+            "nextafter",
+            None,
+            'exec_binary_kernel(iter, "nextafter") has no registered Metal functor "nextafter"',
+            None,
+        ),
     ]
 
 
 def test_mps008_missing_dtype():
     assert lint(MINI, "MPS008") == [
-        (f"{KERNELS}/BinaryKernel.metal", 66, 1, 66, 38, None, "xlogy", "float",
-         "functor xlogy is registered without bfloat (float family)", None),
-        (f"{KERNELS}/UnaryKernel.metal", 28, 1, 28, 38, None, "sinc", "float",
-         "functor sinc is registered without half, bfloat (float family)", None),
+        (
+            f"{KERNELS}/BinaryKernel.metal",
+            66,
+            1,
+            66,
+            38,
+            None,
+            "xlogy",
+            "float",
+            "functor xlogy is registered without bfloat (float family)",
+            None,
+        ),
+        (
+            f"{KERNELS}/UnaryKernel.metal",
+            28,
+            1,
+            28,
+            38,
+            None,
+            "sinc",
+            "float",
+            "functor sinc is registered without half, bfloat (float family)",
+            None,
+        ),
     ]
 
 
 def test_mps009_stale_xfail():
     assert lint(MINI, "MPS009") == [
-        (COMMON_MPS, 16, 13, 16, 26, None, None, "atan2",
-         "UNIMPLEMENTED_XFAILLIST still expects atan2 to fail, but every MPS overload of atan2 routes to native Metal",
-         (False, "remove stale expected failure 'atan2' from UNIMPLEMENTED_XFAILLIST")),
-        (COMMON_MPS, 22, 13, 22, 36, None, None, "exp",
-         "ON_MPS_XFAILLIST still expects exp to fail, but every MPS overload of exp routes to native Metal",
-         (False, "remove stale expected failure 'exp' from ON_MPS_XFAILLIST")),
+        (
+            COMMON_MPS,
+            16,
+            13,
+            16,
+            26,
+            None,
+            None,
+            "atan2",
+            "UNIMPLEMENTED_XFAILLIST still expects atan2 to fail, but every MPS overload of atan2 routes to native Metal",
+            (False, "remove stale expected failure 'atan2' from UNIMPLEMENTED_XFAILLIST"),
+        ),
+        (
+            COMMON_MPS,
+            22,
+            13,
+            22,
+            36,
+            None,
+            None,
+            "exp",
+            "ON_MPS_XFAILLIST still expects exp to fail, but every MPS overload of exp routes to native Metal",
+            (False, "remove stale expected failure 'exp' from ON_MPS_XFAILLIST"),
+        ),
     ]
 
 
 def test_mps010_naming():
     assert lint(MINI, "MPS010") == [
-        (YAML, 106, 5, 106, 22, "softplus.out", "softplus_out", None,
-         "MPS-only dispatch line names softplus_out, which lacks mps in its name",
-         (True, "route softplus.out to the shared kernel softplus_out")),
-        (YAML, 110, 5, 110, 37, "hardtanh.out", "hardtanh_out_mps", None,
-         "shared dispatch line names MPS-only kernel hardtanh_out_mps", None),
+        (
+            YAML,
+            106,
+            5,
+            106,
+            22,
+            "softplus.out",
+            "softplus_out",
+            None,
+            "MPS-only dispatch line names softplus_out, which lacks mps in its name",
+            (True, "route softplus.out to the shared kernel softplus_out"),
+        ),
+        (
+            YAML,
+            110,
+            5,
+            110,
+            37,
+            "hardtanh.out",
+            "hardtanh_out_mps",
+            None,
+            "shared dispatch line names MPS-only kernel hardtanh_out_mps",
+            None,
+        ),
     ]
 
 
 def test_mps011_to_014_host_sites():
     assert lint(MINI, "MPS011") == [
-        (HIST_MM, 56, 25, 56, 39, None, "histogram_histc_mps", None,
-         ".item<float>() reads a GPU tensor back to the host inside MPS op histogram_histc_mps", None),
+        (
+            HIST_MM,
+            56,
+            25,
+            56,
+            39,
+            None,
+            "histogram_histc_mps",
+            None,
+            ".item<float>() reads a GPU tensor back to the host inside MPS op histogram_histc_mps",
+            None,
+        ),
     ]
     sub = "inside a with_32bit_indexing() loop addresses the whole tensor, not the sub-iterator"
     assert lint(MINI, "MPS012") == [
@@ -134,28 +319,75 @@ def test_mps011_to_014_host_sites():
         (HIST_MM, 32, 41, 32, 54, None, "histc_sum_rows", None, f"sub.tensor(1) {sub}", None),
     ]
     assert lint(MINI, "MPS013") == [
-        (HIST_MM, 38, 3, 38, 35, None, "histc_scale", None,
-         "uint32_t length = input.numel(); narrows a numel to 32 bits without c10::checked_convert", None),
+        (
+            HIST_MM,
+            38,
+            3,
+            38,
+            35,
+            None,
+            "histc_scale",
+            None,
+            "uint32_t length = input.numel(); narrows a numel to 32 bits without c10::checked_convert",
+            None,
+        ),
     ]
     assert lint(MINI, "MPS014") == [
-        (HIST_MM, 44, 3, 45, 35, None, "histc_scale", None,
-         "2 consecutive mtl_setBytes calls: a chain of mtl_setBytes calls that one mtl_setArgs call does", None),
+        (
+            HIST_MM,
+            44,
+            3,
+            45,
+            35,
+            None,
+            "histc_scale",
+            None,
+            "2 consecutive mtl_setBytes calls: a chain of mtl_setBytes calls that one mtl_setArgs call does",
+            None,
+        ),
     ]
 
 
 def test_mps015_stale_opinfo():
     assert lint(MINI, "MPS015") == [
-        (OPINFO, 15, 25, 16, 56, None, None, "atan2",
-         "expectedFailure of TestConsistency.test_output_match on MPS for atan2, but every MPS overload of atan2 "
-         "routes to native Metal",
-         (False, "remove MPS expectedFailure of TestConsistency.test_output_match for atan2")),
-        (OPINFO, 26, 27, 27, 79, None, None, "exp",
-         "skip of TestConsistency.test_output_match on MPS for exp, but every MPS overload of exp routes to native Metal",
-         (False, "remove MPS skip of TestConsistency.test_output_match for exp")),
-        (OPINFO, 33, 24, 34, 62, None, None, "exp",
-         "expectedFailure of TestCommon.test_dtypes on MPS for exp_extremal, but every MPS overload of exp routes to "
-         "native Metal",
-         (False, "remove MPS expectedFailure of TestCommon.test_dtypes for exp_extremal")),
+        (
+            OPINFO,
+            15,
+            25,
+            16,
+            56,
+            None,
+            None,
+            "atan2",
+            "expectedFailure of TestConsistency.test_output_match on MPS for atan2, but every MPS overload of atan2 "
+            "routes to native Metal",
+            (False, "remove MPS expectedFailure of TestConsistency.test_output_match for atan2"),
+        ),
+        (
+            OPINFO,
+            26,
+            27,
+            27,
+            79,
+            None,
+            None,
+            "exp",
+            "skip of TestConsistency.test_output_match on MPS for exp, but every MPS overload of exp routes to native Metal",
+            (False, "remove MPS skip of TestConsistency.test_output_match for exp"),
+        ),
+        (
+            OPINFO,
+            33,
+            24,
+            34,
+            62,
+            None,
+            None,
+            "exp",
+            "expectedFailure of TestCommon.test_dtypes on MPS for exp_extremal, but every MPS overload of exp routes to "
+            "native Metal",
+            (False, "remove MPS expectedFailure of TestCommon.test_dtypes for exp_extremal"),
+        ),
     ]
 
 
@@ -240,7 +472,12 @@ REGISTER_UNARY_OP(halfonly, half, half);
 def test_mps008_int_to_float_family_and_the_last_registration(tmp_path):
     root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": DTYPES_METAL})
     assert [(f[1], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
-        (10, "sinc", "int-to-float", "functor sinc is registered without short, uchar, char, bool (int-to-float family)"),
+        (
+            10,
+            "sinc",
+            "int-to-float",
+            "functor sinc is registered without short, uchar, char, bool (int-to-float family)",
+        ),
         (13, "halfonly", "float", "functor halfonly is registered without float, bfloat (float family)"),
     ]
 
@@ -296,14 +533,25 @@ ROUTES_METAL = "REGISTER_UNARY_OP(half, float, float);\nREGISTER_UNARY_OP(half, 
 @pytest.fixture()
 def routes_tree(tmp_path):
     stubs = "namespace at::native {\nDECLARE_DISPATCH(unary_fn, stubbed_stub)\n}\n"
-    return write_tree(tmp_path, {YAML: ROUTES_YAML, f"{OPS}/Ops.mm": ROUTES_MM, f"{KERNELS}/K.metal": ROUTES_METAL,
-                                 "aten/src/ATen/native/Stubs.h": stubs})
+    return write_tree(
+        tmp_path,
+        {
+            YAML: ROUTES_YAML,
+            f"{OPS}/Ops.mm": ROUTES_MM,
+            f"{KERNELS}/K.metal": ROUTES_METAL,
+            "aten/src/ATen/native/Stubs.h": stubs,
+        },
+    )
 
 
 def test_mps001_after_a_family_with_nothing_migrated(routes_tree):
     assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS001")] == [
-        (13, "half.Scalar_out", "half.Scalar_out still runs MPSGraph kernel half_scalar_out_mps, while half.out, "
-                                "half.Tensor of the half family run native Metal; next: mps-migrate port half"),
+        (
+            13,
+            "half.Scalar_out",
+            "half.Scalar_out still runs MPSGraph kernel half_scalar_out_mps, while half.out, "
+            "half.Tensor of the half family run native Metal; next: mps-migrate port half",
+        ),
     ]
 
 
@@ -320,8 +568,11 @@ def test_mps003_a_kernel_named_in_host_code_is_defined(routes_tree):
 
 def test_mps006_declared_stub_without_mps_registration(routes_tree):
     assert [(f[1], f[5], f[8]) for f in lint(routes_tree, "MPS006")] == [
-        (24, "stubbed.out", "stubbed.out shares kernel stubbed_out with MPS, but no .mm registers the MPS side of "
-                            "stubbed_stub"),
+        (
+            24,
+            "stubbed.out",
+            "stubbed.out shares kernel stubbed_out with MPS, but no .mm registers the MPS side of stubbed_stub",
+        ),
     ]
 
 
@@ -340,17 +591,22 @@ def test_mps011_readback_outside_any_function_is_reported(tmp_path):
 def test_mps005_only_mm_files_lose_includes(tmp_path):
     inc = "#include <ATen/ops/zz_native.h>\n"
     yaml = "- func: zz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: zz_out\n"
-    root = write_tree(tmp_path, {YAML: yaml, f"{OPS}/A.h": inc, f"{OPS}/B.mm": inc, f"{OPS}/C.mm": inc + "void f() { zz_out(); }\n"})
+    root = write_tree(
+        tmp_path, {YAML: yaml, f"{OPS}/A.h": inc, f"{OPS}/B.mm": inc, f"{OPS}/C.mm": inc + "void f() { zz_out(); }\n"}
+    )
     assert [(f[0], f[1], f[7]) for f in lint(root, "MPS005")] == [(f"{OPS}/B.mm", 1, "zz")]
 
 
 def test_mps006_stub_called_by_the_cpu_kernel(tmp_path):
-    cpp = ("namespace at::native {\nTORCH_IMPL_FUNC(w_out)(const Tensor& self, const Tensor& result) {\n"
-           "  w_stub(device_type(), *this);\n}\n}\n")
+    cpp = (
+        "namespace at::native {\nTORCH_IMPL_FUNC(w_out)(const Tensor& self, const Tensor& result) {\n"
+        "  w_stub(device_type(), *this);\n}\n}\n"
+    )
     yaml = "- func: w.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: w_out\n"
     root = write_tree(tmp_path, {YAML: yaml, "aten/src/ATen/native/W.cpp": cpp, f"{OPS}/X.mm": "void x() {}\n"})
     assert [(f[1], f[5], f[8]) for f in lint(root, "MPS006")] == [
-        (3, "w.out", "w.out shares kernel w_out with MPS, but no .mm registers the MPS side of w_stub")]
+        (3, "w.out", "w.out shares kernel w_out with MPS, but no .mm registers the MPS side of w_stub")
+    ]
 
 
 def test_mps008_alpha_registrations_name_the_output_dtype_last(tmp_path):
@@ -361,8 +617,10 @@ def test_mps008_alpha_registrations_name_the_output_dtype_last(tmp_path):
 
 NATIVE_A = {
     YAML: "- func: a.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: a_out\n",
-    f"{OPS}/K.mm": ("namespace at::native {\nstatic void a_kernel_mps(TensorIteratorBase& iter) {\n"
-                    "  lib.exec_unary_kernel(iter, \"a\");\n}\nREGISTER_DISPATCH(a_stub, &a_kernel_mps)\n}\n"),
+    f"{OPS}/K.mm": (
+        "namespace at::native {\nstatic void a_kernel_mps(TensorIteratorBase& iter) {\n"
+        '  lib.exec_unary_kernel(iter, "a");\n}\nREGISTER_DISPATCH(a_stub, &a_kernel_mps)\n}\n'
+    ),
     f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(a, float, float);\n",
 }
 OPINFO_A = """op_db = [
@@ -380,17 +638,28 @@ OPINFO_A = """op_db = [
 def test_mps015_skips_other_kinds_and_unaffected_tests(tmp_path):
     root = write_tree(tmp_path, {**NATIVE_A, OPINFO: OPINFO_A})
     assert [(f[1], f[7], f[8]) for f in lint(root, "MPS015")] == [
-        (7, "a", "expectedFailure of TestConsistency.test_output_match on MPS for a, but every MPS overload of a "
-                 "routes to native Metal")]
+        (
+            7,
+            "a",
+            "expectedFailure of TestConsistency.test_output_match on MPS for a, but every MPS overload of a "
+            "routes to native Metal",
+        )
+    ]
 
 
 def test_mps002_mps_line_shared_with_another_backend_gets_no_reroute(tmp_path):
-    yaml = ("- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA: k_out\n"
-            "    MPS, XPU: k_out_mps\n")
-    mm = ("namespace at::native {\nstatic void k_kernel_mps(TensorIteratorBase& iter) {\n"
-          "  lib.exec_unary_kernel(iter, \"k\");\n}\nREGISTER_DISPATCH(k_stub, &k_kernel_mps)\n"
-          "Tensor& k_out_mps(const Tensor& self, Tensor& out) {\n  MPSGraph* g = nullptr;\n  return out;\n}\n}\n")
-    root = write_tree(tmp_path, {YAML: yaml, f"{OPS}/K.mm": mm, f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(k, float, float);\n"})
+    yaml = (
+        "- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA: k_out\n"
+        "    MPS, XPU: k_out_mps\n"
+    )
+    mm = (
+        "namespace at::native {\nstatic void k_kernel_mps(TensorIteratorBase& iter) {\n"
+        '  lib.exec_unary_kernel(iter, "k");\n}\nREGISTER_DISPATCH(k_stub, &k_kernel_mps)\n'
+        "Tensor& k_out_mps(const Tensor& self, Tensor& out) {\n  MPSGraph* g = nullptr;\n  return out;\n}\n}\n"
+    )
+    root = write_tree(
+        tmp_path, {YAML: yaml, f"{OPS}/K.mm": mm, f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(k, float, float);\n"}
+    )
     assert [(f[1], f[5], f[9]) for f in lint(root, "MPS002")] == [(4, "k.out", None)]  # rerouting would drop XPU
 
 
@@ -431,17 +700,42 @@ REGISTER_UNARY_OP(reg, bfloat, bfloat);
 
 
 def test_mps008_2_7_unary_names_by_family(tmp_path):
-    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/U.mm": LAUNCH_UNARY_MM,
-                                 f"{KERNELS}/U.metal": LAUNCH_UNARY_METAL})
+    root = write_tree(
+        tmp_path,
+        {
+            YAML: "- func: a(Tensor self) -> Tensor\n",
+            f"{OPS}/U.mm": LAUNCH_UNARY_MM,
+            f"{KERNELS}/U.metal": LAUNCH_UNARY_METAL,
+        },
+    )
     call = 'exec_unary_kernel(iter, "foo") finds no kernel '
     assert [(f[0], f[1], f[2], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
         (f"{OPS}/U.mm", 5, 3, "foo", "float", call + "foo_bfloat_bfloat (float family): no .metal file exports it"),
-        (f"{OPS}/U.mm", 5, 3, "foo", "complex", call + "foo_complex_half_half (complex family): no .metal file exports it"),
-        (f"{OPS}/U.mm", 5, 3, "foo", "int-to-float",
-         call + "foo_float_short, foo_float_uchar, foo_float_char, foo_float_bool (int-to-float family): "
-         "no .metal file exports it"),
-        (f"{OPS}/U.mm", 8, 3, "cx", "complex",
-         'exec_unary_kernel(iter, "cx") finds no kernel cx_complex_half_half (complex family): no .metal file exports it'),
+        (
+            f"{OPS}/U.mm",
+            5,
+            3,
+            "foo",
+            "complex",
+            call + "foo_complex_half_half (complex family): no .metal file exports it",
+        ),
+        (
+            f"{OPS}/U.mm",
+            5,
+            3,
+            "foo",
+            "int-to-float",
+            call + "foo_float_short, foo_float_uchar, foo_float_char, foo_float_bool (int-to-float family): "
+            "no .metal file exports it",
+        ),
+        (
+            f"{OPS}/U.mm",
+            8,
+            3,
+            "cx",
+            "complex",
+            'exec_unary_kernel(iter, "cx") finds no kernel cx_complex_half_half (complex family): no .metal file exports it',
+        ),
     ]
 
 
@@ -469,16 +763,29 @@ REGISTER_BINARY_OP(cplx, half, half2);
 
 
 def test_mps008_2_7_binary_names_dense_and_complex_views(tmp_path):
-    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/B.mm": LAUNCH_BINARY_MM,
-                                 f"{KERNELS}/B.metal": LAUNCH_BINARY_METAL})
+    root = write_tree(
+        tmp_path,
+        {
+            YAML: "- func: a(Tensor self) -> Tensor\n",
+            f"{OPS}/B.mm": LAUNCH_BINARY_MM,
+            f"{KERNELS}/B.metal": LAUNCH_BINARY_METAL,
+        },
+    )
     assert [(f[1], f[6], f[7], f[8]) for f in lint(root, "MPS008")] == [
-        (2, "bar", "float", 'binary_mps_impl(iter, "bar") finds no kernel bar_dense_float, bar_dense_bfloat '
-         "(float family): no .metal file exports it"),
+        (
+            2,
+            "bar",
+            "float",
+            'binary_mps_impl(iter, "bar") finds no kernel bar_dense_float, bar_dense_bfloat '
+            "(float family): no .metal file exports it",
+        ),
     ]
 
 
 def test_mps008_complex_output_is_the_last_dtype(tmp_path):
-    metal = ("REGISTER_UNARY_ALPHA_OP(pa, float, float, float2);\nREGISTER_UNARY_ALPHA_OP(pa, half, half, half2);\n"
-             "REGISTER_UNARY_ALPHA_OP(za, float, float2, float);\nREGISTER_UNARY_ALPHA_OP(za, half, half2, half);\n")
+    metal = (
+        "REGISTER_UNARY_ALPHA_OP(pa, float, float, float2);\nREGISTER_UNARY_ALPHA_OP(pa, half, half, half2);\n"
+        "REGISTER_UNARY_ALPHA_OP(za, float, float2, float);\nREGISTER_UNARY_ALPHA_OP(za, half, half2, half);\n"
+    )
     root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": metal})
     assert [(f[1], f[6], f[7]) for f in lint(root, "MPS008")] == [(4, "za", "float")]

@@ -1,4 +1,5 @@
 """verify's element-wise comparison: tolerances, NaN/inf rules, reported ULP/abs/rel, first mismatch, merging."""
+
 from __future__ import annotations
 
 import math
@@ -81,11 +82,11 @@ def test_reported_distances_float32():
     st = compare(t([1.0, 4.0]), torch.cat([one_up, t([4.0])]), no_inputs)
     assert st.mismatches == 0
     assert st.max_ulp == 1
-    assert st.max_abs == pytest.approx(2.0 ** -23)
-    assert st.max_rel == pytest.approx(2.0 ** -23 / float(one_up), rel=1e-9)
+    assert st.max_abs == pytest.approx(2.0**-23)
+    assert st.max_rel == pytest.approx(2.0**-23 / float(one_up), rel=1e-9)
     st = compare(t([1.0, 8.0]), t([2.0, 10.0]), no_inputs, atol=0.0, rtol=0.0)
     assert st.max_abs == 2.0 and st.max_rel == 0.5
-    assert st.max_ulp == 2 ** 23  # 1.0 -> 2.0 is one binade
+    assert st.max_ulp == 2**23  # 1.0 -> 2.0 is one binade
 
 
 def test_ulps_of_negative_numbers_and_across_zero():
@@ -197,11 +198,13 @@ def test_merge_accumulates_counts_and_keeps_the_first_mismatch():
     first = Mismatch((0,), 1.0, 2.0, (), "value")
     second = Mismatch((1,), 3.0, 4.0, (), "nan")
     a = Stats(elements=3, mismatches=1, max_abs=0.5, max_rel=0.1, max_ulp=4, signed_zeros=1, first=None, notes=["n1"])
-    b = Stats(elements=5, mismatches=2, max_abs=0.25, max_rel=0.2, max_ulp=2, signed_zeros=2, first=first,
-              notes=["n1", "n2"])
+    b = Stats(
+        elements=5, mismatches=2, max_abs=0.25, max_rel=0.2, max_ulp=2, signed_zeros=2, first=first, notes=["n1", "n2"]
+    )
     a.merge(b)
-    assert a == Stats(elements=8, mismatches=3, max_abs=0.5, max_rel=0.2, max_ulp=4, signed_zeros=3, first=first,
-                      notes=["n1", "n2"])
+    assert a == Stats(
+        elements=8, mismatches=3, max_abs=0.5, max_rel=0.2, max_ulp=4, signed_zeros=3, first=first, notes=["n1", "n2"]
+    )
     a.merge(Stats(elements=1, mismatches=1, max_abs=0.75, max_ulp=9, first=second, notes=["n3", "n1"]))
     assert a.first is first and a.notes == ["n1", "n2", "n3"]
     assert (a.elements, a.mismatches, a.max_abs, a.max_rel, a.max_ulp) == (9, 4, 0.75, 0.2, 9)

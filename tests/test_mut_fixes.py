@@ -1,4 +1,5 @@
 """Fix builders, planner, fix loop and atomic writer, in-process: exact edits and what they leave behind."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,9 @@ def tree(tmp_path):
 
 
 def finding(code: str, *edits: tuple[int, int, str], safe: bool = True, path: str = "f") -> Finding:
-    return Finding(code, "m", Span(path, 1, 1, 1, 2, 0, 1), fix=Fix(code, tuple(Edit(path, s, e, r) for s, e, r in edits), safe))
+    return Finding(
+        code, "m", Span(path, 1, 1, 1, 2, 0, 1), fix=Fix(code, tuple(Edit(path, s, e, r) for s, e, r in edits), safe)
+    )
 
 
 def outcome_diff(outcome) -> str:
@@ -86,8 +89,15 @@ def test_write_outcome_refuses_a_changed_file_and_writes_none(tree):
 # ------------------------------------------------------------------ planner
 def test_plan_applies_bottom_up_and_drops_overlaps():
     src = {"f": b"0123456789", "g": b"abc"}
-    plan = plan_fixes([finding("A", (2, 5, "x")), finding("B", (4, 7, "y")), finding("C", (8, 9, "zz"), (0, 1, "")),
-                       finding("D", (0, 0, "!"), path="g")], src)
+    plan = plan_fixes(
+        [
+            finding("A", (2, 5, "x")),
+            finding("B", (4, 7, "y")),
+            finding("C", (8, 9, "zz"), (0, 1, "")),
+            finding("D", (0, 0, "!"), path="g"),
+        ],
+        src,
+    )
     assert plan.new_texts == {"f": b"1x567zz9", "g": b"!abc"}
     assert [f.code for f in plan.applied] == ["A", "C", "D"]
     assert [(f.code, r) for f, r in plan.dropped] == [("B", "its edit of f overlaps an earlier fix")]
@@ -108,7 +118,10 @@ def test_plan_skips_unsafe_and_repeated_fixes():
     src = {"f": b"abcdef"}
     unsafe = finding("U", (0, 1, ""), safe=False)
     same = Fix("S", (Edit("f", 2, 3, "X"),))
-    twice = [Finding("S", "m", Span("f", 1, 1, 1, 2, 0, 1), fix=same), Finding("T", "n", Span("f", 2, 1, 2, 2, 0, 1), fix=same)]
+    twice = [
+        Finding("S", "m", Span("f", 1, 1, 1, 2, 0, 1), fix=same),
+        Finding("T", "n", Span("f", 2, 1, 2, 2, 0, 1), fix=same),
+    ]
     plan = plan_fixes([unsafe, *twice, Finding("N", "m", Span("f", 1, 1, 1, 2, 0, 1))], src)
     assert plan.new_texts == {"f": b"abXdef"} and [f.code for f in plan.applied] == ["S"] and not plan.dropped
     plan = plan_fixes([unsafe, *twice], src, unsafe=True)
@@ -179,9 +192,9 @@ ELEMENT_CASES = [
     (b'x = ("a",\n"b")\n', b'"a"', b'x = ("b")\n'),
     (b'x = ["a", "b"\t, "c"]\n', b'"b"', b'x = ["a", "c"]\n'),
     (b'    "a", "b",\n', b'"a"', b'    "b",\n'),
-    (b'x = ["c"]\n', b'"c"', b'x = []\n'),
-    (b'"c"]', b'"c"', b']'),
-    (b'"a",', b'"a"', b''),
+    (b'x = ["c"]\n', b'"c"', b"x = []\n"),
+    (b'"c"]', b'"c"', b"]"),
+    (b'"a",', b'"a"', b""),
 ]
 
 
@@ -204,37 +217,57 @@ def write(root: Path, rel: str, text: str) -> None:
     p.write_text(text)
 
 
-HEAD = '#include <ATen/native/mps/OperationUtils.h>\n'
+HEAD = "#include <ATen/native/mps/OperationUtils.h>\n"
 
 
-@pytest.mark.parametrize("before,after", [
-    # the leading comment belongs to the definition; one blank line stays
-    (HEAD + "\n// gone\n// really\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
-     HEAD + "\nint keep() { return 1; }\n"),
-    # at the top of the file
-    ("Tensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n", "int keep() { return 1; }\n"),
-    # last in the file
-    (HEAD + "\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n", HEAD + "\n"),
-    # no blank line before: the one after stays
-    (HEAD + "int keep() { return 1; }\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint more() { return 2; }\n",
-     HEAD + "int keep() { return 1; }\n\nint more() { return 2; }\n"),
-    # a trailing ';' goes with the definition
-    (HEAD + "\nTensor& dead_mps(Tensor& out) {\n  return out;\n};\n", HEAD + "\n"),
-    # a comment above a blank line is not the definition's
-    (HEAD + "// unrelated\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n", HEAD + "// unrelated\n\n"),
-    # an empty // line is a comment line too
-    (HEAD + "//\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\nint keep() { return 1; }\n",
-     HEAD + "int keep() { return 1; }\n"),
-    # first in the file, a comment last in the file stays
-    ("Tensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n// the end\n",
-     "int keep() { return 1; }\n// the end\n"),
-    # after two blank lines at the top: one blank line of the pair around it goes
-    ("\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
-     "\n\nint keep() { return 1; }\n"),
-    # a block comment line is a comment too; code before it is not
-    (HEAD + "int keep() { return 1; }\n/* old\n * still\n */\nTensor& dead_mps(Tensor& out) { return out; }\n",
-     HEAD + "int keep() { return 1; }\n"),
-])
+@pytest.mark.parametrize(
+    "before,after",
+    [
+        # the leading comment belongs to the definition; one blank line stays
+        (
+            HEAD
+            + "\n// gone\n// really\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
+            HEAD + "\nint keep() { return 1; }\n",
+        ),
+        # at the top of the file
+        (
+            "Tensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
+            "int keep() { return 1; }\n",
+        ),
+        # last in the file
+        (HEAD + "\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n", HEAD + "\n"),
+        # no blank line before: the one after stays
+        (
+            HEAD
+            + "int keep() { return 1; }\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint more() { return 2; }\n",
+            HEAD + "int keep() { return 1; }\n\nint more() { return 2; }\n",
+        ),
+        # a trailing ';' goes with the definition
+        (HEAD + "\nTensor& dead_mps(Tensor& out) {\n  return out;\n};\n", HEAD + "\n"),
+        # a comment above a blank line is not the definition's
+        (HEAD + "// unrelated\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n", HEAD + "// unrelated\n\n"),
+        # an empty // line is a comment line too
+        (
+            HEAD + "//\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\nint keep() { return 1; }\n",
+            HEAD + "int keep() { return 1; }\n",
+        ),
+        # first in the file, a comment last in the file stays
+        (
+            "Tensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n// the end\n",
+            "int keep() { return 1; }\n// the end\n",
+        ),
+        # after two blank lines at the top: one blank line of the pair around it goes
+        (
+            "\n\nTensor& dead_mps(Tensor& out) {\n  return out;\n}\n\nint keep() { return 1; }\n",
+            "\n\nint keep() { return 1; }\n",
+        ),
+        # a block comment line is a comment too; code before it is not
+        (
+            HEAD + "int keep() { return 1; }\n/* old\n * still\n */\nTensor& dead_mps(Tensor& out) { return out; }\n",
+            HEAD + "int keep() { return 1; }\n",
+        ),
+    ],
+)
 def test_dead_function_removal_text(tmp_path, before, after):
     write(tmp_path, YAML, "- func: keep(Tensor self) -> Tensor\n")
     write(tmp_path, f"{OPS}/Dead.mm", before)
@@ -266,16 +299,21 @@ Tensor& k_out_mps(const Tensor& self, Tensor& out) {
 """
 
 
-@pytest.mark.parametrize("entry,fixed", [
-    # rerouted: MPS joins the shared line
-    ("  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
-    ("  dispatch:\n    MPS: k_out_mps\n    CPU, CUDA: k_out\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
-    # not rerouted: registered manually, or no line gives both CPU and CUDA the shared kernel
-    ("  manual_kernel_registration: True\n  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", None),
-    ("  dispatch:\n    CPU: k_out\n    MPS: k_out_mps\n", None),
-    ("  dispatch:\n    CPU, CUDA, XPU: k_out\n    CUDA: k_out_cuda\n    MPS: k_out_mps\n",
-     "  dispatch:\n    CPU, CUDA, MPS, XPU: k_out\n    CUDA: k_out_cuda\n"),
-])
+@pytest.mark.parametrize(
+    "entry,fixed",
+    [
+        # rerouted: MPS joins the shared line
+        ("  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
+        ("  dispatch:\n    MPS: k_out_mps\n    CPU, CUDA: k_out\n", "  dispatch:\n    CPU, CUDA, MPS: k_out\n"),
+        # not rerouted: registered manually, or no line gives both CPU and CUDA the shared kernel
+        ("  manual_kernel_registration: True\n  dispatch:\n    CPU, CUDA: k_out\n    MPS: k_out_mps\n", None),
+        ("  dispatch:\n    CPU: k_out\n    MPS: k_out_mps\n", None),
+        (
+            "  dispatch:\n    CPU, CUDA, XPU: k_out\n    CUDA: k_out_cuda\n    MPS: k_out_mps\n",
+            "  dispatch:\n    CPU, CUDA, MPS, XPU: k_out\n    CUDA: k_out_cuda\n",
+        ),
+    ],
+)
 def test_reroute_to_the_shared_kernel_only_when_legal(tmp_path, entry, fixed):
     head = "- func: k.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
     write(tmp_path, YAML, head + entry)
@@ -285,13 +323,16 @@ def test_reroute_to_the_shared_kernel_only_when_legal(tmp_path, entry, fixed):
     assert outcome.new.get(YAML) == (None if fixed is None else (head + fixed).encode())
 
 
-@pytest.mark.parametrize("line,merged", [
-    ("    CPU, CUDA: s_out\n    MPS: s_out\n", "    CPU, CUDA, MPS: s_out\n"),
-    ("    MPS: s_out\n    CPU,CUDA: s_out\n", "    CPU,CUDA,MPS: s_out\n"),
-    ("    CPU: s_out\n    MPS: s_out\n", "    CPU, MPS: s_out\n"),
-    ("    CPU, XPU: s_out\n    MPS: s_out\n", "    CPU, XPU, MPS: s_out\n"),
-    ("    CPU, CUDA: s_other\n    MPS: s_out\n", None),
-])
+@pytest.mark.parametrize(
+    "line,merged",
+    [
+        ("    CPU, CUDA: s_out\n    MPS: s_out\n", "    CPU, CUDA, MPS: s_out\n"),
+        ("    MPS: s_out\n    CPU,CUDA: s_out\n", "    CPU,CUDA,MPS: s_out\n"),
+        ("    CPU: s_out\n    MPS: s_out\n", "    CPU, MPS: s_out\n"),
+        ("    CPU, XPU: s_out\n    MPS: s_out\n", "    CPU, XPU, MPS: s_out\n"),
+        ("    CPU, CUDA: s_other\n    MPS: s_out\n", None),
+    ],
+)
 def test_mps_only_line_merges_into_the_line_with_the_same_kernel(tmp_path, line, merged):
     head = "- func: s.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
     write(tmp_path, YAML, head + line)
@@ -301,13 +342,31 @@ def test_mps_only_line_merges_into_the_line_with_the_same_kernel(tmp_path, line,
 
 def test_overlapping_fixes_wait_for_the_next_round(tmp_path):
     fams = ("a", "b")
-    write(tmp_path, YAML, "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
-                                  f"    CPU, CUDA, MPS: {n}_out\n\n" for n in fams))
-    write(tmp_path, f"{OPS}/K.mm", "namespace at::native {\n" + "".join(
-        f"static void {n}_kernel_mps(TensorIteratorBase& iter) {{\n  lib.exec_unary_kernel(iter, \"{n}\");\n}}\n"
-        f"REGISTER_DISPATCH({n}_stub, &{n}_kernel_mps)\n" for n in fams) + "}\n")
-    write(tmp_path, "aten/src/ATen/native/mps/kernels/K.metal",
-          "".join(f"REGISTER_UNARY_OP({n}, float, float);\n" for n in fams))
+    write(
+        tmp_path,
+        YAML,
+        "".join(
+            f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+            f"    CPU, CUDA, MPS: {n}_out\n\n"
+            for n in fams
+        ),
+    )
+    write(
+        tmp_path,
+        f"{OPS}/K.mm",
+        "namespace at::native {\n"
+        + "".join(
+            f'static void {n}_kernel_mps(TensorIteratorBase& iter) {{\n  lib.exec_unary_kernel(iter, "{n}");\n}}\n'
+            f"REGISTER_DISPATCH({n}_stub, &{n}_kernel_mps)\n"
+            for n in fams
+        )
+        + "}\n",
+    )
+    write(
+        tmp_path,
+        "aten/src/ATen/native/mps/kernels/K.metal",
+        "".join(f"REGISTER_UNARY_OP({n}, float, float);\n" for n in fams),
+    )
     cm = "torch/testing/_internal/common_mps.py"
     write(tmp_path, cm, 'ON_MPS_XFAILLIST = {"a": None, "b": None}\n')
     outcome = fix_to_fixed_point(tmp_path, unsafe=True)
@@ -356,8 +415,11 @@ def test_fixed_point_starts_from_the_tree_given_and_passes_the_index_to_keep(tre
     from migrate.tree import load_tree
 
     text = (tree / YAML).read_bytes().replace(b"    MPS: softplus_out\n", b"")
-    outcome = fix_to_fixed_point(tree, tree=load_tree(tree, {YAML: text}),
-                                 keep=lambda f, ix: f.overload in ix.entries and ix.entries[f.overload].name == "copysign")
+    outcome = fix_to_fixed_point(
+        tree,
+        tree=load_tree(tree, {YAML: text}),
+        keep=lambda f, ix: f.overload in ix.entries and ix.entries[f.overload].name == "copysign",
+    )
     assert outcome.original[YAML] == text and b"softplus_out\n    MPS" not in outcome.new[YAML]
     assert [f.overload for f in outcome.applied] == ["copysign.Scalar_out"]
 

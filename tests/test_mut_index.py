@@ -1,4 +1,5 @@
 """Route resolution in the index: the effective MPS route of every overload, its hops, and the classification."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,10 +65,15 @@ def test_every_route_of_the_mini_tree(mini):
 def test_hops_name_each_step_of_a_route(mini):
     y = f"{YAML}:"
     assert mini.routes["atan2"].hops == (
-        f"structured_delegate: atan2.out @ {y}16", f"CPU, CUDA, MPS: atan2_out @ {y}8",
-        f"REGISTER_DISPATCH(atan2_stub, atan2_mps_kernel) @ {BK}:39", f"atan2_mps_kernel @ {BK}:14")
+        f"structured_delegate: atan2.out @ {y}16",
+        f"CPU, CUDA, MPS: atan2_out @ {y}8",
+        f"REGISTER_DISPATCH(atan2_stub, atan2_mps_kernel) @ {BK}:39",
+        f"atan2_mps_kernel @ {BK}:14",
+    )
     assert mini.routes["copysign.Scalar_out"].hops == (
-        f"MPS: copysign_scalar_out_mps @ {y}36", f"copysign_scalar_out_mps (function) @ {BO}:82")
+        f"MPS: copysign_scalar_out_mps @ {y}36",
+        f"copysign_scalar_out_mps (function) @ {BO}:82",
+    )
     assert mini.routes["hypot.out"].hops == (f"MPS: hypot_out_mps @ {y}44", f"hypot_out_mps (macro) @ {BO}:72")
     assert mini.routes["erfinv.out"].hops == (f"MPS: erfinv_out_mps @ {y}57", "kernel not defined in the tree")
     assert mini.routes["fmax.out"].hops == (f"CPU, CUDA, MPS: fmax_out @ {y}64", "stub has no MPS registration")
@@ -78,8 +84,11 @@ def test_hops_name_each_step_of_a_route(mini):
 
 
 def test_families_that_are_native_metal(mini):
-    assert [f for f in ("atan2", "copysign", "hypot", "exp", "fmax", "softplus", "logit", "fmin")
-            if mini.family_is_native_metal(f)] == ["atan2", "exp", "fmin"]
+    assert [
+        f
+        for f in ("atan2", "copysign", "hypot", "exp", "fmax", "softplus", "logit", "fmin")
+        if mini.family_is_native_metal(f)
+    ] == ["atan2", "exp", "fmin"]
     assert not mini.family_is_native_metal("no_such_family")
 
 
@@ -96,8 +105,11 @@ def test_naming_helpers():
     assert is_shared(line("CPU", "CUDA", "MPS")) and is_shared(line("MPS", "XPU"))
     assert not is_shared(line("MPS")) and not is_shared(line("CPU", "CUDA"))
     assert not is_shared(line("MPS", "CompositeExplicitAutograd"))
-    assert [k for k in ("foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "foomps", "mpsfoo", "foo_mpsx", "mps")
-            if looks_mps_only(k)] == ["foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "mps"]
+    assert [
+        k
+        for k in ("foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "foomps", "mpsfoo", "foo_mpsx", "mps")
+        if looks_mps_only(k)
+    ] == ["foo_mps", "mps_foo", "foo_mps_out", "a_mps_b", "mps"]
     assert stub_candidates("atan2_out") == ["atan2_out_stub", "atan2_stub"]
     assert stub_candidates("add_") == ["add__stub", "add_stub"]
     assert stub_candidates("abs") == ["abs_stub"]
@@ -114,10 +126,16 @@ def write_tree(root: Path, files: dict[str, str]) -> Index:
 
 
 def test_delegates_to_missing_or_cyclic_targets(tmp_path):
-    ix = write_tree(tmp_path, {YAML: (
-        "- func: a(Tensor x) -> Tensor\n  structured_delegate: nope.out\n\n"
-        "- func: b(Tensor x) -> Tensor\n  structured_delegate: c\n\n"
-        "- func: c(Tensor x) -> Tensor\n  structured_delegate: b\n")})
+    ix = write_tree(
+        tmp_path,
+        {
+            YAML: (
+                "- func: a(Tensor x) -> Tensor\n  structured_delegate: nope.out\n\n"
+                "- func: b(Tensor x) -> Tensor\n  structured_delegate: c\n\n"
+                "- func: c(Tensor x) -> Tensor\n  structured_delegate: b\n"
+            )
+        },
+    )
     a, b = ix.routes["a"], ix.routes["b"]
     assert (a.kernel, a.via_label, a.impl, a.defined_at) == (None, "delegate:nope.out", "undefined", None)
     assert (a.via, a.delegate, a.impl) == (Via.DELEGATE, "nope.out", Impl.UNDEFINED)  # data, not a string to split
@@ -182,13 +200,20 @@ Tensor& over_mps(const Tensor& self, int64_t n, Tensor& out) {
 
 def test_classification_follows_same_tree_calls(tmp_path):
     names = ["both", "graph", "metal", "plain", "copying", "ping", "over"]
-    yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    MPS: {n}_mps\n\n"
-                   for n in names)
+    yaml = "".join(
+        f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    MPS: {n}_mps\n\n"
+        for n in names
+    )
     ix = write_tree(tmp_path, {YAML: yaml, f"{OPS}/Ops.mm": MARKERS_MM})
     assert {n: ix.routes[f"{n}.out"].impl for n in names} == {
-        "both": "mixed", "graph": "mpsgraph", "metal": "metal", "plain": "delegating",
+        "both": "mixed",
+        "graph": "mpsgraph",
+        "metal": "metal",
+        "plain": "delegating",
         "copying": "delegating",  # a copy helper uses Metal whatever the op computes with: not followed
-        "ping": "metal", "over": "mpsgraph"}  # overloads: the markers of all of them
+        "ping": "metal",
+        "over": "mpsgraph",
+    }  # overloads: the markers of all of them
     assert ix.impl_of("nowhere") == "undefined"
     assert ix.marker_closure("both_mps") == {"MPSGraph", "mtl_setArgs"}
     assert ix.definition("graph_mps").name == "graph_mps" and ix.definition("nowhere") is None
@@ -247,22 +272,34 @@ kernel void quux_impl(device T* out [[buffer(0)]], uint i [[thread_position_in_g
 }
 template [[host_name("qux_float")]] kernel void quux_impl<float>(device float*, uint);
 """
-    ix = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n",
-                               "aten/src/ATen/native/mps/kernels/K.metal": metal})
+    ix = write_tree(
+        tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", "aten/src/ATen/native/mps/kernels/K.metal": metal}
+    )
     assert [n for n in ("baz", "bar", "bar_float", "qux", "ba", "ba_", "baz_float") if ix.metal_kernel_exists(n)] == [
-        "baz", "bar", "bar_float", "qux"]
+        "baz",
+        "bar",
+        "bar_float",
+        "qux",
+    ]
 
 
 def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
-    yaml = "".join(f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
-                   f"    CPU, CUDA, MPS: {n}_out\n\n" for n in ("d", "c", "u", "r"))
-    ix = write_tree(tmp_path, {
-        YAML: yaml,
-        "aten/src/ATen/native/D.h": "namespace at::native {\nDECLARE_DISPATCH(unary_fn, d_stub)\n}\n",
-        "aten/src/ATen/native/C.cpp": ("namespace at::native {\nTORCH_IMPL_FUNC(c_out)(const Tensor& self, "
-                                       "const Tensor& result) {\n  c_stub(device_type(), *this);\n}\n}\n"),
-        f"{OPS}/R.mm": "namespace at::native {\nREGISTER_DISPATCH(r_stub, &r_kernel_elsewhere)\n}\n",
-    })
+    yaml = "".join(
+        f"- func: {n}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU, CUDA, MPS: {n}_out\n\n"
+        for n in ("d", "c", "u", "r")
+    )
+    ix = write_tree(
+        tmp_path,
+        {
+            YAML: yaml,
+            "aten/src/ATen/native/D.h": "namespace at::native {\nDECLARE_DISPATCH(unary_fn, d_stub)\n}\n",
+            "aten/src/ATen/native/C.cpp": (
+                "namespace at::native {\nTORCH_IMPL_FUNC(c_out)(const Tensor& self, "
+                "const Tensor& result) {\n  c_stub(device_type(), *this);\n}\n}\n"
+            ),
+            f"{OPS}/R.mm": "namespace at::native {\nREGISTER_DISPATCH(r_stub, &r_kernel_elsewhere)\n}\n",
+        },
+    )
     for n in ("d", "c"):
         r = ix.routes[f"{n}.out"]
         assert (r.impl, where(r), r.hops[-1]) == ("undefined", None, "stub has no MPS registration"), n

@@ -1,4 +1,5 @@
 """The yaml reader's dispatch lines: keys, kernels, exact spans and errors, on the fast path and the line scanner."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,9 +9,7 @@ from migrate.read.yaml_reader import _Scanner, effective_dispatch, read_native_y
 
 HEAD = "- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
 CANONICAL = (
-    "# leading comment\n"
-    + HEAD
-    + "    CPU: f_cpu\n"
+    "# leading comment\n" + HEAD + "    CPU: f_cpu\n"
     "    CUDA, MPS: f_shared  # mps-migrate: ignore[MPS002]\n"
     "    # a comment line\n"
     "\n"
@@ -33,12 +32,12 @@ def both_paths(text: str):
 
 def check_span(data: bytes, span: Span, text: str) -> None:
     """Bytes, line and character columns of ``span`` all point at ``text``."""
-    assert data[span.start:span.end].decode() == text
+    assert data[span.start : span.end].decode() == text
     assert span.end_line == span.line and span.path == "n.yaml"
     ls = sum(len(x) + 1 for x in data.split(b"\n")[: span.line - 1])
-    line = data[ls:data.index(b"\n", ls)].decode()
-    assert line[span.column - 1:span.end_column - 1] == text
-    assert len(data[ls:span.start].decode()) == span.column - 1
+    line = data[ls : data.index(b"\n", ls)].decode()
+    assert line[span.column - 1 : span.end_column - 1] == text
+    assert len(data[ls : span.start].decode()) == span.column - 1
 
 
 def check_line(data: bytes, d: DispatchLine, keys: tuple[str, ...], kernel: str, whole: str) -> None:
@@ -57,14 +56,25 @@ def test_canonical_dispatch_lines_on_both_paths():
     cpu, shared, sparse = f.dispatch
     check_line(data, cpu, ("CPU",), "f_cpu", "CPU: f_cpu")
     check_line(data, shared, ("CUDA", "MPS"), "f_shared", "CUDA, MPS: f_shared")
-    check_line(data, sparse, ("SparseCPU", "SparseCUDA", "QuantizedCPU"), "at::native::f_sparse",
-               "SparseCPU, SparseCUDA, QuantizedCPU: at::native::f_sparse")
+    check_line(
+        data,
+        sparse,
+        ("SparseCPU", "SparseCUDA", "QuantizedCPU"),
+        "at::native::f_sparse",
+        "SparseCPU, SparseCUDA, QuantizedCPU: at::native::f_sparse",
+    )
     assert [d.span.line for d in f.dispatch] == [4, 5, 8]
     (gd,) = g.dispatch
     check_line(data, gd, ("CompositeExplicitAutograd",), "g", "CompositeExplicitAutograd: g")
     assert gd.span.line == 13
-    assert effective_dispatch(f) == {"CPU": "f_cpu", "CUDA": "f_shared", "MPS": "f_shared", "SparseCPU": "f_sparse",
-                                     "SparseCUDA": "f_sparse", "QuantizedCPU": "f_sparse"}
+    assert effective_dispatch(f) == {
+        "CPU": "f_cpu",
+        "CUDA": "f_shared",
+        "MPS": "f_shared",
+        "SparseCPU": "f_sparse",
+        "SparseCUDA": "f_sparse",
+        "QuantizedCPU": "f_sparse",
+    }
 
 
 def test_fast_path_spans_in_a_later_entry_after_non_ascii_text():
@@ -74,19 +84,22 @@ def test_fast_path_spans_in_a_later_entry_after_non_ascii_text():
     assert y.entries[1].dispatch[0].span.line == 7
 
 
-@pytest.mark.parametrize("line,keys,kernel,whole", [
-    ("CPU,CUDA:  f_k", ("CPU", "CUDA"), "f_k", "CPU,CUDA:  f_k"),
-    ("CPU ,  CUDA : f_k  # x", ("CPU", "CUDA"), "f_k", "CPU ,  CUDA : f_k"),
-    ('CPU: "f_k"', ("CPU",), "f_k", 'CPU: "f_k"'),
-    ("XLA, CPU: f_k", ("XLA", "CPU"), "f_k", "XLA, CPU: f_k"),
-    ("CPU, MPS: 'f_k'  # mps-migrate: ignore[MPS010, MPS002]", ("CPU", "MPS"), "f_k", "CPU, MPS: 'f_k'"),
-])
+@pytest.mark.parametrize(
+    "line,keys,kernel,whole",
+    [
+        ("CPU,CUDA:  f_k", ("CPU", "CUDA"), "f_k", "CPU,CUDA:  f_k"),
+        ("CPU ,  CUDA : f_k  # x", ("CPU", "CUDA"), "f_k", "CPU ,  CUDA : f_k"),
+        ('CPU: "f_k"', ("CPU",), "f_k", 'CPU: "f_k"'),
+        ("XLA, CPU: f_k", ("XLA", "CPU"), "f_k", "XLA, CPU: f_k"),
+        ("CPU, MPS: 'f_k'  # mps-migrate: ignore[MPS010, MPS002]", ("CPU", "MPS"), "f_k", "CPU, MPS: 'f_k'"),
+    ],
+)
 def test_line_scanner_dispatch_lines(line, keys, kernel, whole):
     data, y = both_paths(HEAD + "    " + line + "\n")
     (d,) = y.entries[0].dispatch
     assert (d.keys, d.kernel) == (keys, kernel)
     check_span(data, d.span, whole)
-    assert data[d.kernel_span.start:d.kernel_span.end] == kernel.encode()
+    assert data[d.kernel_span.start : d.kernel_span.end] == kernel.encode()
     for k, s in zip(keys, d.key_spans):
         check_span(data, s, k)
 
@@ -101,17 +114,20 @@ def test_non_ascii_columns_count_characters():
     assert err.message == "kernel 'fé' is not a (namespaced) C++ identifier"
 
 
-@pytest.mark.parametrize("line,column,message", [
-    ("CPU f_cpu", 5, "dispatch line without ':' (expected 'KEY1, KEY2: kernel')"),
-    ("CPU:f_cpu", 8, "expected a space after ':' in dispatch line"),
-    ("CPU:f", 8, "expected a space after ':' in dispatch line"),
-    ("'CPU': f_cpu", 5, "quoted dispatch keys are not supported"),
-    ('"CPU": f_cpu', 5, "quoted dispatch keys are not supported"),
-    ("CPU: ''", 11, "dispatch line needs a kernel name after ':'"),
-    ("CPU, C-UDA: f", 10, "bad dispatch key 'C-UDA'"),
-    ("CPU,  : f", 11, "bad dispatch key ''"),
-    ("CPU: f g", 10, "kernel 'f g' is not a (namespaced) C++ identifier"),
-])
+@pytest.mark.parametrize(
+    "line,column,message",
+    [
+        ("CPU f_cpu", 5, "dispatch line without ':' (expected 'KEY1, KEY2: kernel')"),
+        ("CPU:f_cpu", 8, "expected a space after ':' in dispatch line"),
+        ("CPU:f", 8, "expected a space after ':' in dispatch line"),
+        ("'CPU': f_cpu", 5, "quoted dispatch keys are not supported"),
+        ('"CPU": f_cpu', 5, "quoted dispatch keys are not supported"),
+        ("CPU: ''", 11, "dispatch line needs a kernel name after ':'"),
+        ("CPU, C-UDA: f", 10, "bad dispatch key 'C-UDA'"),
+        ("CPU,  : f", 11, "bad dispatch key ''"),
+        ("CPU: f g", 10, "kernel 'f g' is not a (namespaced) C++ identifier"),
+    ],
+)
 def test_dispatch_line_errors_name_the_column(line, column, message):
     got = read_native_yaml((HEAD + "    MPS: ok_mps\n    " + line + "\n").encode(), "n.yaml")
     assert [(e.line, e.column, e.message) for e in got.errors] == [(4, column, message)]

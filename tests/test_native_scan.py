@@ -1,4 +1,5 @@
 """migrate.read.native_scan: what a shared kernel's native definition reaches on MPS."""
+
 from __future__ import annotations
 
 from migrate.read.native_scan import scan_native_file
@@ -11,20 +12,27 @@ def scan(src: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
 
 
 def test_header_declarations():
-    declared, _ = scan_native_file("x.h", b"#pragma once\nDECLARE_DISPATCH(fn_t, foo_stub)\n\nDECLARE_DISPATCH(fn_t, bar_stub)\n")
-    assert declared == (("foo_stub", Span("x.h", 2, 24, 2, 32, 36, 44)), ("bar_stub", Span("x.h", 4, 24, 4, 32, 70, 78)))
+    declared, _ = scan_native_file(
+        "x.h", b"#pragma once\nDECLARE_DISPATCH(fn_t, foo_stub)\n\nDECLARE_DISPATCH(fn_t, bar_stub)\n"
+    )
+    assert declared == (
+        ("foo_stub", Span("x.h", 2, 24, 2, 32, 36, 44)),
+        ("bar_stub", Span("x.h", 4, 24, 4, 32, 70, 78)),
+    )
 
 
 def test_declared_stub_span_counts_characters_and_points_at_the_name():
     data = "#pragma once\nDECLARE_DISPATCH(/* é */ fn_t,\n    /* ü */ foo_stub)\n".encode()
     ((stub, span),), _ = scan_native_file("y.h", data)
-    assert stub == "foo_stub" and data[span.start:span.end] == b"foo_stub"
+    assert stub == "foo_stub" and data[span.start : span.end] == b"foo_stub"
     assert (span.path, span.line, span.column, span.end_column) == ("y.h", 3, 13, 21)
 
 
 def test_composite_wrapper_calls_an_operator_and_no_stub():
-    got = scan("Tensor rem(const Scalar& self, const Tensor& other) {\n"
-               "  return at::rem(wrapped_scalar_tensor(self), other);\n}\n")
+    got = scan(
+        "Tensor rem(const Scalar& self, const Tensor& other) {\n"
+        "  return at::rem(wrapped_scalar_tensor(self), other);\n}\n"
+    )
     assert got == {"rem": ((), ("rem",))}
 
 
@@ -77,9 +85,11 @@ def test_stubs_of_same_file_helpers_are_followed():
 
 
 def test_a_stub_not_named_stub_is_found_by_its_device_argument():
-    got = scan("Tensor& w_out(const Tensor& c, Tensor& out) {\n  auto iter = make_iter(c, out);\n"
-               "  where_kernel(iter.device_type(), iter);\n  if (c.numel() > 0) {\n    fill_kernel(kCPU, out);\n  }\n"
-               "  return out;\n}\n")
+    got = scan(
+        "Tensor& w_out(const Tensor& c, Tensor& out) {\n  auto iter = make_iter(c, out);\n"
+        "  where_kernel(iter.device_type(), iter);\n  if (c.numel() > 0) {\n    fill_kernel(kCPU, out);\n  }\n"
+        "  return out;\n}\n"
+    )
     assert got["w_out"][0] == ("fill_kernel", "where_kernel")  # the index keeps those declared as stubs
 
 
@@ -89,7 +99,7 @@ def test_comments_and_strings_are_not_code():
     got = scan(
         "Tensor& soft_out(const Tensor& self, Tensor& out) {\n"
         "  // out = at::log1p(at::exp(-self)); fill_stub would be wrong here\n"
-        "  TORCH_CHECK(true, \"at::exp(x) is not called\");\n"
+        '  TORCH_CHECK(true, "at::exp(x) is not called");\n'
         "  return at::neg_out(out, self);\n}\n"
     )
     assert got == {"soft_out": ((), ("neg_out",))}

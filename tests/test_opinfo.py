@@ -1,4 +1,5 @@
 """OpInfo database: fast scan + libcst of MPS decorations; MPS015 fixes; test commands."""
+
 from __future__ import annotations
 
 import shutil
@@ -19,16 +20,23 @@ def test_fixture_entries():
     data = (MINI / OPINFO).read_bytes()
     entries = find_entries(data, OPINFO)
     names = [(e.kind, e.name, e.variant) for e in entries]
-    assert names == [("BinaryUfuncInfo", "atan2", ""), ("UnaryUfuncInfo", "exp", ""),
-                     ("UnaryUfuncInfo", "exp", "extremal"), ("BinaryUfuncInfo", "hypot", ""),
-                     ("ForeachFuncInfo", "exp", "")]  # the commented-out entry is not read
+    assert names == [
+        ("BinaryUfuncInfo", "atan2", ""),
+        ("UnaryUfuncInfo", "exp", ""),
+        ("UnaryUfuncInfo", "exp", "extremal"),
+        ("BinaryUfuncInfo", "hypot", ""),
+        ("ForeachFuncInfo", "exp", ""),
+    ]  # the commented-out entry is not read
     atan2 = entries[0]
     decos = [(d.decorator, d.cls, d.test) for d in atan2.mps_decorations]
     # the toleranceOverride is not an expectation; the whole-class skip has no test name
-    assert decos == [("expectedFailure", "TestConsistency", "test_output_match"),
-                     ("expectedFailure", "TestCommon", "test_out"), ("skip", "TestCommon", None)]
+    assert decos == [
+        ("expectedFailure", "TestConsistency", "test_output_match"),
+        ("expectedFailure", "TestCommon", "test_out"),
+        ("skip", "TestCommon", None),
+    ]
     d = atan2.mps_decorations[0]
-    assert data[d.span.start:d.span.end].startswith(b"DecorateInfo(unittest.expectedFailure, 'TestConsistency'")
+    assert data[d.span.start : d.span.end].startswith(b"DecorateInfo(unittest.expectedFailure, 'TestConsistency'")
     assert entries[1].mps_decorations[0].comma_fix is not None  # first of a 2-tuple without trailing comma
     assert entries[2].formatted_name == "exp_extremal"
 
@@ -44,7 +52,7 @@ def test_real_opinfo_database_scan():
     spans = sorted((e.span.start, e.span.end) for e in entries)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # entries never overlap
     for d in decos[:: max(1, len(decos) // 40)]:
-        text = data[d.span.start:d.span.end].decode()
+        text = data[d.span.start : d.span.end].decode()
         assert text.startswith("DecorateInfo(") and "mps" in text
         libcst.parse_expression(text)
     rounds = [e.formatted_name for e in find_entries(data, "cmi.py", ["round"]) if e.kind != "ForeachFuncInfo"]
@@ -58,12 +66,14 @@ def test_fix_removes_only_affected_and_keeps_python_valid(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     text = (tree / OPINFO).read_text()
     libcst.parse_module(text)
-    assert "'TestConsistency', 'test_output_match',\n                                     device_type='mps')" not in text
+    assert (
+        "'TestConsistency', 'test_output_match',\n                                     device_type='mps')" not in text
+    )
     assert "'TestCommon', 'test_out', device_type='mps'" in text  # unrelated test: kept
     assert "toleranceOverride" in text and "ForeachFuncInfo('exp'" in text
     assert "skips=(DecorateInfo(unittest.expectedFailure, 'TestJit', 'test_variant_consistency_jit'),)" in text
     assert "# atan2 on MPS went through MPSGraph" in text  # comments stay
-    hypot = text[text.index("BinaryUfuncInfo('hypot'"):]
+    hypot = text[text.index("BinaryUfuncInfo('hypot'") :]
     assert "test_output_match" in hypot  # hypot is still MPSGraph
 
 
@@ -72,8 +82,10 @@ def test_fix_command_prints_test_commands(tmp_path):
     shutil.copytree(MINI, tree)
     p = run_cli("fix", "exp", "--root", str(tree), "--unsafe-fixes")
     lines = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("python test/")]
-    assert lines == ["python test/test_mps.py -k test_output_match_exp",
-                     "python test/test_mps.py -k test_output_match_exp_extremal"]
+    assert lines == [
+        "python test/test_mps.py -k test_output_match_exp",
+        "python test/test_mps.py -k test_output_match_exp_extremal",
+    ]
     assert "time it before/after: mps-migrate bench exp --root TREE -o bench_exp.py" in p.stderr
 
 
@@ -85,8 +97,11 @@ def test_test_commands_from_installed_database_when_tree_has_none():
         pytest.skip("torch's common_methods_invocations.py not installed")
     assert opinfo_test_commands(ix, "round") == [
         f"python test/test_mps.py -k test_output_match_{n}"
-        for n in ("round", "round_decimals_0", "round_decimals_3", "round_decimals_neg_3")]
-    assert opinfo_test_commands(ix, "softplus") == ["python test/test_mps.py -k test_output_match_nn_functional_softplus"]
+        for n in ("round", "round_decimals_0", "round_decimals_3", "round_decimals_neg_3")
+    ]
+    assert opinfo_test_commands(ix, "softplus") == [
+        "python test/test_mps.py -k test_output_match_nn_functional_softplus"
+    ]
 
 
 def test_port_write_prints_test_commands(tmp_path):

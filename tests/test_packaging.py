@@ -1,4 +1,5 @@
 """A wheel built from the repository (the `wheel` fixture, tests/conftest.py) carries rules/ and kernels/ and runs."""
+
 from __future__ import annotations
 
 import os
@@ -20,15 +21,30 @@ def test_wheel_contents(wheel):
 
 def test_installed_wheel_runs(wheel, tmp_path):
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(target), "MPS_MIGRATE_NO_CACHE": "1"}
-    where = subprocess.run([sys.executable, "-c", "import migrate.resources as r; print(r.__file__); print(r.rules_dir())"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [sys.executable, "-c", "import migrate.resources as r; print(r.__file__); print(r.rules_dir())"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     mod, rules = where.stdout.split()
     assert mod.startswith(str(target)) and rules.startswith(str(target))
-    p = subprocess.run([sys.executable, "-m", "migrate", "lint", str(MINI), "--format", "concise"],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "migrate", "lint", str(MINI), "--format", "concise"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert p.returncode == 1 and "MPS001" in p.stdout, p.stderr
-    r = subprocess.run([sys.executable, "-m", "migrate", "rule", "MPS004"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "migrate", "rule", "MPS004"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert "dead-implementation" in r.stdout

@@ -3,6 +3,7 @@
 Each run is a fresh process reading a tiny tree (its yaml and a native header, whose stub
 scan is cached too) against one cache folder; a miss shows as new cache entries.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,13 @@ from migrate.model import NativeYaml
 from tests.helpers import REPO, YAML
 
 # What decides a cached model: the code of every module whose output is cached ...
-KEY_MODULES = ["model.py", "codec.py", "tables.py", "tree.py",
-               *sorted(p.relative_to(REPO / "migrate").as_posix() for p in (REPO / "migrate/read").glob("*.py"))]
+KEY_MODULES = [
+    "model.py",
+    "codec.py",
+    "tables.py",
+    "tree.py",
+    *sorted(p.relative_to(REPO / "migrate").as_posix() for p in (REPO / "migrate/read").glob("*.py")),
+]
 KEY_TABLES = ["registration.yaml", "dispatch.yaml", "markers.yaml"]
 # ... and the versions of what runs it
 KEY_PACKAGES = ["mps-migrate", "tree-sitter", "tree-sitter-cpp", "libcst", "pyyaml"]
@@ -41,8 +47,10 @@ print(json.dumps({"entries": [e.overload_name for e in t.yaml.entries], "stubs":
 def tree(tmp_path) -> Path:
     root = tmp_path / "tree"
     (root / YAML).parent.mkdir(parents=True)
-    (root / YAML).write_text("- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
-                             "  dispatch:\n    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n")
+    (root / YAML).write_text(
+        "- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+        "  dispatch:\n    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n"
+    )
     (root / "aten/src/ATen/native/BinaryOps.h").write_text("DECLARE_DISPATCH(structured_binary_fn, hypot_stub)\n")
     return root
 
@@ -66,8 +74,9 @@ def fake_dist(where: Path, dist: str, version: str) -> None:
 def read(tree: Path, cache: Path, pythonpath: list[Path], **env) -> dict:
     full = dict(os.environ, MPS_MIGRATE_CACHE=str(cache), PYTHONPATH=os.pathsep.join(map(str, pythonpath)), **env)
     full.pop("MPS_MIGRATE_NO_CACHE", None)
-    p = subprocess.run([sys.executable, "-c", READ, str(tree)], capture_output=True, text=True, env=full,
-                       cwd=tree.parent, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", READ, str(tree)], capture_output=True, text=True, env=full, cwd=tree.parent, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
 

@@ -1,4 +1,5 @@
 """Parsing on several processes gives the models one process gives, and fills the same cache entries."""
+
 from __future__ import annotations
 
 import pytest

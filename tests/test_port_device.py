@@ -1,5 +1,6 @@
 """port: the generated functors compile (CPU Metal backend) and match the torch reference of the
 MPSGraph code they replace (after the idiom table's torch-faithful rewrites), dtype by dtype."""
+
 from __future__ import annotations
 
 import shutil
@@ -17,7 +18,20 @@ from migrate.tree import load_tree
 from tests.device.indexing_host import METAL, ilp_threads
 from tests.helpers import FIXTURES, compile_kernel_files
 
-FAMILIES = ("atan2", "hypot", "logaddexp", "lt", "floor", "hardsigmoid", "exp2", "ge", "logical_and", "neg", "sqrt", "silu")
+FAMILIES = (
+    "atan2",
+    "hypot",
+    "logaddexp",
+    "lt",
+    "floor",
+    "hardsigmoid",
+    "exp2",
+    "ge",
+    "logical_and",
+    "neg",
+    "sqrt",
+    "silu",
+)
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 INTS = (torch.int32, torch.int64, torch.uint8, torch.bool)
 TOL = {torch.float32: (2e-6, 1e-6), torch.float16: (4e-3, 2e-3), torch.bfloat16: (3e-2, 2e-2)}

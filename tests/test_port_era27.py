@@ -2,6 +2,7 @@
 macros, exec_unary_kernel naming, binary_mps_impl): golden patches, the style detected from the
 tree's files, the patched kernel files compile and export what the host launches, the torch-faithful
 idioms and their behaviour-change notes, port --all and --list's format."""
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,11 @@ def test_style_is_read_from_the_tree(tree27):
     ix = Index(load_tree(tree27))
     assert detect(ix, 1).convention == "unary_1d"
     b = detect(ix, 2)
-    assert (b.convention, b.register_macro, b.impl_call) == ("binary_offsets", "REGISTER_BINARY_INDEXING_OP",
-                                                             "mps::binary_mps_impl")
+    assert (b.convention, b.register_macro, b.impl_call) == (
+        "binary_offsets",
+        "REGISTER_BINARY_INDEXING_OP",
+        "mps::binary_mps_impl",
+    )
     assert b.bfloat_guard == "#if __METAL_VERSION__ >= 310"
     assert "is_scalar" not in b.traits.floating  # this era's utils.h has no is_scalar_* traits
     modern = Index(load_tree(FIXTURES / "port"))
@@ -81,7 +85,7 @@ def test_run_time_scalar_gets_a_launcher_in_this_era(tmp_path, capsys):
     root = copy_tree(tmp_path)
     assert main(["port", "leaky_relu", "--root", str(root)]) == 0
     out = capsys.readouterr().out
-    assert "exec_unary_kernel_with_scalar(iter, \"leaky_relu\", negative_slope);" in out
+    assert 'exec_unary_kernel_with_scalar(iter, "leaky_relu", negative_slope);' in out
 
 
 def test_behaviour_changes_are_printed_with_an_example(tmp_path, capsys):
@@ -109,10 +113,22 @@ def test_patched_kernels_export_the_names_the_host_builds(patched_libraries):
     unary = patched_libraries["UnaryKernel.metal"]
     binary = patched_libraries["BinaryKernel.metal"]
     names = set(unary.kernel_names) | set(binary.kernel_names)
-    for want in ("sqrt_float_float", "sqrt_float_int", "sqrt_float_bool", "neg_int_int", "floor_long_long",
-                 "hardsigmoid_half_half", "atan2_float", "atan2_dense_bfloat", "lt_dense_long", "lt_half",
-                 "logaddexp_float", "logical_and_dense_bool",
-                 "sign_long_long", "sign_float_float"):
+    for want in (
+        "sqrt_float_float",
+        "sqrt_float_int",
+        "sqrt_float_bool",
+        "neg_int_int",
+        "floor_long_long",
+        "hardsigmoid_half_half",
+        "atan2_float",
+        "atan2_dense_bfloat",
+        "lt_dense_long",
+        "lt_half",
+        "logaddexp_float",
+        "logical_and_dense_bool",
+        "sign_long_long",
+        "sign_float_float",
+    ):
         assert want in names, want
 
 
@@ -182,12 +198,22 @@ def test_unary_instantiates_every_floating_out_dtype(tree27):
     """exec_unary_kernel asks for NAME_{out}_{in} and never casts; the old graph cast to any out=."""
     from migrate.port.era27 import out_cast_pairs
 
-    text = "".join(e.replacement for e in plan_port(Index(load_tree(tree27)), "sqrt").edits if e.path.endswith(".metal"))
+    text = "".join(
+        e.replacement for e in plan_port(Index(load_tree(tree27)), "sqrt").edits if e.path.endswith(".metal")
+    )
     for out, inp in (("half", "float"), ("float", "half"), ("float", "bfloat"), ("half", "int")):
         assert f"INSTANTIATE_SQRT_KERNEL({out}, {inp});" in text
     assert out_cast_pairs([("float", "bool"), ("long", "bool")]) == [
-        ("float", "bool"), ("float", "float"), ("float", "half"), ("float", "bfloat"),
-        ("long", "bool"), ("long", "long"), ("long", "float"), ("long", "half"), ("long", "bfloat")]
+        ("float", "bool"),
+        ("float", "float"),
+        ("float", "half"),
+        ("float", "bfloat"),
+        ("long", "bool"),
+        ("long", "long"),
+        ("long", "float"),
+        ("long", "half"),
+        ("long", "bfloat"),
+    ]
     assert out_cast_pairs([("long", "long")]) == [("long", "long")]  # integer arithmetic: no float outs
 
 

@@ -1,5 +1,6 @@
 """port on fixtures/port: golden patches (reviewed unified diffs, compared exactly), --skeleton, alpha kernels,
 and the generated kernels checked against the old MPSGraph graphs through verify."""
+
 from __future__ import annotations
 
 import shutil
@@ -64,7 +65,8 @@ def port(capsys, *args: str) -> tuple[int, str, str]:
 def test_goldens_cover_the_kinds_of_op():
     assert len(PORT_GOLDENS) >= 12
     assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(
-        [f"{f}.diff" for f in PORT_GOLDENS] + [f"{f}.skeleton.diff" for f in SKELETON_GOLDENS])
+        [f"{f}.diff" for f in PORT_GOLDENS] + [f"{f}.skeleton.diff" for f in SKELETON_GOLDENS]
+    )
 
 
 @pytest.mark.parametrize("family", sorted(PORT_GOLDENS))
@@ -84,13 +86,20 @@ def test_skeleton_prints_the_golden_patch(tmp_path, capsys, family):
 
 
 # ------------------------------------------------------------------ skeleton
-@pytest.mark.parametrize("family, selectors, registered", [
-    ("cumsum", ["cumulativeSumWithTensor:axis:name:"], False),  # cumsum_stub takes no TensorIterator
-    ("mm", ["matrixMultiplicationWithPrimaryTensor:secondaryTensor:name:"], False),  # no CPU stub to share
-    ("softshrink", ["mpsGraphScalarPlaceHolder"] and ["constantWithScalar:dataType:",
-                                                      "greaterThanWithPrimaryTensor:secondaryTensor:name:"], True),
-    ("neg", ["negativeWithTensor:name:"], True),
-])
+@pytest.mark.parametrize(
+    "family, selectors, registered",
+    [
+        ("cumsum", ["cumulativeSumWithTensor:axis:name:"], False),  # cumsum_stub takes no TensorIterator
+        ("mm", ["matrixMultiplicationWithPrimaryTensor:secondaryTensor:name:"], False),  # no CPU stub to share
+        (
+            "softshrink",
+            ["mpsGraphScalarPlaceHolder"]
+            and ["constantWithScalar:dataType:", "greaterThanWithPrimaryTensor:secondaryTensor:name:"],
+            True,
+        ),
+        ("neg", ["negativeWithTensor:name:"], True),
+    ],
+)
 def test_skeleton_compiles_keeps_the_route_and_breaks_nothing(tmp_path, capsys, family, selectors, registered):
     root = copy_tree(tmp_path)
     before = lint_tree(load_tree(root)).findings
@@ -101,9 +110,10 @@ def test_skeleton_compiles_keeps_the_route_and_breaks_nothing(tmp_path, capsys, 
     assert any(f.code == "MPS002" and f.overload.startswith(family + ".") for f in after)
     key = lambda f: (f.code, f.message)  # noqa: E731
     assert not Counter(map(key, after)) - Counter(map(key, before))  # no MPS006/MPS007/MPS900 or anything new
-    kernel = (root / KERNELS / ("UnaryKernel.metal" if family in ("cumsum", "neg", "softshrink")
-                                else "BinaryKernel.metal")).read_text()
-    todo = kernel[kernel.index(f"struct {family}_functor"):]
+    kernel = (
+        root / KERNELS / ("UnaryKernel.metal" if family in ("cumsum", "neg", "softshrink") else "BinaryKernel.metal")
+    ).read_text()
+    todo = kernel[kernel.index(f"struct {family}_functor") :]
     todo = todo[: todo.index("};")]
     assert "TODO(mps-migrate)" in todo and "return T(0); // placeholder" in todo
     positions = [todo.index(s) for s in selectors]
@@ -127,9 +137,13 @@ def test_completed_skeleton_is_rerouted(tmp_path, capsys):
     k = root / KERNELS / "UnaryKernel.metal"
     text = k.read_text()
     start = text.index("struct neg_functor")
-    body = text[start: text.index("};", start)]
-    k.write_text(text.replace(body, "struct neg_functor {\n  template <typename T>\n"
-                                    "  inline T operator()(const T x) {\n    return -x;\n  }\n"))
+    body = text[start : text.index("};", start)]
+    k.write_text(
+        text.replace(
+            body,
+            "struct neg_functor {\n  template <typename T>\n  inline T operator()(const T x) {\n    return -x;\n  }\n",
+        )
+    )
     rc, diff, err = port(capsys, "neg", "--root", str(root), "--write")
     assert rc == 0 and "only rerouting" in err
     assert "CPU, CUDA, MPS: neg_out" in (root / YAML).read_text()
@@ -176,9 +190,11 @@ def test_alpha_kernel_matches_the_mpsgraph_reference(alpha_ports, family, dtype)
     # and the old graph (op by op in the input dtype) within the dtype's rounding
     old = evaluate_with_torch(dag, named, out_dtype=dtype)
     torch.testing.assert_close(out, old, rtol=4 * tol[0], atol=4 * tol[1] * 3, equal_nan=True)
-    cpu = {"leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, alpha),
-           "softshrink": lambda x: torch.nn.functional.softshrink(x, alpha),
-           "add": lambda x, y: torch.add(x, y, alpha=alpha)}[family](*xs)
+    cpu = {
+        "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, alpha),
+        "softshrink": lambda x: torch.nn.functional.softshrink(x, alpha),
+        "add": lambda x, y: torch.add(x, y, alpha=alpha),
+    }[family](*xs)
     torch.testing.assert_close(out, cpu, rtol=4 * tol[0], atol=4 * tol[1] * 3, equal_nan=True)
 
 
@@ -188,7 +204,10 @@ def test_alpha_host_stub_takes_the_scalar(alpha_ports):
     assert "static void leaky_relu_mps_kernel(TensorIteratorBase& iter, const Scalar& negative_slope) {" in unary
     assert 'lib.exec_unary_kernel(iter, "leaky_relu", negative_slope);' in unary
     binary = (root / OPS / "BinaryKernel.mm").read_text()
-    assert 'lib.exec_binary_kernel(iter, "add", alpha);' in binary and "REGISTER_DISPATCH(add_stub, &add_mps_kernel)" in binary
+    assert (
+        'lib.exec_binary_kernel(iter, "add", alpha);' in binary
+        and "REGISTER_DISPATCH(add_stub, &add_mps_kernel)" in binary
+    )
     assert "REGISTER_BINARY_ALPHA_OP(add, half, half, half);" in (root / KERNELS / "BinaryKernel.metal").read_text()
 
 
@@ -201,8 +220,12 @@ def _pipe(tmp_path, family):
     root = copy_tree(tmp_path)
     exe = [sys.executable, "-m", "migrate"]
     ported = subprocess.run([*exe, "port", family, "--root", str(root)], capture_output=True, text=True, check=True)
-    return subprocess.run([*exe, "verify", family, "--root", str(root), "--patch", "-", "--dtypes", "float32,float16",
-                           "--no-opinfo"], input=ported.stdout, capture_output=True, text=True)
+    return subprocess.run(
+        [*exe, "verify", family, "--root", str(root), "--patch", "-", "--dtypes", "float32,float16", "--no-opinfo"],
+        input=ported.stdout,
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("family", ["neg", "ge"])

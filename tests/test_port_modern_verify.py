@@ -1,6 +1,7 @@
 """Ports on the modern-layout fixture (fixtures/port: today's REGISTER_*_OP functors) verified end to end:
 run-time scalars through exec_*_kernel(iter, name, alpha), a parameter struct on mixed dtypes, and an idiom
 that makes remainder torch's."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,11 +29,14 @@ def _port_and_verify(tree: Path, family: str, capsys, dtypes, layouts):
     return rep, err
 
 
-@pytest.mark.parametrize("family, scalar", [
-    ("leaky_relu", "negative_slope = 0.01"),
-    ("softshrink", "lambd = 0.5"),
-    ("add", "alpha = 2"),
-])
+@pytest.mark.parametrize(
+    "family, scalar",
+    [
+        ("leaky_relu", "negative_slope = 0.01"),
+        ("softshrink", "lambd = 0.5"),
+        ("add", "alpha = 2"),
+    ],
+)
 def test_an_alpha_launch_binds_the_scalar(tree, capsys, family, scalar):
     """REGISTER_*_ALPHA_OP kernels are named <op>_<flavor>_<out>_<in>_<alpha type> and take the scalar after
     the tensors; the reference gets the same value."""
@@ -50,7 +54,8 @@ def test_a_parameter_struct_on_mixed_dtypes_finds_the_trees_cast_kernel(tree, ca
     rep, _ = _port_and_verify(tree, "hardtanh_backward", capsys, [torch.float32], ["mixed_dtype", "contiguous"])
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert "hardtanh_backward_dense_cast_float_float_HardtanhBackwardParams_float" in {
-        k for c in rep.cells for k in c.kernels}
+        k for c in rep.cells for k in c.kernels
+    }
 
 
 def test_remainder_ports_as_torchs_fmod_formula(tree, capsys):
@@ -59,27 +64,34 @@ def test_remainder_ports_as_torchs_fmod_formula(tree, capsys):
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
 
 
-@pytest.mark.parametrize("family, dtypes", [
-    ("sign", [torch.float32, torch.int64, torch.int32]),  # a dtype branch: int64 clamps, the rest signs
-    ("frac", [torch.float32, torch.float16]),
-    ("mish", [torch.float32]),  # idiom tanh_softplus
-])
+@pytest.mark.parametrize(
+    "family, dtypes",
+    [
+        ("sign", [torch.float32, torch.int64, torch.int32]),  # a dtype branch: int64 clamps, the rest signs
+        ("frac", [torch.float32, torch.float16]),
+        ("mish", [torch.float32]),  # idiom tanh_softplus
+    ],
+)
 def test_modern_unary_families_port_and_verify(tree, capsys, family, dtypes):
     rep, _ = _port_and_verify(tree, family, capsys, dtypes, ["contiguous", "transposed", "zero_dim"])
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert {c.dtype for c in rep.cells if c.status == "pass"} == {str(d).removeprefix("torch.") for d in dtypes}
 
 
-@pytest.mark.parametrize("family, note", [
-    ("leaky_relu_backward", "the kernel gets the inputs in the order of the CPU iterator (schema inputs [1, 0])"),
-    ("softplus_backward", "run-time scalars beta=2.0, threshold=3.0"),
-    ("mish_backward", "old MPSGraph reference"),
-])
+@pytest.mark.parametrize(
+    "family, note",
+    [
+        ("leaky_relu_backward", "the kernel gets the inputs in the order of the CPU iterator (schema inputs [1, 0])"),
+        ("softplus_backward", "run-time scalars beta=2.0, threshold=3.0"),
+        ("mish_backward", "old MPSGraph reference"),
+    ],
+)
 def test_activation_backwards_port_and_verify(tree, capsys, family, note):
     """The activation backwards still on MPSGraph upstream: one scalar (leaky_relu_backward, whose meta function
     builds its iterator over (self_or_result, grad_output)), two scalars (softplus_backward), none (mish)."""
-    rep, err = _port_and_verify(tree, family, capsys, [torch.float32, torch.float16],
-                                ["contiguous", "transposed", "broadcast", "mixed_dtype"])
+    rep, err = _port_and_verify(
+        tree, family, capsys, [torch.float32, torch.float16], ["contiguous", "transposed", "broadcast", "mixed_dtype"]
+    )
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert any(note in n for n in rep.notes), rep.notes
     if family == "leaky_relu_backward":
@@ -96,8 +108,9 @@ def test_sub_reroutes_onto_adds_stub_once_add_is_ported(tmp_path, capsys):
     assert "reaches add_stub, the stub of add" in err and "port add first (mps-migrate port add)" in err
     assert main(["port", "add", "--root", str(root), "--write"]) == 0
     capsys.readouterr()
-    rep, err = _port_and_verify(root, "sub", capsys, [torch.float32, torch.int32],
-                                ["contiguous", "broadcast", "python_scalar"])
+    rep, err = _port_and_verify(
+        root, "sub", capsys, [torch.float32, torch.int32], ["contiguous", "broadcast", "python_scalar"]
+    )
     assert "sub_out calls add_stub with -alpha, which MPS registers already (add_mps_kernel)" in err
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert any("sub_out calls add_stub with -alpha: the reference gets alpha=-2" in n for n in rep.notes), rep.notes

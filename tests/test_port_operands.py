@@ -1,5 +1,6 @@
 """Port on the real 2.7.0a0 tree: the CPU iterator's operands, scalar placeholders named by their feeds,
 shared kernel-file blocks in a batch, and verify of the scalar-taking binary ports (promotion, NaN)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,7 +36,9 @@ def _native(tmp_path: Path, text: str) -> Path:
 
 
 def test_iterator_inputs_in_the_order_the_kernel_adds_them(tmp_path):
-    root = _native(tmp_path, """
+    root = _native(
+        tmp_path,
+        """
 // a_out(x) in a comment is not the definition
 Tensor& a_out(const Tensor& grad, const Tensor& input, const Tensor& buffer, Tensor& out) {
   auto iter = TensorIteratorConfig().add_output(out).add_const_input(input)
@@ -49,7 +52,8 @@ Tensor& b_out(const Tensor& grad, const Tensor& self, const Scalar& lo, Tensor& 
   return out;
 }
 Tensor& c_out(const Tensor& self, Tensor& out) { return at::c_outf(self, out); }
-""")
+""",
+    )
     assert iterator_inputs(root, "a_out") == ["input", "buffer", "grad"]
     assert positions(root, "a_out") == [1, 2, 0]
     assert iterator_inputs(root, "b_out") == ["grad", "self"] and positions(root, "b_out") == [0, 1]
@@ -66,7 +70,9 @@ def test_a_cpu_iterator_over_other_operands_blocks_the_port(real_ix):
 
 
 def test_a_structured_meta_function_builds_the_iterator(tmp_path):
-    root = _native(tmp_path, """
+    root = _native(
+        tmp_path,
+        """
 TORCH_META_FUNC(d_backward) (const Tensor& grad_output, const Tensor& self_or_result, const Scalar& s, bool r) {
   build_borrowing_binary_op(maybe_get_output(), self_or_result, grad_output);
 }
@@ -76,7 +82,8 @@ TORCH_META_FUNC2(e, Tensor) (const Tensor& self, const Tensor& other) {
 TORCH_IMPL_FUNC(d_backward_out) (const Tensor& g, const Tensor& x, const Scalar& s, bool r, const Tensor& out) {
   d_backward_stub(device_type(), *this, s);
 }
-""")
+""",
+    )
     assert iterator_inputs(root, "d_backward_out") is None  # the structured kernel builds no iterator itself
     assert iterator_inputs(root, "d_backward_out", ("d_backward", "")) == ["self_or_result", "grad_output"]
     assert positions(root, "d_backward_out", ("d_backward", "")) == [1, 0]
@@ -92,8 +99,11 @@ def test_operands_follow_the_meta_functions_iterator(real_ix):
     port = plan_port(real_ix, "leaky_relu_backward")
     assert any("the kernel's a is self" in n for n in port.notes), port.notes
     assert [n.name for n in port.dag.inputs] == ["self", "grad_output"]
-    metal = next(e.replacement for e in port.edits if e.path.endswith(".metal") and "leaky_relu_backward_functor"
-                 in e.replacement)
+    metal = next(
+        e.replacement
+        for e in port.edits
+        if e.path.endswith(".metal") and "leaky_relu_backward_functor" in e.replacement
+    )
     assert "(float(a) > 0.0f) ? float(b)" in metal
     after = Index(load_tree(REAL, overlay={e.path: _applied(e.path, port.edits) for e in port.edits}))
     assert operand_order(after, "leaky_relu_backward") == [1, 0]
@@ -103,7 +113,7 @@ def test_operands_follow_the_meta_functions_iterator(real_ix):
 def _applied(path: str, edits) -> bytes:
     data = (REAL / path).read_bytes()
     for e in sorted((e for e in edits if e.path == path), key=lambda e: e.start, reverse=True):
-        data = data[:e.start] + e.replacement.encode() + data[e.end:]
+        data = data[: e.start] + e.replacement.encode() + data[e.end :]
     return data
 
 
@@ -151,8 +161,9 @@ def _verify(real_ix, family: str, layouts: list[str]):
     port = plan_port(real_ix, family)
     new = apply_edits(real_ix.tree.sources, port.edits)
     patch = "".join(unified_diff(p, real_ix.tree.sources[p], new[p]) for p in sorted(new))
-    return verify(REAL, family, (patch, f"<port {family}>"),
-                  Options(opinfo=False, dtypes=[torch.float32], layouts=layouts))
+    return verify(
+        REAL, family, (patch, f"<port {family}>"), Options(opinfo=False, dtypes=[torch.float32], layouts=layouts)
+    )
 
 
 def test_the_scalar_binary_launcher_casts_mixed_dtypes(real_ix):
@@ -177,7 +188,7 @@ def test_a_ufunc_op_keeps_its_mps_line_and_calls_the_stub(real_ix):
     port = plan_port(real_ix, "add")
     host = [e for e in port.edits if e.path.endswith("BinaryOps.mm")]
     assert [e.replacement for e in host] == ["{\n  add_stub(device_type(), *this, alpha);\n}"]
-    old = real_ix.tree.sources[host[0].path][host[0].start:host[0].end].decode()
+    old = real_ix.tree.sources[host[0].path][host[0].start : host[0].end].decode()
     assert old.startswith("{\n  if ((isComplexType(") and old.endswith('output, "add");\n}')
     assert not any(e.path.endswith("native_functions.yaml") for e in port.edits)
     assert any(n.startswith("behaviour change (fused_alpha)") for n in port.notes)

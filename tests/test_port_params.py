@@ -1,6 +1,7 @@
 """Ports with several run-time scalars: a parameter struct (migrate/port/params.py), the 2.7-era launch the port
 writes (exec_params_kernel) and its emulation by verify (migrate/verify/params_host.py), on the 2.7.0a0 tree's
 own graph code and on fixtures/port27."""
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,13 @@ def ix27():
     return Index(load_tree(TREE27))
 
 
-@pytest.mark.parametrize("family, names", [
-    ("hardtanh_backward", ["min", "max"]),
-    ("threshold", ["threshold", "value"]),  # the graph's order follows the signature, not the constants'
-])
+@pytest.mark.parametrize(
+    "family, names",
+    [
+        ("hardtanh_backward", ["min", "max"]),
+        ("threshold", ["threshold", "value"]),  # the graph's order follows the signature, not the constants'
+    ],
+)
 def test_real_graphs_with_two_scalars_translate_to_struct_fields(ix27, family, names):
     dag = graph_dag(ix27, family_impls(ix27, family)[0].function)
     assert dag.alpha is None and [p.name for p in dag.params] == names
@@ -44,7 +48,9 @@ def test_real_hardtanh_backward_ports_to_the_2_7_params_launch(ix27):
     assert "struct HardtanhBackwardParams {\n  T min;\n  T max;\n};" in text
     assert 'template [[host_name("hardtanh_backward_" #DTYPE0 "_" #DTYPE1)]] kernel void' in text
     # the stub has the declared function type's iterator (TensorIterator&, not TensorIteratorBase&)
-    assert "static void hardtanh_backward_mps_kernel(TensorIterator& iter, const Scalar& min, const Scalar& max)" in text
+    assert (
+        "static void hardtanh_backward_mps_kernel(TensorIterator& iter, const Scalar& min, const Scalar& max)" in text
+    )
     assert "static void exec_params_kernel(TensorIteratorBase& iter," in text  # the launch, written once
     assert 'exec_params_kernel(iter, "hardtanh_backward", 2, std::array<scalar_t, 2>{' in text
     assert any("hardtanh_backward_bounds" in n for n in port.notes)
@@ -66,10 +72,29 @@ def test_threshold_stub_shared_with_a_binary_iterator_is_refused(ix27):
 
 
 def _verify_json(root: Path, family: str, patch: str) -> dict:
-    p = subprocess.run([sys.executable, "-m", "migrate", "verify", family, "--root", str(root), "--patch", "-",
-                        "--dtypes", "float32", "--layouts", "contiguous,odd_size,strided,broadcast,mixed_dtype,out_cast",
-                        "--no-opinfo", "--format", "json"], input=patch, capture_output=True,
-                       text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "migrate",
+            "verify",
+            family,
+            "--root",
+            str(root),
+            "--patch",
+            "-",
+            "--dtypes",
+            "float32",
+            "--layouts",
+            "contiguous,odd_size,strided,broadcast,mixed_dtype,out_cast",
+            "--no-opinfo",
+            "--format",
+            "json",
+        ],
+        input=patch,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode in (0, 1), p.stderr
     return json.loads(p.stdout)
 
@@ -78,8 +103,12 @@ def test_params_port_verifies_against_cpu_except_where_cpu_disagrees_with_itself
     """The port computes torch's scalar path (and CUDA's): self <= min or self >= max ? 0 : grad.  torch CPU's
     vectorized path gives 0 for self = NaN, its scalar tail gives grad: the only failures are self = NaN."""
     root = build_tree(tmp_path / "tree")
-    patch = subprocess.run([sys.executable, "-m", "migrate", "port", "hardtanh_backward", "--root", str(root)],
-                           capture_output=True, text=True, check=True).stdout
+    patch = subprocess.run(
+        [sys.executable, "-m", "migrate", "port", "hardtanh_backward", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     report = _verify_json(root, "hardtanh_backward", patch)
     cells = [c for c in report["cells"] if c["layout"] != "coverage"]
     assert sum(c["cases"] for c in cells) >= 4

@@ -1,4 +1,5 @@
 """port on the real PyTorch 2.6.0 tree: --list, and ports of real MPSGraph code into modern target files."""
+
 from __future__ import annotations
 
 import shutil
@@ -21,8 +22,22 @@ from tests.test_port_device import check_functor
 
 NATIVE = "aten/src/ATen/native"
 # real families whose graph code ports (their kernel/host target files come from fixtures/port)
-REAL_PORTS = ("logaddexp", "logaddexp2", "hypot", "atan2", "floor", "lt", "hardsigmoid", "hardswish", "mish",
-              "silu", "frac", "expm1", "log1p", "sigmoid_backward")
+REAL_PORTS = (
+    "logaddexp",
+    "logaddexp2",
+    "hypot",
+    "atan2",
+    "floor",
+    "lt",
+    "hardsigmoid",
+    "hardswish",
+    "mish",
+    "silu",
+    "frac",
+    "expm1",
+    "log1p",
+    "sigmoid_backward",
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,20 +53,27 @@ def test_list_on_the_real_tree(real_ix):
     for fam in REAL_PORTS:
         assert verdicts[fam].status == "translatable", verdicts[fam]
     # 2.6.0's BinaryKernel.metal has neither c10/metal functors nor a macro exporting binary_mps_impl's names
-    assert "BinaryKernel.metal defines no (NAME, DTYPE) macro registering the kernels binary_mps_impl launches" \
+    assert (
+        "BinaryKernel.metal defines no (NAME, DTYPE) macro registering the kernels binary_mps_impl launches"
         in verdicts["logaddexp"].detail
+    )
     assert "does not exist" in verdicts["floor"].detail  # no kernels/UnaryKernel.metal in 2.6.0
     assert verdicts["cumsum"].status == "blocked"
     assert any(v.construct.endswith("(reduction)") for v in verdicts.values())
     assert verdicts["rsqrt"].status == "translatable"  # the newest macOS's branch of its #ifdef
-    assert verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
+    assert (
+        verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
+    )
     # one Scalar argument read into the graph is an alpha kernel's alpha; two are not
-    assert verdicts["leaky_relu"].status == "translatable" and "mul(self, negative_slope)" in verdicts["leaky_relu"].detail
+    assert (
+        verdicts["leaky_relu"].status == "translatable" and "mul(self, negative_slope)" in verdicts["leaky_relu"].detail
+    )
     assert verdicts["softshrink"].status == "translatable" and "lambd" in verdicts["softshrink"].detail
     assert verdicts["threshold"].construct == "no kernel file"  # its two scalars translate to a struct
     # a non-elementwise graph names every blocking selector, in order
-    assert verdicts["cumsum"].detail.startswith("selectors cumulativeSumWithTensor:axis:name: (scan (cumulative op)), "
-                                                "cumulativeProductWithTensor:axis:name:")
+    assert verdicts["cumsum"].detail.startswith(
+        "selectors cumulativeSumWithTensor:axis:name: (scan (cumulative op)), cumulativeProductWithTensor:axis:name:"
+    )
     text = summary(list(verdicts.values()))
     assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: 0 portable, {n['translatable']} translatable")
     assert "top blockers: " in text and "control flow (if) (" in text  # string switches decided per caller: fewer
@@ -107,12 +129,20 @@ def test_real_ports_compile_and_match(hybrid, tmp_path_factory):
             check_functor(lib, fam, dag, pairs, dtype)
 
 
-@pytest.mark.parametrize("family, missing", [
-    ("logaddexp", "aten/src/ATen/native/mps/kernels/BinaryKernel.metal defines no (NAME, DTYPE) macro registering "
-                  "the kernels binary_mps_impl launches"),
-    ("floor", "aten/src/ATen/native/mps/kernels/UnaryKernel.metal does not exist (a tree older than native Metal "
-              "kernels"),
-])
+@pytest.mark.parametrize(
+    "family, missing",
+    [
+        (
+            "logaddexp",
+            "aten/src/ATen/native/mps/kernels/BinaryKernel.metal defines no (NAME, DTYPE) macro registering "
+            "the kernels binary_mps_impl launches",
+        ),
+        (
+            "floor",
+            "aten/src/ATen/native/mps/kernels/UnaryKernel.metal does not exist (a tree older than native Metal kernels",
+        ),
+    ],
+)
 def test_pre_c10_metal_tree_names_what_is_missing(capsys, family, missing):
     """PyTorch 2.6.0 predates c10/metal and native kernel files for unary ops: one line, exit 2, naming the
     file, or what of the era's conventions the file lacks."""

@@ -2,6 +2,7 @@
 port writes a launcher in the tree's own style (rules/launch_conventions.yaml unary_1d_scalar,
 binary_offsets_scalar), verify detects it from the tree's code and runs it against torch CPU with the
 same scalar; and the real 2.7.0a0 tree's families these unlock (goldens: tests/test_port_era27.py)."""
+
 from __future__ import annotations
 
 import re
@@ -48,11 +49,14 @@ def test_the_unary_launcher_is_written_once(tree, capsys):
     assert "mtl_setArgs(computeEncoder, outputTensor, inputTensor, scalar.to<float>());" in host
 
 
-@pytest.mark.parametrize("family, scalar, convention", [
-    ("leaky_relu", "negative_slope = 0.01 (the schema default", "unary_1d_scalar"),
-    # torch CPU adds with alpha as a fused multiply-add (inf + 2 * -3.4e38 is inf): the fused_alpha idiom
-    ("add", "alpha = 2 (the schema default 1 would not show it", "binary_offsets_scalar"),
-])
+@pytest.mark.parametrize(
+    "family, scalar, convention",
+    [
+        ("leaky_relu", "negative_slope = 0.01 (the schema default", "unary_1d_scalar"),
+        # torch CPU adds with alpha as a fused multiply-add (inf + 2 * -3.4e38 is inf): the fused_alpha idiom
+        ("add", "alpha = 2 (the schema default 1 would not show it", "binary_offsets_scalar"),
+    ],
+)
 def test_verify_runs_the_scalar_launch_against_torch_cpu(tree, capsys, family, scalar, convention):
     rc, patch, _ = port(capsys, family, "--root", str(tree))
     assert rc == 0
@@ -90,8 +94,25 @@ def real_ix():
     return Index(load_tree(REAL))
 
 
-NEW27 = ["leaky_relu", "leaky_relu_backward", "softshrink", "softshrink_backward", "maximum", "minimum", "ceil", "floor",
-         "trunc", "round", "rsqrt", "isposinf", "isneginf", "_prelu_kernel", "add", "softplus", "softplus_backward"]
+NEW27 = [
+    "leaky_relu",
+    "leaky_relu_backward",
+    "softshrink",
+    "softshrink_backward",
+    "maximum",
+    "minimum",
+    "ceil",
+    "floor",
+    "trunc",
+    "round",
+    "rsqrt",
+    "isposinf",
+    "isneginf",
+    "_prelu_kernel",
+    "add",
+    "softplus",
+    "softplus_backward",
+]
 
 
 @pytest.mark.parametrize("family", NEW27)
@@ -100,11 +121,20 @@ def test_real_tree_families_are_portable(real_ix, family):
     assert v.status == "portable", v
 
 
-@pytest.mark.parametrize("family, why", [
-    ("relu", "relu, the CPU kernel MPS would share, reaches no stub (relu_stub is not declared): it calls at::clamp_min"),
-    ("sub", "sub's CPU kernel reaches add_stub, the stub of add"),
-    ("remainder", "data-dependent control flow: if (!isFloatInput)"),  # the string switch is decided; the dtype test is not
-])
+@pytest.mark.parametrize(
+    "family, why",
+    [
+        (
+            "relu",
+            "relu, the CPU kernel MPS would share, reaches no stub (relu_stub is not declared): it calls at::clamp_min",
+        ),
+        ("sub", "sub's CPU kernel reaches add_stub, the stub of add"),
+        (
+            "remainder",
+            "data-dependent control flow: if (!isFloatInput)",
+        ),  # the string switch is decided; the dtype test is not
+    ],
+)
 def test_real_tree_blockers_say_what_is_left(real_ix, family, why):
     v = verdict(real_ix, family)
     assert v.status in ("blocked", "translatable") and why in v.detail, v
@@ -114,7 +144,9 @@ def test_shared_line_port_drops_the_macro_registration(capsys):
     """ceil's MPS line is shared with CPU; its MPSGraph kernel comes from REGISTER_MPS_UNARY_STUB(ceil, ceil)."""
     rc, out, err = port(capsys, "round", "--root", str(REAL))
     assert rc == 0
-    assert "-REGISTER_MPS_UNARY_STUB(round, round);" in out and "+REGISTER_DISPATCH(round_stub, round_mps_kernel);" in out
+    assert (
+        "-REGISTER_MPS_UNARY_STUB(round, round);" in out and "+REGISTER_DISPATCH(round_stub, round_mps_kernel);" in out
+    )
     assert "native_functions.yaml" not in out  # the dispatch line already shares the CPU kernel
     assert "::metal::rint(" in out and "behaviour change (round_half_even)" in err
 
@@ -142,8 +174,14 @@ def test_flag_without_default_reaches_the_reference(real_ix):
     assert scalar_value(real_ix, "leaky_relu_backward", "negative_slope")[0] == 2.0
 
 
-@pytest.mark.parametrize("family, idiom", [("softshrink_backward", "softshrink_backward_band"),
-                                           ("_prelu_kernel", "prelu_select"), ("leaky_relu", "leaky_relu_select")])
+@pytest.mark.parametrize(
+    "family, idiom",
+    [
+        ("softshrink_backward", "softshrink_backward_band"),
+        ("_prelu_kernel", "prelu_select"),
+        ("leaky_relu", "leaky_relu_select"),
+    ],
+)
 def test_real_tree_ports_use_torchs_formulation(capsys, family, idiom):
     rc, out, err = port(capsys, family, "--root", str(REAL))
     assert rc == 0 and f"behaviour change ({idiom})" in err

@@ -1,4 +1,5 @@
 """port: the Objective-C reader, graph code -> DAG, the selector table, the torch reference."""
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,8 @@ def test_nested_sends_keyword_args_and_literals():
     body, _ = o.parse_statements(
         "MPSGraphTensor* t = [g additionWithPrimaryTensor:[g exponentWithTensor:x name:nil]\n"
         "                                 secondaryTensor:[g constantWithScalar:-2.5 shape:@[ @1 ] dataType:x.dataType]\n"
-        "                                            name:nil];\nreturn t;")
+        "                                            name:nil];\nreturn t;"
+    )
     decl, ret = body
     assert isinstance(decl, o.Decl) and decl.type == "MPSGraphTensor *" and decl.name == "t"
     send = decl.init
@@ -40,8 +42,10 @@ def test_nested_sends_keyword_args_and_literals():
 
 
 def test_blocks_lambdas_casts_and_unary_selectors():
-    text = ("auto f = ^MPSGraphTensor*(MPSGraph* g, MPSGraphTensor* x) { return [g negativeWithTensor:x name:nil]; };\n"
-            "h([&](auto a, auto b) { b->out = a; }, (NSInteger)dim, [x dataType]);")
+    text = (
+        "auto f = ^MPSGraphTensor*(MPSGraph* g, MPSGraphTensor* x) { return [g negativeWithTensor:x name:nil]; };\n"
+        "h([&](auto a, auto b) { b->out = a; }, (NSInteger)dim, [x dataType]);"
+    )
     body, blocks = o.parse_statements(text)
     assert [b.lambda_ for b in blocks] == [False, True]
     assert [(p.type, p.name) for p in blocks[0].params] == [("MPSGraph*", "g"), ("MPSGraphTensor*", "x")]
@@ -76,20 +80,31 @@ def dag_of(ix: Index, fn: str) -> Dag:
     return graph_dag(ix, ix.functions[fn][0])
 
 
-@pytest.mark.parametrize("fn, structure", [
-    ("tanh_out_mps", "tanh(inputTensor)"),  # 1.x macro pasting the selector
-    # a branch on the input's dtype is decided at dispatch time: both arms, chosen per dtype
-    ("signbit_out_mps", "if_dtype<long>(inputTensor, cast<bool>(lt(inputTensor, 0.0)), cast<bool>(signbit(inputTensor)))"),
-    ("logical_not_out_mps", "logical_not(inputTensor)"),  # C++ lambda
-    ("log1p_out_mps", "log(add(inputTensor, 1.0))"),  # same-file helper inlined
-    ("frac_out_mps", "sub(inputTensor, select(lt(inputTensor, 0.0), ceil(inputTensor), floor(inputTensor)))"),
-    ("expm1_out_mps", "sub(exp(inputTensor), 1.0)"),
-    ("logical_xor_out_mps",  # selector pasted across a line continuation, casts to Bool
-     "logical_xor(cast<bool>(primaryCastTensor), cast<bool>(secondaryCastTensor))"),
-    ("xlogy_out_mps", "select(isnan(secondaryCastTensor), secondaryCastTensor, "
-                      "select(eq(primaryCastTensor, 0.0), 0.0, mul(primaryCastTensor, log(secondaryCastTensor))))"),
-    ("fmax_like_out_mps", "maximum(self, other)"),  # cached-graph lambda with two placeholders
-])
+@pytest.mark.parametrize(
+    "fn, structure",
+    [
+        ("tanh_out_mps", "tanh(inputTensor)"),  # 1.x macro pasting the selector
+        # a branch on the input's dtype is decided at dispatch time: both arms, chosen per dtype
+        (
+            "signbit_out_mps",
+            "if_dtype<long>(inputTensor, cast<bool>(lt(inputTensor, 0.0)), cast<bool>(signbit(inputTensor)))",
+        ),
+        ("logical_not_out_mps", "logical_not(inputTensor)"),  # C++ lambda
+        ("log1p_out_mps", "log(add(inputTensor, 1.0))"),  # same-file helper inlined
+        ("frac_out_mps", "sub(inputTensor, select(lt(inputTensor, 0.0), ceil(inputTensor), floor(inputTensor)))"),
+        ("expm1_out_mps", "sub(exp(inputTensor), 1.0)"),
+        (
+            "logical_xor_out_mps",  # selector pasted across a line continuation, casts to Bool
+            "logical_xor(cast<bool>(primaryCastTensor), cast<bool>(secondaryCastTensor))",
+        ),
+        (
+            "xlogy_out_mps",
+            "select(isnan(secondaryCastTensor), secondaryCastTensor, "
+            "select(eq(primaryCastTensor, 0.0), 0.0, mul(primaryCastTensor, log(secondaryCastTensor))))",
+        ),
+        ("fmax_like_out_mps", "maximum(self, other)"),  # cached-graph lambda with two placeholders
+    ],
+)
 def test_graph_code_becomes_a_dag(snippets, fn, structure):
     assert dag_of(snippets, fn).structure() == structure
 
@@ -100,10 +115,13 @@ def test_shared_nodes_stay_shared(snippets):
     assert len(inputs) == 1 and d.inputs == inputs
 
 
-@pytest.mark.parametrize("fn, construct, words", [
-    ("norm_like_out_mps", "reductionSumWithTensor:axis:name: (reduction)", "not elementwise"),
-    ("leaky_relu_out_mps", "maximumWithTensor:secondaryTensor:name:", "unknown selector"),  # the slope is alpha
-])
+@pytest.mark.parametrize(
+    "fn, construct, words",
+    [
+        ("norm_like_out_mps", "reductionSumWithTensor:axis:name: (reduction)", "not elementwise"),
+        ("leaky_relu_out_mps", "maximumWithTensor:secondaryTensor:name:", "unknown selector"),  # the slope is alpha
+    ],
+)
 def test_untranslatable_graph_code_says_why(snippets, fn, construct, words):
     with pytest.raises(PortBlocked) as exc:
         dag_of(snippets, fn)
@@ -156,7 +174,10 @@ _ANY = [-2.5, -1.5, -0.5, -0.0, 0.0, 0.25, 0.5, 1.5, 2.5, 3.75]
 _POS = [0.25, 0.5, 1.0, 1.5, 2.5, 3.75, 10.0]
 _UNIT = [-0.9, -0.5, -0.0, 0.3, 0.75]
 _DOMAINS = {
-    "any": [_ANY], "pos": [_POS], "unit": [_UNIT], "ge1": [[1.0, 1.5, 2.5, 10.0]],
+    "any": [_ANY],
+    "pos": [_POS],
+    "unit": [_UNIT],
+    "ge1": [[1.0, 1.5, 2.5, 10.0]],
     "special": [[nan, inf, -inf, 0.0, -0.0, -1.5, 2.0]],
     "pair": [[-2.5, -1.5, 0.0, 0.5, 1.5, 3.75, 2.0], [1.5, -2.0, 2.0, 0.5, -0.25, 2.5, 2.0]],
     "nonzero": [[-7.5, -2.5, 0.0, 5.5, 3.75, 7.0], [2.0, -2.0, 1.5, -1.5, 0.5, 3.0]],
@@ -168,33 +189,68 @@ _DOMAINS = {
 }
 # op -> (independent formula on Python numbers, domain); the formula is what the MPSGraph selector computes
 REFERENCES = {
-    "exp": (math.exp, "any"), "exp2": (lambda x: 2.0 ** x, "any"), "exp10": (lambda x: 10.0 ** x, "any"),
-    "log": (math.log, "pos"), "log2": (math.log2, "pos"), "log10": (math.log10, "pos"), "log1p": (math.log1p, "pos"),
-    "sqrt": (math.sqrt, "pos"), "rsqrt": (lambda x: 1 / math.sqrt(x), "pos"),
-    "rsqrt2": (lambda x: 1 / math.sqrt(x), "pos"), "reciprocal": (lambda x: 1 / x, "pos"),
-    "sin": (math.sin, "any"), "cos": (math.cos, "any"), "tan": (math.tan, "any"),
-    "sinh": (math.sinh, "any"), "cosh": (math.cosh, "any"), "tanh": (math.tanh, "any"),
-    "asin": (math.asin, "unit"), "acos": (math.acos, "unit"), "atan": (math.atan, "any"),
-    "asinh": (math.asinh, "any"), "acosh": (math.acosh, "ge1"), "atanh": (math.atanh, "unit"),
-    "erf": (math.erf, "any"), "sigmoid": (lambda x: 1 / (1 + math.exp(-x)), "any"),
-    "square": (lambda x: x * x, "any"), "abs": (abs, "any"), "neg": (lambda x: -x, "any"),
-    "sign": (lambda x: float((x > 0) - (x < 0)), "any"), "identity": (lambda x: x, "special"),
+    "exp": (math.exp, "any"),
+    "exp2": (lambda x: 2.0**x, "any"),
+    "exp10": (lambda x: 10.0**x, "any"),
+    "log": (math.log, "pos"),
+    "log2": (math.log2, "pos"),
+    "log10": (math.log10, "pos"),
+    "log1p": (math.log1p, "pos"),
+    "sqrt": (math.sqrt, "pos"),
+    "rsqrt": (lambda x: 1 / math.sqrt(x), "pos"),
+    "rsqrt2": (lambda x: 1 / math.sqrt(x), "pos"),
+    "reciprocal": (lambda x: 1 / x, "pos"),
+    "sin": (math.sin, "any"),
+    "cos": (math.cos, "any"),
+    "tan": (math.tan, "any"),
+    "sinh": (math.sinh, "any"),
+    "cosh": (math.cosh, "any"),
+    "tanh": (math.tanh, "any"),
+    "asin": (math.asin, "unit"),
+    "acos": (math.acos, "unit"),
+    "atan": (math.atan, "any"),
+    "asinh": (math.asinh, "any"),
+    "acosh": (math.acosh, "ge1"),
+    "atanh": (math.atanh, "unit"),
+    "erf": (math.erf, "any"),
+    "sigmoid": (lambda x: 1 / (1 + math.exp(-x)), "any"),
+    "square": (lambda x: x * x, "any"),
+    "abs": (abs, "any"),
+    "neg": (lambda x: -x, "any"),
+    "sign": (lambda x: float((x > 0) - (x < 0)), "any"),
+    "identity": (lambda x: x, "special"),
     "signbit": (lambda x: math.copysign(1.0, x) < 0, "special"),
-    "ceil": (math.ceil, "any"), "floor": (math.floor, "any"), "trunc": (math.trunc, "any"),
+    "ceil": (math.ceil, "any"),
+    "floor": (math.floor, "any"),
+    "trunc": (math.trunc, "any"),
     "round": (_round_half_away, "any"),  # MPSGraph rounds halves away from zero ...
     "rint": (round, "any"),  # ... rint to even
-    "isnan": (math.isnan, "special"), "isinf": (math.isinf, "special"), "isfinite": (math.isfinite, "special"),
+    "isnan": (math.isnan, "special"),
+    "isinf": (math.isinf, "special"),
+    "isfinite": (math.isfinite, "special"),
     "logical_not": (lambda x: not x, "special"),
-    "add": (lambda a, b: a + b, "pair"), "sub": (lambda a, b: a - b, "pair"), "mul": (lambda a, b: a * b, "pair"),
-    "div": (lambda a, b: a / b, "nonzero"), "div_no_nan": (lambda a, b: 0.0 if b == 0 else a / b, "zero_div"),
-    "floor_mod": (lambda a, b: a - b * math.floor(a / b), "nonzero"), "mod": (math.fmod, "nonzero"),
-    "pow": (math.pow, "pow"), "atan2": (math.atan2, "pair"),
-    "fmax": (_fmax, "nan_pair"), "fmin": (_fmin, "nan_pair"),  # NaN loses ...
-    "maximum": (_maximum, "nan_pair"), "minimum": (_minimum, "nan_pair"),  # ... NaN wins
-    "maximum_int": (_maximum, "nan_pair"), "minimum_int": (_minimum, "nan_pair"),  # NaN wins, ints exact
+    "add": (lambda a, b: a + b, "pair"),
+    "sub": (lambda a, b: a - b, "pair"),
+    "mul": (lambda a, b: a * b, "pair"),
+    "div": (lambda a, b: a / b, "nonzero"),
+    "div_no_nan": (lambda a, b: 0.0 if b == 0 else a / b, "zero_div"),
+    "floor_mod": (lambda a, b: a - b * math.floor(a / b), "nonzero"),
+    "mod": (math.fmod, "nonzero"),
+    "pow": (math.pow, "pow"),
+    "atan2": (math.atan2, "pair"),
+    "fmax": (_fmax, "nan_pair"),
+    "fmin": (_fmin, "nan_pair"),  # NaN loses ...
+    "maximum": (_maximum, "nan_pair"),
+    "minimum": (_minimum, "nan_pair"),  # ... NaN wins
+    "maximum_int": (_maximum, "nan_pair"),
+    "minimum_int": (_minimum, "nan_pair"),  # NaN wins, ints exact
     "relu": (lambda x: 0.0 if x < 0 else x, "any"),  # NaN stays
-    "eq": (lambda a, b: a == b, "pair"), "ne": (lambda a, b: a != b, "pair"), "lt": (lambda a, b: a < b, "pair"),
-    "le": (lambda a, b: a <= b, "pair"), "gt": (lambda a, b: a > b, "pair"), "ge": (lambda a, b: a >= b, "pair"),
+    "eq": (lambda a, b: a == b, "pair"),
+    "ne": (lambda a, b: a != b, "pair"),
+    "lt": (lambda a, b: a < b, "pair"),
+    "le": (lambda a, b: a <= b, "pair"),
+    "gt": (lambda a, b: a > b, "pair"),
+    "ge": (lambda a, b: a >= b, "pair"),
     "logical_and": (lambda a, b: bool(a) and bool(b), "bool_pair"),
     "logical_or": (lambda a, b: bool(a) or bool(b), "bool_pair"),
     "logical_xor": (lambda a, b: bool(a) != bool(b), "bool_pair"),
@@ -207,17 +263,38 @@ REFERENCES = {
 }
 # bitwise selectors: 32-bit integers
 INT_REFERENCES = {
-    "bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b, "bitwise_xor": lambda a, b: a ^ b,
-    "bitwise_not": lambda a: ~a, "lshift": lambda a, b: a << b, "rshift": lambda a, b: a >> b,
+    "bitwise_and": lambda a, b: a & b,
+    "bitwise_or": lambda a, b: a | b,
+    "bitwise_xor": lambda a, b: a ^ b,
+    "bitwise_not": lambda a: ~a,
+    "lshift": lambda a, b: a << b,
+    "rshift": lambda a, b: a >> b,
 }
 # selectors with an integer form: exact integer results
 INT_FORMS = {
-    "abs": abs, "neg": lambda x: -x, "sign": lambda x: (x > 0) - (x < 0), "square": lambda x: x * x,
-    "ceil": lambda x: x, "floor": lambda x: x, "round": lambda x: x, "rint": lambda x: x, "trunc": lambda x: x,
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "floor_mod": lambda a, b: a % b, "mod": lambda a, b: int(math.fmod(a, b)),
-    "fmax": max, "fmin": min, "maximum": max, "minimum": min, "clamp": lambda x, lo, hi: min(max(x, lo), hi),
-    "maximum_int": max, "minimum_int": min, "relu": lambda x: max(x, 0), "muladd": lambda a, b, c: a + b * c,
+    "abs": abs,
+    "neg": lambda x: -x,
+    "sign": lambda x: (x > 0) - (x < 0),
+    "square": lambda x: x * x,
+    "ceil": lambda x: x,
+    "floor": lambda x: x,
+    "round": lambda x: x,
+    "rint": lambda x: x,
+    "trunc": lambda x: x,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floor_mod": lambda a, b: a % b,
+    "mod": lambda a, b: int(math.fmod(a, b)),
+    "fmax": max,
+    "fmin": min,
+    "maximum": max,
+    "minimum": min,
+    "clamp": lambda x, lo, hi: min(max(x, lo), hi),
+    "maximum_int": max,
+    "minimum_int": min,
+    "relu": lambda x: max(x, 0),
+    "muladd": lambda a, b, c: a + b * c,
 }
 
 
@@ -245,8 +322,9 @@ def test_torch_reference_values_float(op):
     if out.dtype == torch.bool:
         assert out.tolist() == [bool(w) for w in want]
     else:
-        torch.testing.assert_close(out.double(), torch.tensor(want, dtype=torch.float64),
-                                   rtol=2e-6, atol=1e-6, equal_nan=True)
+        torch.testing.assert_close(
+            out.double(), torch.tensor(want, dtype=torch.float64), rtol=2e-6, atol=1e-6, equal_nan=True
+        )
 
 
 @pytest.mark.parametrize("op", sorted(set(INT_REFERENCES) | set(INT_FORMS)))

@@ -6,6 +6,7 @@ commit passes" means the fixes removed every problem, not that the hook saw noth
 The hooks run as `language: system` from a `repo: local` config built from our hook file:
 offline, and with the mps-migrate entry point of this environment (its bin/ put on PATH).
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,10 @@ PRE_COMMIT = shutil.which("pre-commit", path=f"{BIN}{os.pathsep}{os.environ.get(
 pytestmark = [
     pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed (pip install pre-commit)"),
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
-    pytest.mark.skipif(shutil.which("mps-migrate", path=str(BIN)) is None,
-                       reason="the mps-migrate entry point is not installed next to this Python"),
+    pytest.mark.skipif(
+        shutil.which("mps-migrate", path=str(BIN)) is None,
+        reason="the mps-migrate entry point is not installed next to this Python",
+    ),
 ]
 
 
@@ -49,16 +52,27 @@ def repo(tmp_path):
     root = tmp_path / "pytorch"
     shutil.copytree(FIXTURES / "precommit" / "tree", root)
     (root / ".pre-commit-config.yaml").write_text(local_config())
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-               PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), MPS_MIGRATE_CACHE=str(tmp_path / "cache"),
-               GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path))
+    env = dict(
+        os.environ,
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+        MPS_MIGRATE_CACHE=str(tmp_path / "cache"),
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(tmp_path),
+    )
 
     def run(*cmd: str) -> subprocess.CompletedProcess:
         return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
-    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.email", "t@example.com"],
-                ["git", "config", "user.name", "t"], ["git", "config", "commit.gpgsign", "false"],
-                ["git", "add", "-A"], ["git", "commit", "-q", "-m", "base"]):
+    for cmd in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "config", "user.email", "t@example.com"],
+        ["git", "config", "user.name", "t"],
+        ["git", "config", "commit.gpgsign", "false"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "base"],
+    ):
         p = run(*cmd)
         assert p.returncode == 0, p.stderr
     p = run(PRE_COMMIT, "install")
@@ -85,11 +99,20 @@ def test_hook_file_shape():
     for hook in h.values():
         assert hook["pass_filenames"] is True and hook["require_serial"] is True
         files = re.compile(hook["files"])
-        for path in (YAML, f"{OPS}/UnaryOps.mm", "aten/src/ATen/native/mps/OperationUtils.h",
-                     "aten/src/ATen/native/mps/kernels/UnaryKernel.metal", "torch/testing/_internal/common_mps.py"):
+        for path in (
+            YAML,
+            f"{OPS}/UnaryOps.mm",
+            "aten/src/ATen/native/mps/OperationUtils.h",
+            "aten/src/ATen/native/mps/kernels/UnaryKernel.metal",
+            "torch/testing/_internal/common_mps.py",
+        ):
             assert files.search(path), path
-        for path in ("aten/src/ATen/native/BinaryOps.cpp", "aten/src/ATen/native/cuda/UnaryOps.cu",
-                     "torch/testing/_internal/common_methods_invocations.py", "README.md"):
+        for path in (
+            "aten/src/ATen/native/BinaryOps.cpp",
+            "aten/src/ATen/native/cuda/UnaryOps.cu",
+            "torch/testing/_internal/common_methods_invocations.py",
+            "README.md",
+        ):
             assert not files.search(path), path
 
 
@@ -144,8 +167,10 @@ def test_only_what_a_commit_brings_blocks(repo):
 
     text = ops.read_text()
     end = text.rindex("} // namespace")
-    ops.write_text(text[:end] + "static uint32_t signbit_count(const Tensor& self) {\n"
-                   "  uint32_t n = self.numel();\n  return n;\n}\n\n" + text[end:])
+    ops.write_text(
+        text[:end] + "static uint32_t signbit_count(const Tensor& self) {\n"
+        "  uint32_t n = self.numel();\n  return n;\n}\n\n" + text[end:]
+    )
     assert repo("git", "add", "-A").returncode == 0
     p = repo("git", "commit", "-m", "a new narrowing")
     out = p.stdout + p.stderr

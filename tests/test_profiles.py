@@ -1,4 +1,5 @@
 """The hypothesis profile in force: derandomized unless HYPOTHESIS_PROFILE=long asks for more."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The README stays true: its rule table is generated from rules/, its quick-start commands exist."""
+
 from __future__ import annotations
 
 import re

@@ -3,6 +3,7 @@
 The README's `[tool.mps-migrate]` example pasted into `.mps-migrate.toml` used to fail with
 "unknown setting(s): tool" (issue 14).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -46,6 +47,8 @@ def test_readme_configuration_example_works(tmp_path, target, n):
         assert all(any(c.startswith(s) for s in table["select"]) for c in codes)
     for pattern, ignored in table.get("per-file-ignores", {}).items():
         assert not [f for f in found if fnmatch.fnmatch(f["path"], pattern) and f["code"] in ignored]
-        assert [f for f in every if fnmatch.fnmatch(f["path"], pattern) and f["code"] in ignored], pattern  # it mattered
+        assert [f for f in every if fnmatch.fnmatch(f["path"], pattern) and f["code"] in ignored], (
+            pattern
+        )  # it mattered
     for code, severity in table.get("severity", {}).items():
         assert {f["severity"] for f in found if f["code"] == code} == {severity}, code

@@ -2,6 +2,7 @@
 
 Each expectation below was checked by hand against the tree's files.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ A failure on your checkout names the findings to judge: a reader that cannot par
 or a precise rule reporting what is not there.  (2.6.0's hand-checked expectations live in
 test_real_tree.py.)
 """
+
 from __future__ import annotations
 
 import json

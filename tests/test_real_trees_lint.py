@@ -3,6 +3,7 @@
 Every file there is valid upstream code: no MPS900.  The 2.7.0a0 expectations were checked by
 hand against the tree's files (see the notes at each assertion).
 """
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """MPS001 and its reroute fix on fixtures/reroute: which families are half-migrated, which
 reroutes are offered, which are safe, and the exact dispatch line a reroute writes."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ def routes() -> dict[str, dict]:
 
 
 def test_half_migrated_families(findings):
-    assert set(mps001(findings)) == {"copysign.Scalar_out", "nextafter.Scalar_out", "fmin.Scalar_out",
-                                     "atan2.Scalar_out"}
+    assert set(mps001(findings)) == {
+        "copysign.Scalar_out",
+        "nextafter.Scalar_out",
+        "fmin.Scalar_out",
+        "atan2.Scalar_out",
+    }
 
 
 def test_shared_line_in_half_migrated_family_gets_no_reroute(findings):
@@ -69,12 +74,15 @@ def test_reroute_safety(findings):
     assert "+    CPU, CUDA, MPS: fmin_scalar_out\n" in unsafe
 
 
-@pytest.mark.parametrize("shared, fixed", [
-    ("CPU,CUDA", "CPU,CUDA,MPS"),  # separator style kept
-    ("CPU , CUDA", "CPU , CUDA , MPS"),
-    ("CUDA, CPU", "CUDA, MPS, CPU"),  # MPS goes right after CUDA, not last
-    ("CUDA,CPU", "CUDA,MPS,CPU"),
-])
+@pytest.mark.parametrize(
+    "shared, fixed",
+    [
+        ("CPU,CUDA", "CPU,CUDA,MPS"),  # separator style kept
+        ("CPU , CUDA", "CPU , CUDA , MPS"),
+        ("CUDA, CPU", "CUDA, MPS, CPU"),  # MPS goes right after CUDA, not last
+        ("CUDA,CPU", "CUDA,MPS,CPU"),
+    ],
+)
 def test_rerouted_line_keeps_style_and_puts_mps_after_cuda(tmp_path, shared, fixed):
     root = tmp_path / "t"
     shutil.copytree(TREE, root)

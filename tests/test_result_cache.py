@@ -3,6 +3,7 @@
 A tiny tree whose yaml names ``hypot_out_mps``: MPS003 unless Hypot.mm defines it.  Entries are
 garbled on purpose to tell a served entry from a fresh lint.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,19 @@ from tests.helpers import YAML
 from tests.test_parse_cache import fake_dist, package  # noqa: F401 (a fixture)
 
 HOST = "aten/src/ATen/native/mps/operations/Hypot.mm"
-DEFINES = "namespace at::native {{\nTensor& {}(const Tensor& self, const Tensor& other, Tensor& out) {{ return out; }}\n}}\n"
+DEFINES = (
+    "namespace at::native {{\nTensor& {}(const Tensor& self, const Tensor& other, Tensor& out) {{ return out; }}\n}}\n"
+)
 
 
 @pytest.fixture()
 def tree(tmp_path) -> Path:
     root = tmp_path / "tree"
     (root / HOST).parent.mkdir(parents=True)
-    (root / YAML).write_text("- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
-                             "  dispatch:\n    MPS: hypot_out_mps\n")
+    (root / YAML).write_text(
+        "- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+        "  dispatch:\n    MPS: hypot_out_mps\n"
+    )
     (root / HOST).write_text(DEFINES.format("hypot_out_mpz"))  # not the yaml's kernel: MPS003
     return root
 
@@ -81,8 +86,14 @@ def test_entry_is_served_only_for_the_same_paths_config_and_overlay(tree, tmp_pa
 def lint_json(tree: Path, cache: Path, pythonpath: list[Path]) -> list[str]:
     env = dict(os.environ, MPS_MIGRATE_CACHE=str(cache), PYTHONPATH=os.pathsep.join(map(str, pythonpath)))
     env.pop("MPS_MIGRATE_NO_CACHE", None)
-    p = subprocess.run([sys.executable, "-m", "migrate", "lint", str(tree), "--format", "json", "--exit-zero"],
-                       capture_output=True, text=True, env=env, cwd=tree.parent, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "migrate", "lint", str(tree), "--format", "json", "--exit-zero"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree.parent,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     return [f["code"] for f in json.loads(p.stdout)]
 

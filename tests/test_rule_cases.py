@@ -1,4 +1,5 @@
 """Every rule's own cases (rules/cases/MPSNNN.yaml): trees that must and must not be reported."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,7 +24,7 @@ def full_path(short: str) -> str:
         return SHORT[short]
     for p, rel in PREFIX.items():
         if short.startswith(p):
-            return rel + short[len(p):]
+            return rel + short[len(p) :]
     return short
 
 

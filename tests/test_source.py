@@ -1,5 +1,6 @@
 """The one source layer: SourceFile (lines, character columns, scrubbed code), the token
 stream and the macro expander."""
+
 from __future__ import annotations
 
 import json
@@ -30,16 +31,16 @@ def test_lines_and_character_columns():
     assert sf.position(off) == (2, 7)  # "  é → " is 6 characters, 10 bytes
     sp = sf.span(off, off + 1)
     assert (sp.path, sp.line, sp.column, sp.end_column, sp.start, sp.end) == ("f.mm", 2, 7, 8, off, off + 1)
-    assert sf.data[sp.start:sp.end] == b"x"
+    assert sf.data[sp.start : sp.end] == b"x"
 
 
 def test_embedded_source_spans_are_places_in_the_outer_file():
     outer = 'auto s = R"(kernel void k() {}\nint é;)";\n'.encode()
     at = outer.index(b"kernel")
-    inner = SourceFile(outer[at:outer.index(b')"')], "h.mm", base_line=1, base_column=12, base_offset=at)
+    inner = SourceFile(outer[at : outer.index(b')"')], "h.mm", base_line=1, base_column=12, base_offset=at)
     sp = inner.span(0, 6)
     assert (sp.line, sp.column, sp.start, sp.end) == (1, 12, at, at + 6)
-    assert outer[sp.start:sp.end] == b"kernel"
+    assert outer[sp.start : sp.end] == b"kernel"
     assert inner.position(inner.data.index(b";")) == (2, 6)  # the second line starts at column 1
 
 
@@ -50,8 +51,8 @@ def test_scrubbed_code_blanks_comments_and_literals_keeping_offsets():
     assert b"// c" not in sf.code and b"y" not in sf.code.split(b"auto")[1].split(b";")[0]
     assert [r.delimiter for r in sf.raw_strings] == ["d"]
     (r,) = sf.raw_strings
-    assert data[r.content_start:r.content_end] == b'raw ) " '
-    assert sf.in_comment(data.index(b"c \"x")) and not sf.in_comment(0)
+    assert data[r.content_start : r.content_end] == b'raw ) " '
+    assert sf.in_comment(data.index(b'c "x')) and not sf.in_comment(0)
     assert sf.in_directive(data.index(b"define")) and not sf.in_directive(data.index(b"#x"))
 
 
@@ -70,8 +71,15 @@ def test_tokens_keep_byte_offsets_and_skip_comments():
     text = "int /* c */ x = 0x1F + 1.5e-3; // end\n"
     toks = tokenize(text)
     assert [(t.kind, t.text) for t in toks] == [
-        ("id", "int"), ("id", "x"), ("punc", "="), ("num", "0x1F"), ("punc", "+"), ("num", "1.5e-3"), ("punc", ";")]
-    assert all(text[t.start:t.end] == t.text for t in toks)
+        ("id", "int"),
+        ("id", "x"),
+        ("punc", "="),
+        ("num", "0x1F"),
+        ("punc", "+"),
+        ("num", "1.5e-3"),
+        ("punc", ";"),
+    ]
+    assert all(text[t.start : t.end] == t.text for t in toks)
     assert toks[1].space == "   "  # a comment counts as whitespace
 
 
@@ -88,13 +96,15 @@ def test_preprocessor_lines_are_one_token_with_continuations():
     assert toks[0].text == "#define F(a) \\\n  a + 1"
     assert kinds("#x", directives=False) == [("punc", "#"), ("id", "x")]
     # a block comment spanning lines belongs to its directive; "/*" in a string or a // comment opens none
-    assert kinds('#define X /* a\nb */ 1\nint y;')[:2] == [("dir", "#define X /* a\nb */ 1"), ("id", "int")]
+    assert kinds("#define X /* a\nb */ 1\nint y;")[:2] == [("dir", "#define X /* a\nb */ 1"), ("id", "int")]
     assert [k for k, _ in kinds('#define S "/*" // /*\nint w;')] == ["dir", "id", "id", "punc"]
 
 
 def test_objective_c_tokenizes():
-    text = '@autoreleasepool { id d = [[[MPSNDArray alloc] initWithDevice:dev descriptor:desc] autorelease]; ' \
-           'NSString* s = @"x"; @[a, b]; }'
+    text = (
+        "@autoreleasepool { id d = [[[MPSNDArray alloc] initWithDevice:dev descriptor:desc] autorelease]; "
+        'NSString* s = @"x"; @[a, b]; }'
+    )
     toks = kinds(text)
     assert ("at", "@autoreleasepool") in toks and ("id", "initWithDevice") in toks
     assert toks.count(("punc", "[")) == 4 and toks.count(("punc", "]")) == 4
@@ -127,8 +137,7 @@ def test_object_and_function_like_macros():
 
 
 def test_variadic_and_va_opt():
-    ex = expander("CALL(f, ...) f(__VA_ARGS__)", "OPT(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)",
-                  "NAMED(args...) g(args)")
+    ex = expander("CALL(f, ...) f(__VA_ARGS__)", "OPT(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)", "NAMED(args...) g(args)")
     assert run(ex, "CALL(h, 1, (2, 3), 4)") == "h(1, (2, 3), 4)"
     assert run(ex, "CALL(h)") == "h()"
     assert run(ex, "OPT(h)") == "h(0)"
@@ -160,13 +169,12 @@ def test_no_recursive_self_expansion():
 
 
 def test_line_continuations_in_definitions():
-    src = (b"#define REG(op) \\\n  void op##_kernel(int x) { \\\n    call(x); \\\n  }\n"
-           b"REG(add);\nREG(sub)\n")
+    src = b"#define REG(op) \\\n  void op##_kernel(int x) { \\\n    call(x); \\\n  }\nREG(add);\nREG(sub)\n"
     sf = SourceFile(src, "h.mm")
     macros = find_macros(sf)
     assert list(macros) == ["REG"] and macros["REG"].params == ("op",)
     invs = find_invocations(sf, {"REG"})
-    assert [(i.args, src[i.start:i.end]) for i in invs] == [((b"add",), b"REG(add);"), ((b"sub",), b"REG(sub)")]
+    assert [(i.args, src[i.start : i.end]) for i in invs] == [((b"add",), b"REG(add);"), ((b"sub",), b"REG(sub)")]
     text = expand(macros["REG"], invs[0].args, macros)
     assert b" ".join(text.split()) == b"void add_kernel(int x) { call(x); }"
 
@@ -186,7 +194,7 @@ def test_metal_review_finding_column_counts_characters(tmp_path):
     old = "    return max(a, b);\n  }\n};\n\nstruct review_max_good_functor"
     new_line = "    /* größer → */ return max(a, b);"
     assert old in src
-    p.write_text(src.replace(old, new_line + old[len("    return max(a, b);"):], 1), encoding="utf-8")
+    p.write_text(src.replace(old, new_line + old[len("    return max(a, b);") :], 1), encoding="utf-8")
     proc = run_cli("lint", str(p), "--select", "MPS016", "--format", "json")
     (f,) = [f for f in json.loads(proc.stdout) if f["line"] == 10]
     assert f["column"] == new_line.index("max(") + 1  # 3 multibyte characters before it
@@ -210,8 +218,9 @@ def test_host_finding_column_counts_characters(tmp_path):
     shutil.copytree(REVIEW, root)
     p = root / "aten/src/ATen/native/mps/operations/Review.mm"
     line = "  /* schnell → größer */ options.fastMathEnabled = YES;"
-    p.write_text(p.read_text(encoding="utf-8") + f"\nvoid tune(MTLCompileOptions* options) {{\n{line}\n}}\n",
-                 encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8") + f"\nvoid tune(MTLCompileOptions* options) {{\n{line}\n}}\n", encoding="utf-8"
+    )
     proc = run_cli("lint", str(p), "--select", "MPS018", "--format", "json")
     (f,) = [f for f in json.loads(proc.stdout) if f["path"].endswith("Review.mm")]
     assert f["column"] == line.index("fastMathEnabled") + 1  # 4 multibyte characters before it

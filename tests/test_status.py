@@ -1,4 +1,5 @@
 """mps-migrate status: route kinds, categories, MPSGraph families, formats, --compare, the HTML page in Chromium."""
+
 from __future__ import annotations
 
 import json
@@ -133,7 +134,9 @@ def test_portability_used_when_port_provides_it(monkeypatch):
 def test_markdown_and_text_formats():
     md = run_cli("status", "--root", str(MINI), "--format", "markdown").stdout
     tasks = [line for line in md.splitlines() if line.startswith("- [ ] ")]
-    assert len(tasks) == len(status_json("--root", str(MINI))["mpsgraph_families"]) and tasks[0].startswith("- [ ] **copysign** — **half-migrated** (MPS001)")
+    assert len(tasks) == len(status_json("--root", str(MINI))["mpsgraph_families"]) and tasks[0].startswith(
+        "- [ ] **copysign** — **half-migrated** (MPS001)"
+    )
     d = status_json("--root", str(MINI))
     n = d["kinds"]["mpsgraph"]
     assert f"| MPSGraph | {n} | {100 * n / d['overloads']:.1f}% |" in md
@@ -161,12 +164,17 @@ def changed_mini(tmp_path):
     _edit(root / YAML, "    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n", "    CPU, CUDA, MPS: hypot_out\n")
     _edit(root / YAML, "    CPU, CUDA, MPS: exp_out\n", "    CPU, CUDA: exp_out\n    MPS: exp_out_mps\n")
     with open(root / YAML, "a") as fh:
-        fh.write("\n- func: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
-                 "  structured: True\n  structured_inherits: TensorIteratorBase\n"
-                 "  dispatch:\n    CPU, CUDA, MPS: xlogy_out\n")
-    _edit(root / OPS / "BinaryKernel.mm", "REGISTER_DISPATCH(atan2_stub",
-          "static void hypot_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_binary_kernel(iter, \"hypot\");\n}\n\n"
-          "REGISTER_DISPATCH(hypot_stub, &hypot_mps_kernel)\nREGISTER_DISPATCH(atan2_stub")
+        fh.write(
+            "\n- func: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+            "  structured: True\n  structured_inherits: TensorIteratorBase\n"
+            "  dispatch:\n    CPU, CUDA, MPS: xlogy_out\n"
+        )
+    _edit(
+        root / OPS / "BinaryKernel.mm",
+        "REGISTER_DISPATCH(atan2_stub",
+        'static void hypot_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_binary_kernel(iter, "hypot");\n}\n\n'
+        "REGISTER_DISPATCH(hypot_stub, &hypot_mps_kernel)\nREGISTER_DISPATCH(atan2_stub",
+    )
     return root
 
 
@@ -251,8 +259,12 @@ class _Dom(HTMLParser):
 def dump_dom(html: Path) -> _Dom:
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the HTML page is not checked")
-    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", html.resolve().as_uri()],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", html.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0 and "<html" in p.stdout, p.stderr[-2000:]
     dom = _Dom()
     dom.feed(p.stdout)
@@ -268,7 +280,11 @@ def test_html_page_in_chromium(tmp_path):
     assert dom.text["total"] == str(d["overloads"])
     kinds = {r["attrs"]["data-kind"]: int(r["cells"][1]) for r in dom.rows["kinds"] if "data-kind" in r["attrs"]}
     assert kinds == d["kinds"]
-    fams = [(r["attrs"]["data-family"], r["attrs"]["data-half"]) for r in dom.rows["families"] if "data-family" in r["attrs"]]
+    fams = [
+        (r["attrs"]["data-family"], r["attrs"]["data-half"])
+        for r in dom.rows["families"]
+        if "data-family" in r["attrs"]
+    ]
     assert fams == [(f["name"], str(int(f["half_migrated"]))) for f in d["mpsgraph_families"]]
     assert fams[0] == ("copysign", "1") and dom.text["nfamilies"] == str(len(fams))
     cats = {r["attrs"]["data-row"]: r["cells"] for r in dom.rows["categories"] if "data-row" in r["attrs"]}
@@ -279,8 +295,11 @@ def test_html_page_in_chromium(tmp_path):
     for seg in dom.segs:
         chart.setdefault(seg["data-row"], {})[seg["data-kind"]] = int(seg["data-n"])
     routed = [k for k in KINDS if k not in ("composite", "none")]
-    assert chart == {c: {k: n for k, n in counts.items() if k in routed}
-                     for c, counts in d["by_category"].items() if any(k in routed for k in counts)}
+    assert chart == {
+        c: {k: n for k, n in counts.items() if k in routed}
+        for c, counts in d["by_category"].items()
+        if any(k in routed for k in counts)
+    }
     assert chart["binary"]["metal-shared"] > chart["binary"]["mpsgraph"] > 0
     widths = {(s["data-row"], s["data-kind"]): float(s["width"]) for s in dom.segs}
     ratio = chart["binary"]["metal-shared"] / chart["binary"]["mpsgraph"]
@@ -289,8 +308,12 @@ def test_html_page_in_chromium(tmp_path):
 
 def test_compare_html_in_chromium(changed_mini, tmp_path):
     out = tmp_path / "progress.html"
-    assert run_cli("status", "--root", str(changed_mini), "--compare", str(MINI), "--format", "html",
-                   "-o", str(out)).returncode == 0
+    assert (
+        run_cli(
+            "status", "--root", str(changed_mini), "--compare", str(MINI), "--format", "html", "-o", str(out)
+        ).returncode
+        == 0
+    )
     dom = dump_dom(out)
     delta = {r["attrs"]["data-kind"]: r["cells"][1:] for r in dom.rows["delta"] if "data-kind" in r["attrs"]}
     before, after, change = delta["metal-shared"]
@@ -346,16 +369,22 @@ def test_progress_text_wraps_long_lists(mini_status):
     assert [n.strip(",") for n in listed.split()[3:]] == names
 
 
-MEASURE = ('<script>let r = 0; for (const e of document.querySelectorAll("body *")) '
-           'r = Math.max(r, e.getBoundingClientRect().right); const d = document.documentElement; '
-           'document.body.dataset.fit = [d.clientWidth, d.scrollWidth, Math.ceil(r), d.scrollHeight].join(" ");</script>')
+MEASURE = (
+    '<script>let r = 0; for (const e of document.querySelectorAll("body *")) '
+    "r = Math.max(r, e.getBoundingClientRect().right); const d = document.documentElement; "
+    'document.body.dataset.fit = [d.clientWidth, d.scrollWidth, Math.ceil(r), d.scrollHeight].join(" ");</script>'
+)
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess:
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the HTML page is not checked")
-    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
-                       capture_output=True, text=True, timeout=180)
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     return p
 
@@ -377,12 +406,16 @@ def test_real_tree_html_fits_a_1280px_page(tmp_path):
     assert height > 2000  # the whole family table is there
 
     shot = tmp_path / "page.png"
-    chromium("--force-device-scale-factor=0.5", f"--window-size=1280,{height + 100}", f"--screenshot={shot}",
-             page.resolve().as_uri())
+    chromium(
+        "--force-device-scale-factor=0.5",
+        f"--window-size=1280,{height + 100}",
+        f"--screenshot={shot}",
+        page.resolve().as_uri(),
+    )
     img = read_png(shot.read_bytes())
     scale = img.shape[1] / 1280
     assert img.shape[0] >= height * scale * 0.95
-    margin = img[:, round(1145 * scale):, :3]
+    margin = img[:, round(1145 * scale) :, :3]
     assert (margin == 255).all(), f"{int((margin != 255).any(axis=2).sum())} pixels in the right margin"
     assert (img[:, : round(1100 * scale), :3] != 255).any(axis=2).sum() > 10000  # the page did render
 

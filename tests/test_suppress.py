@@ -1,4 +1,5 @@
 """The one suppression parser (migrate/suppress.py): its comment forms and what a comment covers."""
+
 from __future__ import annotations
 
 from migrate.config import Config
@@ -9,11 +10,13 @@ from tests.helpers import OPS, YAML
 
 
 def test_comment_forms():
-    src = (b"// mps-migrate: ignore\n"
-           b"void a() {}  // mps-migrate: ignore[MPS012]\n"
-           b"x = 1  # mps-migrate:ignore[ MPS001 , MPS004 ]\n"
-           b"/* mps-migrate: ignore[MPS011, MPS014] */ void b() {}\n"
-           b"// an ordinary comment\n")
+    src = (
+        b"// mps-migrate: ignore\n"
+        b"void a() {}  // mps-migrate: ignore[MPS012]\n"
+        b"x = 1  # mps-migrate:ignore[ MPS001 , MPS004 ]\n"
+        b"/* mps-migrate: ignore[MPS011, MPS014] */ void b() {}\n"
+        b"// an ordinary comment\n"
+    )
     assert scan(src) == {1: {"*"}, 2: {"MPS012"}, 3: {"MPS001", "MPS004"}, 4: {"MPS011", "MPS014"}}
     assert scan(b"void f() {}\n") == {}
 

@@ -1,4 +1,5 @@
 """verify's element-wise comparison: the distances it reports (abs, rel, ULP) and what fails."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,9 @@ def test_ulp_distance_across_zero_and_for_negatives(dtype, a_ulps, e_ulps):
     assert st.max_ulp == steps(e, a) == abs(a_ulps - e_ulps)
 
 
-@pytest.mark.parametrize("dtype, bits", [(torch.float32, 0x3F800000), (torch.float16, 0x3C00), (torch.bfloat16, 0x3F80)])
+@pytest.mark.parametrize(
+    "dtype, bits", [(torch.float32, 0x3F800000), (torch.float16, 0x3C00), (torch.bfloat16, 0x3F80)]
+)
 def test_ulp_distance_of_one_and_minus_one(dtype, bits):
     # +1 and -1 lie bits(1.0) representable steps either side of zero (-0 and +0 count as one)
     assert stats([1.0], [-1.0], dtype, atol=10.0, rtol=0.0).max_ulp == 2 * bits
@@ -100,11 +103,14 @@ def test_calls_every_device_refuses_are_not_cases():
     from migrate.verify.references import NotApplicable, TorchCpuReference
 
     with pytest.raises(NotApplicable, match="can't be cast"):
-        TorchCpuReference("acos").compute(Case(torch.int32, "transposed", (torch.ones(3, dtype=torch.int32),),
-                                               out=torch.empty(3, dtype=torch.int32)))
+        TorchCpuReference("acos").compute(
+            Case(torch.int32, "transposed", (torch.ones(3, dtype=torch.int32),), out=torch.empty(3, dtype=torch.int32))
+        )
     with pytest.raises(NotApplicable, match="Found dtype Half but expected Float"):
-        TorchCpuReference("hardsigmoid").compute(Case(torch.float32, "out_cast", (torch.ones(3),),
-                                                      out=torch.empty(3, dtype=torch.float16)))
+        TorchCpuReference("hardsigmoid").compute(
+            Case(torch.float32, "out_cast", (torch.ones(3),), out=torch.empty(3, dtype=torch.float16))
+        )
     with pytest.raises(NotApplicable, match="schema"):
-        TorchCpuReference("silu_backward").compute(Case(torch.float16, "python_scalar_lhs",
-                                                         (PyScalar(-2.0), torch.ones(3, dtype=torch.float16))))
+        TorchCpuReference("silu_backward").compute(
+            Case(torch.float16, "python_scalar_lhs", (PyScalar(-2.0), torch.ones(3, dtype=torch.float16)))
+        )

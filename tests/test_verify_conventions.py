@@ -1,5 +1,6 @@
 """verify under each launch convention of rules/launch_conventions.yaml, detected from the tree:
 own small host + kernel files on a copy of fixtures/mini, and the real 2.6.0 / 2.7.0a0 trees."""
+
 from __future__ import annotations
 
 import shutil
@@ -144,14 +145,22 @@ def _tree(tmp_path: Path, name: str, files: dict[str, str], yaml_extra: str) -> 
 
 @pytest.fixture(scope="module")
 def legacy_tree(tmp_path_factory) -> Path:
-    return _tree(tmp_path_factory.mktemp("conv"), "legacy", {
-        f"{MPS}/operations/LegacyKernel.mm": LEGACY_MM, f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL}, SQRT_YAML)
+    return _tree(
+        tmp_path_factory.mktemp("conv"),
+        "legacy",
+        {f"{MPS}/operations/LegacyKernel.mm": LEGACY_MM, f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL},
+        SQRT_YAML,
+    )
 
 
 @pytest.fixture(scope="module")
 def inline_tree(tmp_path_factory) -> Path:
-    return _tree(tmp_path_factory.mktemp("conv"), "inline", {f"{MPS}/operations/InlineKernel.mm": INLINE_MM},
-                 SQRT_YAML.replace("CPU, CUDA, MPS: sqrt_out", "CPU, CUDA: sqrt_out\n    MPS: sqrt_out_mps"))
+    return _tree(
+        tmp_path_factory.mktemp("conv"),
+        "inline",
+        {f"{MPS}/operations/InlineKernel.mm": INLINE_MM},
+        SQRT_YAML.replace("CPU, CUDA, MPS: sqrt_out", "CPU, CUDA: sqrt_out\n    MPS: sqrt_out_mps"),
+    )
 
 
 # ------------------------------------------------------------- detection
@@ -163,7 +172,10 @@ def test_each_convention_is_detected_from_the_host_code(legacy_tree, inline_tree
     assert find_site(ix, "atan2").convention == "functor_registry"
     inline = find_site(Index(load_tree(inline_tree)), "sqrt")
     assert (inline.convention, inline.library_var, inline.function) == (
-        "unary_inline_template", "SQRT_TEMPLATE", "sqrt_out_mps")
+        "unary_inline_template",
+        "SQRT_TEMPLATE",
+        "sqrt_out_mps",
+    )
 
 
 def test_binary_impl_without_a_dense_path_uses_offsets_only(legacy_tree, tmp_path):
@@ -175,9 +187,12 @@ def test_binary_impl_without_a_dense_path_uses_offsets_only(legacy_tree, tmp_pat
 
 
 def test_hand_written_launch_is_refused_naming_the_stub(legacy_tree, capsys):
-    with pytest.raises(HandWritten, match=r"nextafter_by_hand \(.*LegacyKernel\.mm:\d+\) launches its kernel by "
-                                          r'hand: getPipelineStateForFunc\("nextafter_float"\) \+ mtl_setArgs \+ '
-                                          r"dispatchThreads"):
+    with pytest.raises(
+        HandWritten,
+        match=r"nextafter_by_hand \(.*LegacyKernel\.mm:\d+\) launches its kernel by "
+        r'hand: getPipelineStateForFunc\("nextafter_float"\) \+ mtl_setArgs \+ '
+        r"dispatchThreads",
+    ):
         find_site(Index(load_tree(legacy_tree)), "nextafter")
     assert main(["verify", "nextafter", "--root", str(legacy_tree)]) == 2
     assert "nextafter_by_hand" in capsys.readouterr().err
@@ -216,8 +231,16 @@ def test_kernel_name_templates_and_fmt_format():
 
 
 def test_binary_offsets_and_dense_pass(legacy_tree):
-    layouts = ["contiguous", "transposed", "strided", "broadcast", "broadcast_lhs", "zero_dim_offset",
-               "cpu_scalar_offset", "empty"]
+    layouts = [
+        "contiguous",
+        "transposed",
+        "strided",
+        "broadcast",
+        "broadcast_lhs",
+        "zero_dim_offset",
+        "cpu_scalar_offset",
+        "empty",
+    ]
     r = verify(legacy_tree, "fmax", opts=Options(dtypes=F, layouts=layouts, opinfo=False))
     assert r.exit_code == 0, to_text(r)
     kernels = set().union(*(c.kernels for c in r.cells))
@@ -229,14 +252,20 @@ def test_binary_offsets_reads_both_inputs_as_the_first_inputs_type(legacy_tree):
     r = verify(legacy_tree, "fmax", opts=Options(dtypes=[torch.float32], layouts=["mixed_dtype"], opinfo=False))
     text = to_text(r)
     assert r.exit_code == 1 and "FAIL float32 mixed_dtype: at [" in text
-    assert "via fmax_dense_float, reference torch-cpu; host: fmax_float reads other (torch.int32) as " \
-        "torch.float32: TensorIterator promotes inputs to the common dtype only when the common device is CPU" \
-        in text and "(inputs: " in text
+    assert (
+        "via fmax_dense_float, reference torch-cpu; host: fmax_float reads other (torch.int32) as "
+        "torch.float32: TensorIterator promotes inputs to the common dtype only when the common device is CPU"
+        in text
+        and "(inputs: " in text
+    )
 
 
 def test_unary_1d_copies_a_strided_output_back(legacy_tree):
-    r = verify(legacy_tree, "sqrt", opts=Options(dtypes=F, layouts=["contiguous", "transposed", "broadcast",
-                                                                     "odd_size", "zero_dim"], opinfo=False))
+    r = verify(
+        legacy_tree,
+        "sqrt",
+        opts=Options(dtypes=F, layouts=["contiguous", "transposed", "broadcast", "odd_size", "zero_dim"], opinfo=False),
+    )
     assert r.exit_code == 0, to_text(r)
     assert {"sqrt_float_float", "sqrt_half_half"} <= set().union(*(c.kernels for c in r.cells))
 
@@ -257,8 +286,19 @@ def test_no_case_ran_exits_2(capsys):
 
 
 def test_skipped_rows_say_why(capsys):
-    main(["verify", "atan2", "--root", str(MINI), "--dtypes", "float32", "--layouts", "contiguous,python_scalar_lhs",
-          "--no-opinfo"])
+    main(
+        [
+            "verify",
+            "atan2",
+            "--root",
+            str(MINI),
+            "--dtypes",
+            "float32",
+            "--layouts",
+            "contiguous,python_scalar_lhs",
+            "--no-opinfo",
+        ]
+    )
     out = capsys.readouterr().out
     assert "skip float32 python_scalar_lhs: torch-cpu does not accept these arguments: atan2()" in out
 
@@ -266,8 +306,17 @@ def test_skipped_rows_say_why(capsys):
 # ------------------------------------------------------------- real trees
 def test_real_270a0_binary_families(capsys):
     root = pytorch_270a0_root()
-    same_dtype = ["contiguous", "zero_dim", "odd_size", "transposed", "strided", "broadcast", "broadcast_lhs",
-                  "broadcast_stride0", "zero_dim_offset"]
+    same_dtype = [
+        "contiguous",
+        "zero_dim",
+        "odd_size",
+        "transposed",
+        "strided",
+        "broadcast",
+        "broadcast_lhs",
+        "broadcast_stride0",
+        "zero_dim_offset",
+    ]
     for family in ("fmax", "polar"):
         r = verify(root, family, opts=Options(dtypes=[torch.float32], layouts=same_dtype, opinfo=False))
         assert r.exit_code == 0 and r.source.convention == "binary_offsets", to_text(r)
@@ -276,19 +325,26 @@ def test_real_270a0_binary_families(capsys):
 
 def test_real_270a0_cpu_scalar_is_read_at_its_storage_start():
     """2.7.0a0's mtl_setBuffer sends t.storage().data(): a 0-dim CPU view at offset 6 reads element 0."""
-    r = verify(pytorch_270a0_root(), "fmax", opts=Options(dtypes=[torch.float32], layouts=["cpu_scalar_offset"],
-                                                          opinfo=False))
+    r = verify(
+        pytorch_270a0_root(), "fmax", opts=Options(dtypes=[torch.float32], layouts=["cpu_scalar_offset"], opinfo=False)
+    )
     assert r.exit_code == 1 and r.source.site.scalar_at_storage_start
     assert "FAIL float32 cpu_scalar_offset: at [" in to_text(r)
 
 
 def test_real_270a0_copysign_reads_a_python_double_as_float():
     """binary_mps_impl binds the wrapped double's 8 bytes; the kernel reads the low 4 as a float (0.0 for -2.0)."""
-    r = verify(pytorch_270a0_root(), "copysign", opts=Options(dtypes=[torch.float32],
-                                                              layouts=["python_scalar"], opinfo=False))
+    r = verify(
+        pytorch_270a0_root(), "copysign", opts=Options(dtypes=[torch.float32], layouts=["python_scalar"], opinfo=False)
+    )
     text = to_text(r)
-    assert r.exit_code == 1 and "-2.0) [value via copysign_float, reference torch-cpu; host: copysign_float reads " \
-        "other (torch.float64) as torch.float32" in text and "a CPU scalar's raw bytes" in text
+    assert (
+        r.exit_code == 1
+        and "-2.0) [value via copysign_float, reference torch-cpu; host: copysign_float reads "
+        "other (torch.float64) as torch.float32"
+        in text
+        and "a CPU scalar's raw bytes" in text
+    )
 
 
 def test_real_270a0_hand_written_launch_is_refused(capsys):
@@ -298,8 +354,11 @@ def test_real_270a0_hand_written_launch_is_refused(capsys):
 
 
 def test_real_260_binary_family_uses_offsets_only():
-    r = verify(pytorch_260_root(), "fmax", opts=Options(dtypes=[torch.float32],
-                                                         layouts=["contiguous", "transposed"], opinfo=False))
+    r = verify(
+        pytorch_260_root(),
+        "fmax",
+        opts=Options(dtypes=[torch.float32], layouts=["contiguous", "transposed"], opinfo=False),
+    )
     assert r.exit_code == 0, to_text(r)
     assert set().union(*(c.kernels for c in r.cells)) == {"fmax_float"}
 
@@ -308,8 +367,9 @@ def test_real_260_binary_family_uses_offsets_only():
 def _git(root: Path, *args: str) -> None:
     import subprocess
 
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
 
 
 def test_old_reference_is_read_from_git_head_after_port_write(tmp_path):
@@ -352,18 +412,41 @@ def test_a_promoting_wrapper_is_detected_by_its_body_and_emulated(tmp_path):
     """A stub calling a wrapper that casts to the common dtype on MPS (launch_conventions.yaml
     promoting_wrapper) no longer reads other as input(0)'s dtype: mixed dtypes and CPU scalars pass."""
     mm = LEGACY_MM.replace("} // namespace mps\n", WRAPPER, 1).replace(
-        'mps::binary_mps_impl(iter, "fmax");', 'mps::cast_then_launch(iter, "fmax");')
-    root = _tree(tmp_path, "wrapped", {f"{MPS}/operations/LegacyKernel.mm": mm,
-                                        f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL}, SQRT_YAML)
+        'mps::binary_mps_impl(iter, "fmax");', 'mps::cast_then_launch(iter, "fmax");'
+    )
+    root = _tree(
+        tmp_path,
+        "wrapped",
+        {f"{MPS}/operations/LegacyKernel.mm": mm, f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL},
+        SQRT_YAML,
+    )
     site = find_site(Index(load_tree(root)), "fmax")
     assert (site.convention, site.promotes, site.dense) == ("binary_offsets", "cast_then_launch", True)
-    r = verify(root, "fmax", opts=Options(dtypes=[torch.float32], opinfo=False, layouts=[
-        "mixed_dtype", "mixed_strided", "python_scalar", "python_scalar_lhs", "python_int_scalar", "cpu_scalar_offset"]))
+    r = verify(
+        root,
+        "fmax",
+        opts=Options(
+            dtypes=[torch.float32],
+            opinfo=False,
+            layouts=[
+                "mixed_dtype",
+                "mixed_strided",
+                "python_scalar",
+                "python_scalar_lhs",
+                "python_int_scalar",
+                "cpu_scalar_offset",
+            ],
+        ),
+    )
     assert r.exit_code == 0, to_text(r)
     # without the cast marks the same body is not a wrapper: the stub is a hand-written call nobody emulates
     plain = mm.replace(".to(kMPS, common_dtype)", "")
-    root2 = _tree(tmp_path, "plain", {f"{MPS}/operations/LegacyKernel.mm": plain,
-                                      f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL}, SQRT_YAML)
+    root2 = _tree(
+        tmp_path,
+        "plain",
+        {f"{MPS}/operations/LegacyKernel.mm": plain, f"{MPS}/kernels/LegacyKernel.metal": LEGACY_METAL},
+        SQRT_YAML,
+    )
     with pytest.raises(Exception):
         find_site(Index(load_tree(root2)), "fmax")
 

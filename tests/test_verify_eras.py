@@ -9,6 +9,7 @@ The whole family set takes minutes (three .metal files to compile, OpInfo sample
 MPS_MIGRATE_SLOW_TESTS=1 runs it; otherwise a representative subset runs (one family of each
 convention, own cases only).
 """
+
 from __future__ import annotations
 
 import os
@@ -24,47 +25,105 @@ from migrate.verify.report import to_text
 from migrate.verify.run import Options, first_failure, verify
 from tests import corpus
 
-UNARY = ["exp", "sinc", "sqrt", "tanh", "erfinv", "round", "i0", "special_i1", "special_entr",
-         "special_spherical_bessel_j0"]
+UNARY = [
+    "exp",
+    "sinc",
+    "sqrt",
+    "tanh",
+    "erfinv",
+    "round",
+    "i0",
+    "special_i1",
+    "special_entr",
+    "special_spherical_bessel_j0",
+]
 BINARY = ["fmax", "fmin", "copysign", "nextafter", "special_zeta", "special_xlog1py", "polar", "complex"]
 SUBSET = ["exp", "round", "copysign", "polar"]
-FAMILIES_260 = {"unary_inline_template": ["erfinv", "exp", "tanh"],
-                "binary_offsets": ["complex", "copysign", "fmax", "fmin", "nextafter", "polar"]}
+FAMILIES_260 = {
+    "unary_inline_template": ["erfinv", "exp", "tanh"],
+    "binary_offsets": ["complex", "copysign", "fmax", "fmin", "nextafter", "polar"],
+}
 
 # (family regex, dtype regex, layout regex) -> (cause regex in the failure text, evidence)
 NO_PROMOTION = "promotes inputs to the common dtype only when the common device is CPU"
 UPSTREAM = [
-    (".*", ".*", "out_cast",
-     "host: exec_unary_kernel never casts",
-     "2.7.0a0: exec_unary_kernel (OperationUtils.mm) asks for {name}_{out}_{in}; the .metal file "
-     "instantiates only same-type and float-from-integer kernels, so getPipelineStateForFunc raises on a "
-     "Mac. 2.6.0: the inline template is instantiated for (out, in) and computes at the output's "
-     "precision, where torch CPU computes in the input's and casts"),
-    (".*", ".*", "mixed_dtype|mixed_strided",
-     f"{NO_PROMOTION}|out-of-bounds reads|not valid bools",
-     "TensorIterator::compute_types makes promoted temporaries only on CPU; binary_mps_impl binds "
-     "the inputs as they are (pytorch/pytorch#149951: fmax/fmin give garbage for mixed dtypes)"),
-    (".*", ".*", "python_scalar|python_int_scalar|python_scalar_lhs",
-     f"{NO_PROMOTION}|no Metal type for the input's torch.float64",
-     "a wrapped Python number is a 0-dim CPU double/int64 bound by its raw bytes "
-     "(pytorch/pytorch#152582: torch.copysign(t, -2.0) on MPS gives |t|)"),
-    (".*", ".*", "cpu_scalar_offset",
-     "storage offset 6 is ignored",
-     "mtl_setBuffer (OperationUtils.h) setBytes a CPU scalar from t.storage().data()"),
-    ("copysign", "float32", "opinfo:copysign", NO_PROMOTION,
-     "torch 2.13's OpInfo adds copysign(x, -3.14), the #152582 case"),
-    ("exp", "complex64", "contiguous", r"got \(inf\+nanj\), expected \(inf\+0j\)",
-     "exp_complex_kernel computes exp(x)*sin(y): inf * 0 is nan (IEEE, on the GPU too)"),
-    ("sinc", "complex64", "contiguous", r"got 0j, expected \(1\+0j\)",
-     "c10/metal/special_math.h sinc(float2) returns 0 where |a|^2 == 0"),
-    ("sqrt", "complex64", ".*", r"via sqrt_complex_float_float",
-     "sqrt_complex_kernel's r = sqrt(a*a + b*b) overflows for |a| > 1.8e19 and loses the imaginary part "
-     "to cancellation in r - a for small b (a float formula without rescaling)"),
-    ("i0|special_i1", "float16", "contiguous", r"got -?inf, expected -?4\d{4}",
-     "i0/i1 compute exp(x) in the input type: half overflows above x = 11.09 where the result "
-     "(49440 at 13) is still a finite half"),
-    ("special_zeta", "float32", "contiguous", r"got nan, expected 0\.0",
-     "zeta's Euler-Maclaurin expansion multiplies a *= x + k in float: it overflows and inf * 0 is nan"),
+    (
+        ".*",
+        ".*",
+        "out_cast",
+        "host: exec_unary_kernel never casts",
+        "2.7.0a0: exec_unary_kernel (OperationUtils.mm) asks for {name}_{out}_{in}; the .metal file "
+        "instantiates only same-type and float-from-integer kernels, so getPipelineStateForFunc raises on a "
+        "Mac. 2.6.0: the inline template is instantiated for (out, in) and computes at the output's "
+        "precision, where torch CPU computes in the input's and casts",
+    ),
+    (
+        ".*",
+        ".*",
+        "mixed_dtype|mixed_strided",
+        f"{NO_PROMOTION}|out-of-bounds reads|not valid bools",
+        "TensorIterator::compute_types makes promoted temporaries only on CPU; binary_mps_impl binds "
+        "the inputs as they are (pytorch/pytorch#149951: fmax/fmin give garbage for mixed dtypes)",
+    ),
+    (
+        ".*",
+        ".*",
+        "python_scalar|python_int_scalar|python_scalar_lhs",
+        f"{NO_PROMOTION}|no Metal type for the input's torch.float64",
+        "a wrapped Python number is a 0-dim CPU double/int64 bound by its raw bytes "
+        "(pytorch/pytorch#152582: torch.copysign(t, -2.0) on MPS gives |t|)",
+    ),
+    (
+        ".*",
+        ".*",
+        "cpu_scalar_offset",
+        "storage offset 6 is ignored",
+        "mtl_setBuffer (OperationUtils.h) setBytes a CPU scalar from t.storage().data()",
+    ),
+    (
+        "copysign",
+        "float32",
+        "opinfo:copysign",
+        NO_PROMOTION,
+        "torch 2.13's OpInfo adds copysign(x, -3.14), the #152582 case",
+    ),
+    (
+        "exp",
+        "complex64",
+        "contiguous",
+        r"got \(inf\+nanj\), expected \(inf\+0j\)",
+        "exp_complex_kernel computes exp(x)*sin(y): inf * 0 is nan (IEEE, on the GPU too)",
+    ),
+    (
+        "sinc",
+        "complex64",
+        "contiguous",
+        r"got 0j, expected \(1\+0j\)",
+        "c10/metal/special_math.h sinc(float2) returns 0 where |a|^2 == 0",
+    ),
+    (
+        "sqrt",
+        "complex64",
+        ".*",
+        r"via sqrt_complex_float_float",
+        "sqrt_complex_kernel's r = sqrt(a*a + b*b) overflows for |a| > 1.8e19 and loses the imaginary part "
+        "to cancellation in r - a for small b (a float formula without rescaling)",
+    ),
+    (
+        "i0|special_i1",
+        "float16",
+        "contiguous",
+        r"got -?inf, expected -?4\d{4}",
+        "i0/i1 compute exp(x) in the input type: half overflows above x = 11.09 where the result "
+        "(49440 at 13) is still a finite half",
+    ),
+    (
+        "special_zeta",
+        "float32",
+        "contiguous",
+        r"got nan, expected 0\.0",
+        "zeta's Euler-Maclaurin expansion multiplies a *= x + k in float: it overflows and inf * 0 is nan",
+    ),
 ]
 
 
@@ -74,8 +133,12 @@ def _root():
 
 def _upstream(family: str, dtype: str, layout: str, text: str) -> str | None:
     for fam, dt, lay, cause, evidence in UPSTREAM:
-        if re.fullmatch(fam, family) and re.fullmatch(dt, dtype) and re.fullmatch(lay, layout) \
-                and re.search(cause, text):
+        if (
+            re.fullmatch(fam, family)
+            and re.fullmatch(dt, dtype)
+            and re.fullmatch(lay, layout)
+            and re.search(cause, text)
+        ):
             return evidence
     return None
 
@@ -134,8 +197,10 @@ def test_representative_families_pass_or_differ_as_upstream(family):
     _check(_verify(family, opinfo=False))
 
 
-@pytest.mark.skipif(not os.environ.get("MPS_MIGRATE_SLOW_TESTS"),
-                    reason="the whole 2.7.0a0 family set takes minutes: set MPS_MIGRATE_SLOW_TESTS=1")
+@pytest.mark.skipif(
+    not os.environ.get("MPS_MIGRATE_SLOW_TESTS"),
+    reason="the whole 2.7.0a0 family set takes minutes: set MPS_MIGRATE_SLOW_TESTS=1",
+)
 @pytest.mark.parametrize("family", UNARY + BINARY)
 def test_every_family_passes_or_differs_as_upstream(family):
     r = _verify(family, opinfo=True)
@@ -146,8 +211,9 @@ def test_every_family_passes_or_differs_as_upstream(family):
 
 def test_a_difference_is_explained_by_the_hosts_binding():
     """The failure text names what the tree's host code did (the evidence the table relies on)."""
-    r = verify(_root(), "copysign", opts=Options(opinfo=False, layouts=["python_scalar", "cpu_scalar_offset"],
-                                                  dtypes=None))
+    r = verify(
+        _root(), "copysign", opts=Options(opinfo=False, layouts=["python_scalar", "cpu_scalar_offset"], dtypes=None)
+    )
     texts = {(c.dtype, c.layout): first_failure(c) for c in r.cells if c.status == "FAIL"}
     assert "raw bytes" in texts[("float32", "python_scalar")]
     assert "got 2.01" in texts[("float32", "python_scalar")]  # copysign(x, -2.0) = |x|, as #152582 shows

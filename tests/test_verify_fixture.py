@@ -1,6 +1,7 @@
 """verify on fixtures/mini: the real functors pass; deliberately broken kernels
 (one per reproducible regression class of docs/domain.md section 7) fail with
 exit 1 and a useful first-failing-element report."""
+
 from __future__ import annotations
 
 import difflib
@@ -68,8 +69,18 @@ def test_fixture_functors_pass_against_torch_cpu(reports, family):
 
 def test_every_generated_binary_variant_is_exercised(reports):
     kernels = set().union(*(c.kernels for c in reports["copysign"].cells))
-    for variant in ["dense", "dense_ilp4", "strided", "dense_broadcast", "dense_broadcast_rhs", "dense_scalar",
-                    "dense_scalar_lhs", "dense_scalar_cast", "dense_cast", "strided_cast"]:
+    for variant in [
+        "dense",
+        "dense_ilp4",
+        "strided",
+        "dense_broadcast",
+        "dense_broadcast_rhs",
+        "dense_scalar",
+        "dense_scalar_lhs",
+        "dense_scalar_cast",
+        "dense_cast",
+        "strided_cast",
+    ]:
         assert any(k.startswith(f"copysign_{variant}_") for k in kernels), variant
     unary = set().union(*(c.kernels for c in reports["exp"].cells))
     for variant in ["dense_scalar", "dense", "strided", "dense_castout"]:
@@ -93,8 +104,12 @@ def test_coverage_gaps_are_noted(reports):
 # ----------------------------------------------------- regression classes
 def test_wrong_sign_of_negative_zero_is_caught(tmp_path):
     root = copy_tree(tmp_path)
-    edit(root, f"{KERNELS}/BinaryKernel.metal", "::metal::copysign(float(a), float(b)));",
-         "::metal::copysign(float(a), float(b) == 0 ? 1.0f : float(b)));")
+    edit(
+        root,
+        f"{KERNELS}/BinaryKernel.metal",
+        "::metal::copysign(float(a), float(b)));",
+        "::metal::copysign(float(a), float(b) == 0 ? 1.0f : float(b)));",
+    )
     r = verify(root, "copysign", opts=Options(dtypes=[torch.float32], layouts=["contiguous", "odd_size"]))
     assert r.exit_code == 1
     cell = failing(r)[("float32", "contiguous")]
@@ -105,8 +120,11 @@ def test_python_scalar_read_with_the_wrong_type_is_caught(tmp_path):
     # pytorch#152582: torch.copysign(t, -2.0) wrong; here the scalar_cast kernel reads the
     # wrapped float scalar with the tensor's type (patched indexing.h, applied with --patch)
     root = copy_tree(tmp_path, with_headers=True)
-    patch = header_patch(root, "val_at_offs<om_t>(scalar, 0, static_cast<ScalarType>(sizes_types.w));",
-                         "val_at_offs<om_t>(scalar, 0, static_cast<ScalarType>(sizes_types.z));")
+    patch = header_patch(
+        root,
+        "val_at_offs<om_t>(scalar, 0, static_cast<ScalarType>(sizes_types.w));",
+        "val_at_offs<om_t>(scalar, 0, static_cast<ScalarType>(sizes_types.z));",
+    )
     r = verify(root, "copysign", patch, Options(dtypes=[torch.float16], layouts=["python_scalar", "contiguous"]))
     assert r.exit_code == 1
     bad = failing(r)
@@ -117,8 +135,13 @@ def test_python_scalar_read_with_the_wrong_type_is_caught(tmp_path):
 def test_cpu_scalar_read_at_storage_start_is_caught():
     # #187229: a 0-dim CPU scalar with a storage offset was read at offset 0 (a host bug:
     # injected into the emulated host's binding; the cpu_scalar_offset layout catches it)
-    r = verify(MINI, "copysign", opts=Options(dtypes=[torch.float32], layouts=["cpu_scalar_offset", "python_scalar"],
-                                              scalar_read=storage_start_read))
+    r = verify(
+        MINI,
+        "copysign",
+        opts=Options(
+            dtypes=[torch.float32], layouts=["cpu_scalar_offset", "python_scalar"], scalar_read=storage_start_read
+        ),
+    )
     assert r.exit_code == 1
     assert set(failing(r)) == {("float32", "cpu_scalar_offset")}
 
@@ -126,8 +149,11 @@ def test_cpu_scalar_read_at_storage_start_is_caught():
 def test_kernel_writing_its_read_only_input_is_caught(tmp_path):
     # #186580: a read-only buffer bound as writable
     root = copy_tree(tmp_path, with_headers=True)
-    patch = header_patch(root, "  output[index] = f(input[index]);",
-                         "  output[index] = f(input[index]);\n  const_cast<device T*>(input)[index] = T(0);")
+    patch = header_patch(
+        root,
+        "  output[index] = f(input[index]);",
+        "  output[index] = f(input[index]);\n  const_cast<device T*>(input)[index] = T(0);",
+    )
     r = verify(root, "exp", patch, Options(dtypes=[torch.float32], layouts=["odd_size"]))
     assert r.exit_code == 1
     assert "input buffer was modified" in first_failure(failing(r)[("float32", "odd_size")])
@@ -136,8 +162,11 @@ def test_kernel_writing_its_read_only_input_is_caught(tmp_path):
 def test_castout_that_writes_nothing_is_caught(tmp_path):
     # #197715: a cast-out to an unsupported dtype silently wrote nothing (sentinel-filled output)
     root = copy_tree(tmp_path, with_headers=True)
-    patch = header_patch(root, "    T value) {\n  switch (type) {",
-                         "    T value) {\n  if (type == ScalarType::Half) return;\n  switch (type) {")
+    patch = header_patch(
+        root,
+        "    T value) {\n  switch (type) {",
+        "    T value) {\n  if (type == ScalarType::Half) return;\n  switch (type) {",
+    )
     r = verify(root, "exp", patch, Options(dtypes=[torch.float32], layouts=["out_cast", "contiguous"]))
     assert r.exit_code == 1
     bad = failing(r)
@@ -148,8 +177,11 @@ def test_castout_that_writes_nothing_is_caught(tmp_path):
 def test_ilp_tail_not_a_multiple_of_the_width_is_caught(tmp_path):
     # partial groups (#187788 class): the ILP tail loop drops the last element
     root = copy_tree(tmp_path, with_headers=True)
-    patch = header_patch(root, "    for (uint i = base; i < numel; ++i) {\n      output[i] = f(input[i]);",
-                         "    for (uint i = base; i + 1 < numel; ++i) {\n      output[i] = f(input[i]);")
+    patch = header_patch(
+        root,
+        "    for (uint i = base; i < numel; ++i) {\n      output[i] = f(input[i]);",
+        "    for (uint i = base; i + 1 < numel; ++i) {\n      output[i] = f(input[i]);",
+    )
     r = verify(root, "exp", patch, Options(dtypes=[torch.float32], layouts=["odd_size", "strided"]))
     assert r.exit_code == 1
     bad = failing(r)
@@ -160,13 +192,18 @@ def test_ilp_tail_not_a_multiple_of_the_width_is_caught(tmp_path):
 
 def test_exp_that_flushes_subnormals_is_caught(tmp_path):
     root = copy_tree(tmp_path)
-    edit(root, f"{KERNELS}/UnaryKernel.metal", "return static_cast<T>(precise::exp(float(x)));",
-         "const float y = precise::exp(float(x));\n"
-         "    return static_cast<T>(::metal::fabs(y) < 1.17549435e-38f ? 0.0f : y);")
+    edit(
+        root,
+        f"{KERNELS}/UnaryKernel.metal",
+        "return static_cast<T>(precise::exp(float(x)));",
+        "const float y = precise::exp(float(x));\n"
+        "    return static_cast<T>(::metal::fabs(y) < 1.17549435e-38f ? 0.0f : y);",
+    )
     r = verify(root, "exp", opts=Options(dtypes=[torch.float32], layouts=["contiguous"], atol=0.0))
     assert r.exit_code == 1
-    assert "e-39" in first_failure(failing(r)[("float32", "contiguous")]) or \
-        "e-4" in first_failure(failing(r)[("float32", "contiguous")])
+    assert "e-39" in first_failure(failing(r)[("float32", "contiguous")]) or "e-4" in first_failure(
+        failing(r)[("float32", "contiguous")]
+    )
 
 
 def test_reference_is_pluggable():
@@ -185,19 +222,33 @@ def test_reference_is_pluggable():
 
 
 def test_checked_mode_runs_clean_kernels():
-    r = verify(MINI, "copysign", opts=Options(dtypes=[torch.float16], layouts=["broadcast", "python_scalar"],
-                                              checked=True))
+    r = verify(
+        MINI, "copysign", opts=Options(dtypes=[torch.float16], layouts=["broadcast", "python_scalar"], checked=True)
+    )
     assert r.exit_code == 0, to_text(r)
 
 
 # -------------------------------------------------------------------- CLI
 def test_cli_json_and_exit_codes(tmp_path, capsys):
-    rc = main(["verify", "atan2", "--root", str(MINI), "--dtypes", "float32,int32", "--layouts",
-               "contiguous,broadcast", "--format", "json"])
+    rc = main(
+        [
+            "verify",
+            "atan2",
+            "--root",
+            str(MINI),
+            "--dtypes",
+            "float32,int32",
+            "--layouts",
+            "contiguous,broadcast",
+            "--format",
+            "json",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["ok"] and doc["kernel"]["name"] == "atan2" and doc["seed"] == 1234
     assert {(c["dtype"], c["layout"]) for c in doc["cells"]} == {
-        (d, x) for d in ("float32", "int32") for x in ("contiguous", "broadcast")}
+        (d, x) for d in ("float32", "int32") for x in ("contiguous", "broadcast")
+    }
     root = copy_tree(tmp_path)
     edit(root, f"{KERNELS}/BinaryKernel.metal", "precise::atan2(float(a), float(b)));", "undeclared_fn(a));")
     assert main(["verify", "atan2", "--root", str(root)]) == 2
@@ -207,9 +258,13 @@ def test_cli_json_and_exit_codes(tmp_path, capsys):
 def test_cli_patch_from_stdin_that_does_not_apply(monkeypatch, capsys):
     import io
 
-    monkeypatch.setattr("sys.stdin", io.StringIO(
-        "--- a/aten/src/ATen/native/mps/kernels/UnaryKernel.metal\n"
-        "+++ b/aten/src/ATen/native/mps/kernels/UnaryKernel.metal\n@@ -1,1 +1,1 @@\n-no such line\n+x\n"))
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.StringIO(
+            "--- a/aten/src/ATen/native/mps/kernels/UnaryKernel.metal\n"
+            "+++ b/aten/src/ATen/native/mps/kernels/UnaryKernel.metal\n@@ -1,1 +1,1 @@\n-no such line\n+x\n"
+        ),
+    )
     assert main(["verify", "exp", "--root", str(MINI), "--patch", "-"]) == 2
     err = capsys.readouterr().err
     assert "UnaryKernel.metal:1" in err and "does not match" in err
@@ -231,8 +286,10 @@ def test_opinfo_samples_run_next_to_own_cases(reports, family):
 
 def test_opinfo_names_come_from_the_trees_database(reports):
     # the fixture database has exp and exp.extremal (not in torch's op_db) and no copysign entry
-    assert any("OpInfo exp.extremal is in the database source but not in the installed torch's op_db" in n
-               for n in reports["exp"].notes)
+    assert any(
+        "OpInfo exp.extremal is in the database source but not in the installed torch's op_db" in n
+        for n in reports["exp"].notes
+    )
     assert any("no entry for copysign; names from the installed torch's" in n for n in reports["copysign"].notes)
     ov = "\n".join(reports["copysign"].overloads)
     assert "copysign.Tensor: OpInfo copysign" in ov and "copysign.Scalar: OpInfo copysign" in ov

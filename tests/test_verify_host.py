@@ -1,4 +1,5 @@
 """Emulated TensorIterator geometry and exec_*_kernel selection (no compilation)."""
+
 from __future__ import annotations
 
 import torch
@@ -17,11 +18,28 @@ def names(op, variants, outs_ins):
     return {f"{op}_{v}_{oi}" for v in variants for oi in outs_ins}
 
 
-BIN = names("f", ["dense", "dense_ilp4", "strided", "dense_cast", "strided_cast", "dense_broadcast",
-                  "dense_broadcast_rhs", "dense_scalar", "dense_scalar_lhs", "dense_scalar_cast",
-                  "dense_scalar_lhs_cast", "dense_broadcast_cast"], ["float_float", "half_half", "float_int"])
-UN = names("u", ["dense", "dense_scalar", "strided"], ["float_float"]) | {"u_dense_castout_float",
-                                                                            "u_strided_castout_float"}
+BIN = names(
+    "f",
+    [
+        "dense",
+        "dense_ilp4",
+        "strided",
+        "dense_cast",
+        "strided_cast",
+        "dense_broadcast",
+        "dense_broadcast_rhs",
+        "dense_scalar",
+        "dense_scalar_lhs",
+        "dense_scalar_cast",
+        "dense_scalar_lhs_cast",
+        "dense_broadcast_cast",
+    ],
+    ["float_float", "half_half", "float_int"],
+)
+UN = names("u", ["dense", "dense_scalar", "strided"], ["float_float"]) | {
+    "u_dense_castout_float",
+    "u_strided_castout_float",
+}
 
 
 def test_functional_output_follows_a_transposed_input_so_iteration_is_dense():

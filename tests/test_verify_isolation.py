@@ -1,6 +1,7 @@
 """verify survives kernels that crash, hang or exhaust memory: each planted fault is a FAIL naming the
 kernel, the case (dtype, layout, size) and the signal, verify exits 1, and the other cells still
 run and pass (the worker is restarted after each fault). One dtype of atan2 per planted fault."""
+
 from __future__ import annotations
 
 import platform
@@ -60,12 +61,21 @@ def planted(tmp_path_factory):
     text = f.read_text()
     assert text.count(CALL) == 1 and text.count(INT_CALL) == 1
     text = text.replace(CALL, FLOAT_PLANTS + CALL).replace(INT_CALL, INT_PLANTS + INT_CALL)
-    f.write_text(text.replace("using namespace metal;", "using namespace metal;\nextern \"C\" void* malloc(ulong);", 1))
+    f.write_text(text.replace("using namespace metal;", 'using namespace metal;\nextern "C" void* malloc(ulong);', 1))
     return root
 
 
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.uint8,
-          torch.int8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.uint8,
+    torch.int8,
+    torch.bool,
+]
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +141,21 @@ def test_report_says_how_kernels_were_confined(report):
 
 
 def test_cli_exit_code_and_fail_line(planted, capsys):
-    rc = main(["verify", "atan2", "--root", str(planted), "--dtypes", "float32,float16", "--layouts", "contiguous",
-               "--no-opinfo", "--timeout", "5"])
+    rc = main(
+        [
+            "verify",
+            "atan2",
+            "--root",
+            str(planted),
+            "--dtypes",
+            "float32,float16",
+            "--layouts",
+            "contiguous",
+            "--no-opinfo",
+            "--timeout",
+            "5",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 1
     assert re.search(r"^float32 +contiguous +pass ", out, re.M)
@@ -141,9 +164,16 @@ def test_cli_exit_code_and_fail_line(planted, capsys):
 
 
 def test_checked_mode_names_thread_and_address(planted):
-    r = verify(planted, "atan2", opts=Options(dtypes=[torch.float16], layouts=["contiguous"], opinfo=False,
-                                              checked=True, timeout=5))
+    r = verify(
+        planted,
+        "atan2",
+        opts=Options(dtypes=[torch.float16], layouts=["contiguous"], opinfo=False, checked=True, timeout=5),
+    )
     fails = failures(r, "float16")
     assert r.exit_code == 1 and fails
-    assert all("SIGSEGV at address 0x" in f and "by thread_position_in_grid=[0, 0, 0]" in f
-               and "[case float16 contiguous size [" in f for f in fails)
+    assert all(
+        "SIGSEGV at address 0x" in f
+        and "by thread_position_in_grid=[0, 0, 0]" in f
+        and "[case float16 contiguous size [" in f
+        for f in fails
+    )

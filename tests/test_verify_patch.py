@@ -1,4 +1,5 @@
 """The strict unified-diff applier of verify --patch."""
+
 from __future__ import annotations
 
 import difflib

@@ -1,6 +1,7 @@
 """Planted bugs verify must catch (beside those of test_verify_fixture.py: wrong sign of -0.0,
 CPU scalar read at its storage start, read-only input written, cast-out writing nothing,
 ILP tail): a dropped bfloat16 registration, half computed in half, swapped strides."""
+
 from __future__ import annotations
 
 import difflib
@@ -35,16 +36,19 @@ def replaced(root: Path, rel: str, old: str, new: str) -> str:
 def diff(root: Path, rel: str, old: str, new: str) -> tuple[str, str]:
     text = (root / rel).read_text()
     changed = replaced(root, rel, old, new)
-    return "".join(difflib.unified_diff(text.splitlines(True), changed.splitlines(True), f"a/{rel}", f"b/{rel}")), \
-        "planted.diff"
+    return "".join(
+        difflib.unified_diff(text.splitlines(True), changed.splitlines(True), f"a/{rel}", f"b/{rel}")
+    ), "planted.diff"
 
 
 def failing(report):
     return {(c.dtype, c.layout): c for c in report.cells if c.status == "FAIL"}
 
 
-DROP_BFLOAT = ("REGISTER_FLOAT_BINARY_OP(fmin);",
-               "REGISTER_BINARY_OP(fmin, float, float);\nREGISTER_BINARY_OP(fmin, half, half);")
+DROP_BFLOAT = (
+    "REGISTER_FLOAT_BINARY_OP(fmin);",
+    "REGISTER_BINARY_OP(fmin, float, float);\nREGISTER_BINARY_OP(fmin, half, half);",
+)
 
 
 def test_dropped_bfloat_registration_fails_as_coverage(tmp_path):
@@ -66,9 +70,11 @@ def test_dropped_bfloat_registration_in_a_patch_is_a_regression():
     assert "before the patch registers a bfloat16 kernel" in first_failure(failing(r)[("bfloat16", "coverage")])
 
 
-HALF_IN_HALF = ("    const float fx = float(x);\n    const float fy = float(y);\n"
-                "    return static_cast<T>(precise::sqrt(fx * fx + fy * fy));",
-                "    const T s = x * x + y * y;  // half stays half\n    return static_cast<T>(precise::sqrt(float(s)));")
+HALF_IN_HALF = (
+    "    const float fx = float(x);\n    const float fy = float(y);\n"
+    "    return static_cast<T>(precise::sqrt(fx * fx + fy * fy));",
+    "    const T s = x * x + y * y;  // half stays half\n    return static_cast<T>(precise::sqrt(float(s)));",
+)
 
 
 def test_half_computed_in_half_is_caught_with_default_tolerances(tmp_path):
@@ -84,17 +90,23 @@ def test_half_computed_in_half_is_caught_with_default_tolerances(tmp_path):
     assert clean.exit_code == 0, to_text(clean)
 
 
-SWAP = ("  const auto input_offs = offset_from_coord(pos, input_strides, ndim.x);\n"
-        "  const auto other_offs = offset_from_coord(pos, other_strides, ndim.x);",
-        "  const auto input_offs = offset_from_coord(pos, other_strides, ndim.x);\n"
-        "  const auto other_offs = offset_from_coord(pos, input_strides, ndim.x);")
+SWAP = (
+    "  const auto input_offs = offset_from_coord(pos, input_strides, ndim.x);\n"
+    "  const auto other_offs = offset_from_coord(pos, other_strides, ndim.x);",
+    "  const auto input_offs = offset_from_coord(pos, other_strides, ndim.x);\n"
+    "  const auto other_offs = offset_from_coord(pos, input_strides, ndim.x);",
+)
 
 
 def test_strided_kernel_with_swapped_strides_is_caught(tmp_path):
     root = copy_tree(tmp_path, REAL, with_headers=True)
     patch = diff(root, "c10/metal/indexing.h", *SWAP)
-    r = verify(root, "fmin", patch, Options(dtypes=[torch.float32],
-                                             layouts=["contiguous", "transposed", "strided", "broadcast_stride0"]))
+    r = verify(
+        root,
+        "fmin",
+        patch,
+        Options(dtypes=[torch.float32], layouts=["contiguous", "transposed", "strided", "broadcast_stride0"]),
+    )
     bad = failing(r)
     # strided: both operands share strides, so the swap is invisible there; contiguous never goes strided
     assert set(bad) == {("float32", "transposed"), ("float32", "broadcast_stride0")}, to_text(r)

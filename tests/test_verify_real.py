@@ -3,6 +3,7 @@ with the same numerics, run on every layout and on the installed torch's OpInfo 
 
 The failures asserted here are real discrepancies of those functors (or of the CPU
 backend), found by verify; see the comments."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,20 @@ from migrate.verify.report import to_text
 from migrate.verify.run import Options, first_failure, verify
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "verify"
-CLEAN = ["logaddexp", "logaddexp2", "xlogy", "fmax", "fmin", "polar", "expm1", "log1p", "sigmoid", "erfinv", "sinc",
-         "round"]
+CLEAN = [
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "fmax",
+    "fmin",
+    "polar",
+    "expm1",
+    "log1p",
+    "sigmoid",
+    "erfinv",
+    "sinc",
+    "round",
+]
 FLAWED = ["hypot", "special_zeta"]
 FIXED_IN_BACKEND = ["nextafter"]
 
@@ -25,8 +38,9 @@ def reports():
     # own cases hit n = inf / 3.4e38 / 2^63, a float -> int64 conversion out of range (UB) in
     # c10::metal::chebyshev_polynomial_t_forward: the -O0 CPU build traps (process abort),
     # so only the OpInfo samples (|n| <= 9) run here
-    out["special_chebyshev_polynomial_t"] = verify(REAL, "special_chebyshev_polynomial_t",
-                                                   opts=Options(layouts=["opinfo"]))
+    out["special_chebyshev_polynomial_t"] = verify(
+        REAL, "special_chebyshev_polynomial_t", opts=Options(layouts=["opinfo"])
+    )
     return out
 
 

@@ -1,4 +1,5 @@
 """migrate.read.xfail_reader on a hand-written snippet and the installed common_mps.py."""
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,14 @@ def text(data: bytes, e) -> str:
 
 
 def test_table_names():
-    for name in ("UNIMPLEMENTED_XFAILLIST", "XFAILLIST_GRAD", "SKIPLIST", "UNIMPLEMENTED_XFAILLIST_SPARSE",
-                 "SUPPORTED_COMPLEX_OPS", "EMPTY_OPS_SKIPLIST"):
+    for name in (
+        "UNIMPLEMENTED_XFAILLIST",
+        "XFAILLIST_GRAD",
+        "SKIPLIST",
+        "UNIMPLEMENTED_XFAILLIST_SPARSE",
+        "SUPPORTED_COMPLEX_OPS",
+        "EMPTY_OPS_SKIPLIST",
+    ):
         assert is_table_name(name), name
     for name in ("NOT_A_TABLE", "MYXFAILLISTS", "SUPPORTED_OPS"):
         assert not is_table_name(name), name
@@ -61,9 +68,12 @@ def test_snippet_spans_are_the_elements_without_comma(snippet):
     assert text(SNIPPET, by_key["new_empty"]) == "'new_empty'"
     assert text(SNIPPET, by_key["pow"]) == '"pow"'
     gelu = by_key["nn.functional.gelu"]
-    assert text(SNIPPET, gelu) == '"nn.functional.gelu": [\n                torch.int8,\n                torch.uint8,\n            ]'
+    assert (
+        text(SNIPPET, gelu)
+        == '"nn.functional.gelu": [\n                torch.int8,\n                torch.uint8,\n            ]'
+    )
     assert (gelu.span.line, gelu.span.column, gelu.span.end_line, gelu.span.end_column) == (20, 13, 23, 14)
-    assert by_key["logaddexp"].span.column == len('        UNIMPLEMENTED_XFAILLIST.update({') + 1
+    assert by_key["logaddexp"].span.column == len("        UNIMPLEMENTED_XFAILLIST.update({") + 1
 
 
 def test_snippet_values(snippet):
@@ -162,8 +172,16 @@ def test_real_tables_found(real):
     cm, data = real
     assert cm.errors == ()
     counts = Counter(e.table for e in cm.entries)
-    for table in ("UNIMPLEMENTED_XFAILLIST", "UNDEFINED_XFAILLIST", "ON_MPS_XFAILLIST", "EMPTY_OPS_SKIPLIST",
-                  "SKIPLIST", "XFAILLIST_GRAD", "SKIPLIST_GRAD", "SUPPORTED_COMPLEX_OPS"):
+    for table in (
+        "UNIMPLEMENTED_XFAILLIST",
+        "UNDEFINED_XFAILLIST",
+        "ON_MPS_XFAILLIST",
+        "EMPTY_OPS_SKIPLIST",
+        "SKIPLIST",
+        "XFAILLIST_GRAD",
+        "SKIPLIST_GRAD",
+        "SUPPORTED_COMPLEX_OPS",
+    ):
         assert counts[table] > 0, table
     assert counts["SUPPORTED_COMPLEX_OPS"] > 100
     assert counts["UNIMPLEMENTED_XFAILLIST"] > 20

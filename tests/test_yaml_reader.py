@@ -3,6 +3,7 @@
 Every snippet is read twice: by the public reader (fast path for canonical
 entries) and by the line scanner alone; both must agree.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -210,7 +211,11 @@ def test_other_keys_precomputed_ufunc_and_flags() -> None:
     assert got.errors == ()
     add, bwd = got.entries
     assert add.structured and add.ufunc_inner_loop and add.is_out
-    assert effective_dispatch(add) == {"SparseCPU": "add_out_sparse_cpu", "CPU": "ufunc_add_CPU", "CUDA": "ufunc_add_CUDA"}
+    assert effective_dispatch(add) == {
+        "SparseCPU": "add_out_sparse_cpu",
+        "CPU": "ufunc_add_CPU",
+        "CUDA": "ufunc_add_CUDA",
+    }
     assert bwd.manual_kernel_registration and not bwd.is_out
     assert effective_dispatch(bwd) == {"CompositeImplicitAutograd": "_backward"}
 
@@ -220,12 +225,42 @@ def test_other_keys_precomputed_ufunc_and_flags() -> None:
     "func, name, overload, inplace, out",
     [
         ("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", "add_", "Tensor", True, False),
-        ("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", "add", "out", False, True),
-        ("max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)", "max", "dim_max", False, True),
-        ("split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()", "split_copy", "Tensor_out", False, True),
-        ("_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()", "_foreach_add_", "List", True, False),
+        (
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+            "add",
+            "out",
+            False,
+            True,
+        ),
+        (
+            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+            "max",
+            "dim_max",
+            False,
+            True,
+        ),
+        (
+            "split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()",
+            "split_copy",
+            "Tensor_out",
+            False,
+            True,
+        ),
+        (
+            "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
+            "_foreach_add_",
+            "List",
+            True,
+            False,
+        ),
         ("__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", "__iand__", "Scalar", False, False),
-        ("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", "resize_", "", True, False),
+        (
+            "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+            "resize_",
+            "",
+            True,
+            False,
+        ),
         ("relu(Tensor self) -> Tensor", "relu", "", False, False),
         ("aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "sin", "out", False, True),
         ("_amp_foreach(Tensor(a!)[] self, *, Tensor found) -> ()", "_amp_foreach", "", False, False),
@@ -246,7 +281,10 @@ def test_schema_head_inplace_and_out(func: str, name: str, overload: str, inplac
         ("  dispatch: {}\n", {}),
         ("  structured_delegate: f.out\n", {}),
         ("  dispatch:\n    CPU: a\n    CPU, CUDA: b\n", {"CPU": "b", "CUDA": "b"}),
-        ("  dispatch:\n    CompositeExplicitAutogradNonFunctional: f_nf\n", {"CompositeExplicitAutogradNonFunctional": "f_nf"}),
+        (
+            "  dispatch:\n    CompositeExplicitAutogradNonFunctional: f_nf\n",
+            {"CompositeExplicitAutogradNonFunctional": "f_nf"},
+        ),
     ],
 )
 def test_effective_dispatch_defaults(body: str, expected: dict[str, str]) -> None:
@@ -265,7 +303,7 @@ def test_effective_dispatch_out_default_uses_cpp_name() -> None:
 def test_byte_offsets_with_non_ascii_content() -> None:
     text = (
         "# Ünïcödé comment — with multi-byte characters ✓\n"
-        "- func: f(Tensor x, str s=\"é\") -> Tensor  # café\n"
+        '- func: f(Tensor x, str s="é") -> Tensor  # café\n'
         "  dispatch:\n"
         "    CPU, MPS: f_kernel  # naïve ✓\n"
         "    # 注释\n"
@@ -431,7 +469,7 @@ def test_fast_path_dispatch_spans_are_made_on_first_read_and_equal_the_scanners(
     for d, want in zip(fast, full):
         assert d.key_spans == want.key_spans  # the first read makes all three
         assert "_spans" not in vars(d) and (d.span, d.kernel_span) == (want.span, want.kernel_span)
-    assert [data[s.start:s.end] for s in fast[0].key_spans] == [b"CPU", b"CUDA"]
+    assert [data[s.start : s.end] for s in fast[0].key_spans] == [b"CPU", b"CUDA"]
     with pytest.raises(AttributeError):
         fast[0].nothing  # noqa: B018
 
@@ -465,7 +503,26 @@ from hypothesis import strategies as st  # noqa: E402
 from tests.fuzzing import check_read, examples  # noqa: E402
 
 SEED = (ATAN2 + GOOD + (DATA / "mixed.yaml").read_text()).encode()
-NOISE = [b" ", b"\n", b":", b": ", b"- ", b"#", b",", b"\t", b"'", b'"', b"[", b"]", b"{}", b"\xc3\xa9", b"\r", b"\xff", b"  ", b"x"]
+NOISE = [
+    b" ",
+    b"\n",
+    b":",
+    b": ",
+    b"- ",
+    b"#",
+    b",",
+    b"\t",
+    b"'",
+    b'"',
+    b"[",
+    b"]",
+    b"{}",
+    b"\xc3\xa9",
+    b"\r",
+    b"\xff",
+    b"  ",
+    b"x",
+]
 
 
 @settings(max_examples=examples(300))
@@ -483,7 +540,12 @@ def test_mutated_input_never_raises_and_both_paths_agree(edits: list[tuple[int, 
         assert all(0 <= s.start <= s.end <= len(data) and s.line <= s.end_line for s in spans)
         for d in e.dispatch:
             raw = data[d.kernel_span.start : d.kernel_span.end]
-            assert raw.decode("utf-8", "replace") == d.kernel or raw[:1] in (b"'", b'"') or "\\" in d.kernel or "''" in raw.decode("utf-8", "replace")
+            assert (
+                raw.decode("utf-8", "replace") == d.kernel
+                or raw[:1] in (b"'", b'"')
+                or "\\" in d.kernel
+                or "''" in raw.decode("utf-8", "replace")
+            )
     for err in got.errors:
         assert 1 <= err.line <= data.count(b"\n") + 1 and err.column >= 1
     if not got.errors:  # then PyYAML must read the same thing

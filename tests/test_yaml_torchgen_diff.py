@@ -7,6 +7,7 @@ must agree.  Runs on the yaml shipped with the installed torchgen (parsed in
 process, once per module) and on the PyTorch 2.6.0 tree's yaml (parsed by
 that tree's own torchgen in a subprocess).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -69,7 +70,14 @@ def compare(ours: NativeYaml, ref: list[dict[str, Any]]) -> list[str]:
         mine = effective_dispatch(e)
         if mine != r["dispatch"]:
             problems.append(f"{where}: dispatch {mine} != torchgen {r['dispatch']}")
-        got = (e.structured, e.structured_delegate, e.is_out, e.is_inplace, e.manual_kernel_registration, e.ufunc_inner_loop)
+        got = (
+            e.structured,
+            e.structured_delegate,
+            e.is_out,
+            e.is_inplace,
+            e.manual_kernel_registration,
+            e.ufunc_inner_loop,
+        )
         want = (r["structured"], r["delegate"], r["is_out"], r["inplace"], r["manual_kernel_registration"], r["ufunc"])
         if got != want:
             problems.append(f"{where}: (structured, delegate, out, inplace, manual, ufunc) {got} != {want}")
@@ -77,7 +85,9 @@ def compare(ours: NativeYaml, ref: list[dict[str, Any]]) -> list[str]:
         extra = ref_tags - tags
         if not tags <= ref_tags or not extra <= AUTO_TAGS:
             problems.append(f"{where}: tags {sorted(tags)} vs torchgen {sorted(ref_tags)}")
-        augmented = e.name.startswith("__i") and e.name.endswith("__")  # __iand__: inplace for torchgen, a dunder for us
+        augmented = e.name.startswith("__i") and e.name.endswith(
+            "__"
+        )  # __iand__: inplace for torchgen, a dunder for us
         if ("out" in extra and not e.is_out) or ("inplace" in extra and not (e.is_inplace or augmented)):
             problems.append(f"{where}: torchgen added {sorted(extra)} but out={e.is_out} inplace={e.is_inplace}")
     return problems
@@ -169,7 +179,11 @@ def _read_with_torchgen(root, label: str) -> tuple[bytes, NativeYaml, list[dict[
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.run(
         [sys.executable, "-c", script, str(yaml_path), str(native / "tags.yaml")],
-        capture_output=True, text=True, env=env, cwd=str(root), timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(root),
+        timeout=300,
     )
     if proc.returncode != 0:
         pytest.fail(f"the {label} tree's torchgen failed:\n" + proc.stderr[-3000:])

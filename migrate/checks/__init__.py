@@ -1,4 +1,5 @@
 """The rule registry: one module per rule, in code order. `rule --all`, the README table and lint read it."""
+
 from migrate.checks import (
     mps001_half_migrated,
     mps002_mpsgraph_route,

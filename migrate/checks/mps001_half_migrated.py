@@ -1,4 +1,5 @@
 """MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
+
 from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Severity, Via
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -20,8 +21,14 @@ def check(ix):
             # an MPS-only line may join the shared line (None for a shared one: its stub needs a port)
             fix = route_to_shared(ix, e, line)
             command = f"mps-migrate {'fix' if fix else 'port'} {family}"
-            yield RULE.finding(line.span, message(e.overload_name, _runs(ix, r), ", ".join(migrated), family, command),
-                               overload=e.overload_name, kernel=r.kernel, family=family, fix=fix)
+            yield RULE.finding(
+                line.span,
+                message(e.overload_name, _runs(ix, r), ", ".join(migrated), family, command),
+                overload=e.overload_name,
+                kernel=r.kernel,
+                family=family,
+                fix=fix,
+            )
 
 
 def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
@@ -34,15 +41,16 @@ def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | Non
     """
     if entry.structured_delegate or entry.manual_kernel_registration:
         return None
-    target = next((d for d in entry.dispatch if d is not mps_line and "MPS" not in d.keys
-                   and {"CPU", "CUDA"} <= set(d.keys)), None)
+    target = next(
+        (d for d in entry.dispatch if d is not mps_line and "MPS" not in d.keys and {"CPU", "CUDA"} <= set(d.keys)),
+        None,
+    )
     if target is None:
         return None
     regs = [r for s in ix.stubs_of_shared_kernel(target.kernel_name) for r in ix.registrations.get(s, ())]
     if not regs:
         return None
-    calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls
-             if c.function in {r.function for r in regs}]
+    calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls if c.function in {r.function for r in regs}]
     if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
         return None  # the native kernel itself is broken (MPS007): do not route to it
     proven = bool(calls) and all(c.name for c in calls)
@@ -63,8 +71,12 @@ def message(overload: str, runs: str, migrated: str, family: str, command: str) 
 
 
 RULE = Rule(
-    code="MPS001", name="half-migrated-family", severity=Severity.ERROR, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS001",
+    name="half-migrated-family",
+    severity=Severity.ERROR,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds operator families whose overloads run both native Metal and MPSGraph

@@ -1,4 +1,5 @@
 """MPS002: the migration inventory -- overloads routed to MPSGraph code."""
+
 from migrate.checks.mps001_half_migrated import GRAPH, route_to_shared
 from migrate.model import Impl, Severity, Via
 from migrate.rulebook import Doc, FixSafety, Rule
@@ -14,8 +15,9 @@ def check(ix):
         if r.via is Via.EXPLICIT and r.impl in GRAPH:
             impl = "MPSGraph" if r.impl is Impl.MPSGRAPH else "mixed MPSGraph/Metal"
             fix = None if is_shared(line) else route_to_shared(ix, e, line)
-            yield RULE.finding(line.span, message(e.overload_name, impl, r.kernel), overload=e.overload_name,
-                               kernel=r.kernel, fix=fix)
+            yield RULE.finding(
+                line.span, message(e.overload_name, impl, r.kernel), overload=e.overload_name, kernel=r.kernel, fix=fix
+            )
 
 
 def message(overload: str, impl: str, kernel: str) -> str:
@@ -23,8 +25,12 @@ def message(overload: str, impl: str, kernel: str) -> str:
 
 
 RULE = Rule(
-    code="MPS002", name="mpsgraph-route", severity=Severity.ADVICE, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS002",
+    name="mpsgraph-route",
+    severity=Severity.ADVICE,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Lists every overload whose MPS dispatch line names a kernel that builds an

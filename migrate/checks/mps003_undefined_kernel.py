@@ -1,4 +1,5 @@
 """MPS003: an MPS-only dispatch line names a kernel defined nowhere."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import is_shared
@@ -24,8 +25,12 @@ def message(overload: str, kernel: str) -> str:
 
 
 RULE = Rule(
-    code="MPS003", name="undefined-kernel", severity=Severity.ERROR, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS003",
+    name="undefined-kernel",
+    severity=Severity.ERROR,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds MPS-only dispatch lines whose kernel has no definition (function,

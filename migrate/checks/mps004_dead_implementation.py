@@ -1,4 +1,5 @@
 """MPS004: an MPS implementation nothing references any more."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -16,8 +17,12 @@ def message(kernel: str) -> str:
 
 
 RULE = Rule(
-    code="MPS004", name="dead-implementation", severity=Severity.WARNING, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS004",
+    name="dead-implementation",
+    severity=Severity.WARNING,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `TORCH_IMPL_FUNC(foo_out_mps)`, `foo_mps(...)` definitions and

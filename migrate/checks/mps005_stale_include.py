@@ -1,4 +1,5 @@
 """MPS005: #include <ATen/ops/X_native.h> that no live code needs."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -12,8 +13,12 @@ def check(ix):
             declared = ix.root_kernels(inc.op)
             if not declared or declared & used:
                 continue
-            yield RULE.finding(inc.span, message(inc.op), family=inc.op,
-                               fix=ix.fixes.remove_line(inc.span, f"remove stale include of {inc.header}"))
+            yield RULE.finding(
+                inc.span,
+                message(inc.op),
+                family=inc.op,
+                fix=ix.fixes.remove_line(inc.span, f"remove stale include of {inc.header}"),
+            )
 
 
 def message(op: str) -> str:
@@ -21,8 +26,12 @@ def message(op: str) -> str:
 
 
 RULE = Rule(
-    code="MPS005", name="stale-native-include", severity=Severity.WARNING, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS005",
+    name="stale-native-include",
+    severity=Severity.WARNING,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `#include <ATen/ops/X_native.h>` lines in host files where no live

@@ -1,4 +1,5 @@
 """MPS006: a shared line includes MPS but the stub has no MPS registration."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import is_shared
@@ -10,10 +11,16 @@ def check(ix):
         if line is None or not is_shared(line) or line.kernel_name in ix.functions:
             continue
         stubs = ix.stubs_of_shared_kernel(line.kernel_name)
-        known = [s for s in stubs if s in ix.tree.declared_stubs or s in ix.tree.cpu_stub_calls.get(line.kernel_name, ())]
+        known = [
+            s for s in stubs if s in ix.tree.declared_stubs or s in ix.tree.cpu_stub_calls.get(line.kernel_name, ())
+        ]
         if known and not any(s in ix.registrations or ix.hidden_in("host", s) for s in stubs):
-            yield RULE.finding(line.span, message(e.overload_name, line.kernel_name, known[0]),
-                               overload=e.overload_name, kernel=line.kernel_name)
+            yield RULE.finding(
+                line.span,
+                message(e.overload_name, line.kernel_name, known[0]),
+                overload=e.overload_name,
+                kernel=line.kernel_name,
+            )
 
 
 def message(overload: str, kernel: str, stub: str) -> str:
@@ -21,8 +28,12 @@ def message(overload: str, kernel: str, stub: str) -> str:
 
 
 RULE = Rule(
-    code="MPS006", name="unregistered-stub", severity=Severity.ERROR, reads=("yaml", "host"),
-    message=message, check=check,
+    code="MPS006",
+    name="unregistered-stub",
+    severity=Severity.ERROR,
+    reads=("yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds shared dispatch lines that include MPS (`CPU, CUDA, MPS: foo_out`)

@@ -1,4 +1,5 @@
 """MPS007: exec_*_kernel(iter, "name") without a registered Metal functor."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -20,8 +21,12 @@ def message(helper: str, kernel: str) -> str:
 
 
 RULE = Rule(
-    code="MPS007", name="missing-functor", severity=Severity.ERROR, reads=("host", "metal"),
-    message=message, check=check,
+    code="MPS007",
+    name="missing-functor",
+    severity=Severity.ERROR,
+    reads=("host", "metal"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds host stubs calling `lib.exec_unary_kernel(iter, "name")` (binary,

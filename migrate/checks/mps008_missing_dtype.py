@@ -5,6 +5,7 @@ host call of a bundled-library naming convention (rules/launch_conventions.yaml:
 ``exec_unary_kernel`` ``{name}_{out}_{in}``, ``binary_mps_impl`` ``{name}_{in}``) builds names
 for: the dtypes read back from the host names the tree's ``.metal`` files export.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,9 @@ def _registrations(ix):
         int2float = any(r.dtypes and r.dtypes[0] in ints and r.dtypes[-1] in FLOAT_OUT for r in regs)
         missing_int = [t for t in ints if t not in inputs]
         if int2float and missing_int:
-            yield RULE.finding(last.span, message(op, ", ".join(missing_int), "int-to-float"), kernel=op,
-                               family="int-to-float")
+            yield RULE.finding(
+                last.span, message(op, ", ".join(missing_int), "int-to-float"), kernel=op, family="int-to-float"
+            )
 
 
 # ------------------------------------------------------------ named launches
@@ -60,8 +62,12 @@ def _launches(ix):
                     missing = [_host_name(template, call.name, fields) for fields in wanted]
                     missing = [n for n in missing if n not in exported]
                     if missing:
-                        yield RULE.finding(call.span, message(call.name, ", ".join(missing), family, call.helper),
-                                           kernel=call.name, family=family)
+                        yield RULE.finding(
+                            call.span,
+                            message(call.name, ", ".join(missing), family, call.helper),
+                            kernel=call.name,
+                            family=family,
+                        )
 
 
 def _convention(ix, call) -> dict | None:
@@ -126,8 +132,12 @@ def message(kernel: str, missing: str, family: str, helper: str = "") -> str:
 
 
 RULE = Rule(
-    code="MPS008", name="missing-dtype", severity=Severity.WARNING, reads=("host", "metal"),
-    message=message, check=check,
+    code="MPS008",
+    name="missing-dtype",
+    severity=Severity.WARNING,
+    reads=("host", "metal"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds kernels registered or exported for part of a dtype family: float without

@@ -1,4 +1,5 @@
 """MPS009: common_mps.py expects failure for an op that is native Metal now."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -15,8 +16,9 @@ def check(ix):
         family = ix.family_of_opinfo(entry.key)
         if family is None or not ix.family_is_native_metal(family):
             continue
-        yield RULE.finding(entry.span, message(entry.table, entry.key, family), family=family,
-                           fix=ix.fixes.remove_xfail(entry))
+        yield RULE.finding(
+            entry.span, message(entry.table, entry.key, family), family=family, fix=ix.fixes.remove_xfail(entry)
+        )
 
 
 def message(table: str, key: str, family: str) -> str:
@@ -24,8 +26,12 @@ def message(table: str, key: str, family: str) -> str:
 
 
 RULE = Rule(
-    code="MPS009", name="stale-expected-failure", severity=Severity.WARNING, reads=("common_mps", "yaml", "host"),
-    message=message, check=check,
+    code="MPS009",
+    name="stale-expected-failure",
+    severity=Severity.WARNING,
+    reads=("common_mps", "yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds entries of the xfail tables in `torch/testing/_internal/common_mps.py`

@@ -1,4 +1,5 @@
 """MPS010: *_mps kernel on a shared line, or an MPS-only kernel without mps in its name."""
+
 from migrate.model import DispatchLine, Fix, NativeEntry, Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.index import MPS, is_shared, looks_mps_only
@@ -11,11 +12,20 @@ def check(ix):
                 continue
             k = line.kernel_name
             if is_shared(line) and looks_mps_only(k):
-                yield RULE.finding(line.span, message(f"shared dispatch line names MPS-only kernel {k}"),
-                                   overload=e.overload_name, kernel=k)
+                yield RULE.finding(
+                    line.span,
+                    message(f"shared dispatch line names MPS-only kernel {k}"),
+                    overload=e.overload_name,
+                    kernel=k,
+                )
             elif line.keys == (MPS,) and not looks_mps_only(k):
-                yield RULE.finding(line.span, message(f"MPS-only dispatch line names {k}, which lacks mps in its name"),
-                                   overload=e.overload_name, kernel=k, fix=merge_mps_line(ix, e, line))
+                yield RULE.finding(
+                    line.span,
+                    message(f"MPS-only dispatch line names {k}, which lacks mps in its name"),
+                    overload=e.overload_name,
+                    kernel=k,
+                    fix=merge_mps_line(ix, e, line),
+                )
 
 
 def merge_mps_line(ix, entry: NativeEntry, line: DispatchLine) -> Fix | None:
@@ -31,8 +41,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS010", name="kernel-naming", severity=Severity.WARNING, reads=("yaml",),
-    message=message, check=check,
+    code="MPS010",
+    name="kernel-naming",
+    severity=Severity.WARNING,
+    reads=("yaml",),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Checks the naming convention: `MPS: foo_mps` is an MPS-only kernel,

@@ -3,6 +3,7 @@
 Not reported when the read sits inside an ``if`` that established the tensor is on
 the CPU (``!t.is_mps()``, ``t.is_cpu()``): reading a CPU scalar costs no sync.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 import re
@@ -18,7 +19,7 @@ def check(ix):
 
 
 def _guarded_cpu(data: bytes, pos: int, ix, site) -> bool:
-    m = _RECEIVER.search(data[max(0, pos - 80):pos])
+    m = _RECEIVER.search(data[max(0, pos - 80) : pos])
     if not m:
         return False
     recv = re.escape(m.group(1))
@@ -26,7 +27,7 @@ def _guarded_cpu(data: bytes, pos: int, ix, site) -> bool:
     start = _function_start(ix, site)
     for g in guard.finditer(data, start, pos):
         depth = 1
-        for ch in data[g.end():pos]:
+        for ch in data[g.end() : pos]:
             depth += ch == ord("{")
             depth -= ch == ord("}")
             if depth == 0:
@@ -48,8 +49,12 @@ def message(detail: str, kernel: str) -> str:
 
 
 RULE = Rule(
-    code="MPS011", name="gpu-readback", severity=Severity.WARNING, reads=("host",),
-    message=message, check=check,
+    code="MPS011",
+    name="gpu-readback",
+    severity=Severity.WARNING,
+    reads=("host",),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `.item()`, `.cpu()` and `item<T>()` calls in MPS host code.

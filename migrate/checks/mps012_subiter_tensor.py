@@ -1,4 +1,5 @@
 """MPS012: host sites of kind "subiter_tensor" recorded by the host reader."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -13,8 +14,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS012", name="subiterator-whole-tensor", severity=Severity.ERROR, reads=("host",),
-    message=message, check=check,
+    code="MPS012",
+    name="subiterator-whole-tensor",
+    severity=Severity.ERROR,
+    reads=("host",),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Inside `for (auto&& sub : iter.with_32bit_indexing())`, finds bindings of

@@ -1,4 +1,5 @@
 """MPS013: host sites of kind "narrow_numel" recorded by the host reader."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -13,8 +14,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS013", name="unchecked-numel-narrowing", severity=Severity.WARNING, reads=("host",),
-    message=message, check=check,
+    code="MPS013",
+    name="unchecked-numel-narrowing",
+    severity=Severity.WARNING,
+    reads=("host",),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `uint32_t n = t.numel()`, `static_cast<uint32_t>(t.numel())` and

@@ -1,4 +1,5 @@
 """MPS014: host sites of kind "setbytes_chain" recorded by the host reader."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -13,8 +14,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS014", name="setbytes-chain", severity=Severity.ADVICE, reads=("host",),
-    message=message, check=check,
+    code="MPS014",
+    name="setbytes-chain",
+    severity=Severity.ADVICE,
+    reads=("host",),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds two or more consecutive `mtl_setBytes(encoder, x, N)` statements.

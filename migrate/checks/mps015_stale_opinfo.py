@@ -1,4 +1,5 @@
 """MPS015: MPS expected failures/skips in the OpInfo database for ops now native Metal."""
+
 from migrate.model import Edit, Fix, MpsDecoration, Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.tables import load_table
@@ -22,8 +23,12 @@ def check(ix):
                 if (deco.cls, deco.test) not in affected:
                     continue
                 what = f"MPS {deco.decorator} of {deco.cls}.{deco.test} for {entry.formatted_name}"
-                yield RULE.finding(deco.span, message(deco.decorator, deco.cls, deco.test, entry.formatted_name, family),
-                                   family=family, fix=remove_decoration(ix, deco, what))
+                yield RULE.finding(
+                    deco.span,
+                    message(deco.decorator, deco.cls, deco.test, entry.formatted_name, family),
+                    family=family,
+                    fix=remove_decoration(ix, deco, what),
+                )
 
 
 def remove_decoration(ix, deco: MpsDecoration, what: str) -> Fix:
@@ -39,8 +44,12 @@ def message(kind: str, cls: str, test: str, opinfo: str, family: str) -> str:
 
 
 RULE = Rule(
-    code="MPS015", name="stale-opinfo-expectation", severity=Severity.WARNING, reads=("opinfo", "yaml", "host"),
-    message=message, check=check,
+    code="MPS015",
+    name="stale-opinfo-expectation",
+    severity=Severity.WARNING,
+    reads=("opinfo", "yaml", "host"),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `DecorateInfo(unittest.expectedFailure | unittest.skip(...), cls, test,

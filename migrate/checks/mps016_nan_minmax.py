@@ -5,6 +5,7 @@ floating type (declared float/half/bfloat, or a template parameter the function 
 be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op itself.
 The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.model import Edit, Fix
@@ -35,8 +36,11 @@ def check(ix):
                         continue  # fmax_functor computing fmax
                     if floats is None:
                         floats = floating_vars(unit, flow, template_may_be_float(unit, flow, dtypes))
-                    if not any(name in floats and "data" in tags
-                               for lo, hi in c.args for name, _, tags in flow.tags_at(unit.toks, lo, hi)):
+                    if not any(
+                        name in floats and "data" in tags
+                        for lo, hi in c.args
+                        for name, _, tags in flow.tags_at(unit.toks, lo, hi)
+                    ):
                         continue
                     first = c.at - (2 * c.qualifier.count("::") - (1 if c.qualifier.startswith("::") else 0))
                     end = c.args[-1][1] + 1
@@ -47,10 +51,14 @@ def check(ix):
                         span = unit.tok_span(first, c.at + 1)
                         edits = (Edit(unit.path, span.start, span.end, good),) + ((include,) if include else ())
                         fix = Fix(f"use {good}", edits, safe=False)
-                    advice = (f"use c10::metal::{c.name.lstrip('f')}" if fixable else
-                              "this tree has no c10::metal::min/max to use")
-                    yield RULE.finding(unit.tok_span(first, end), message(call_text, _where(fn), advice),
-                                       kernel=_where(fn), fix=fix)
+                    advice = (
+                        f"use c10::metal::{c.name.lstrip('f')}"
+                        if fixable
+                        else "this tree has no c10::metal::min/max to use"
+                    )
+                    yield RULE.finding(
+                        unit.tok_span(first, end), message(call_text, _where(fn), advice), kernel=_where(fn), fix=fix
+                    )
 
 
 def _where(fn) -> str:
@@ -88,8 +96,12 @@ def message(detail: str, kernel: str, advice: str) -> str:
 
 
 RULE = Rule(
-    code="MPS016", name="nan-dropping-minmax", severity=Severity.WARNING, reads=(),
-    message=message, check=check,
+    code="MPS016",
+    name="nan-dropping-minmax",
+    severity=Severity.WARNING,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `min`, `max`, `fmin` and `fmax` calls, unqualified or `metal::`,

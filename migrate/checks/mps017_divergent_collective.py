@@ -5,6 +5,7 @@ A call is divergent when a condition enclosing it (if/else, loop test, switch), 
 SIMD collectives, ``lane`` or ``simdgroup`` for threadgroup barriers (metal_flow's tags).
 Calls to same-source helpers that contain collectives count as those collectives.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import text_of
@@ -58,8 +59,11 @@ def check(ix):
                         where = _divergent_exit(unit, flow, exits, bad)
                     if where is None:
                         continue
-                    yield RULE.finding(unit.tok_span(c.at, c.at + 1),
-                                       message(f"{c.name}{via}", flow.fn.name, WHO[cls], where), kernel=flow.fn.name)
+                    yield RULE.finding(
+                        unit.tok_span(c.at, c.at + 1),
+                        message(f"{c.name}{via}", flow.fn.name, WHO[cls], where),
+                        kernel=flow.fn.name,
+                    )
 
 
 def _divergent_cond(flow, toks, text, st, bad):
@@ -76,8 +80,10 @@ def _divergent_exit(unit, flow, exits, bad):
         if tags & bad:
             cond = next(c for c in st.conds if flow.expr_tags(unit.toks, c.lo, c.hi) & bad)
             line = unit.line_col(unit.toks[st.lo].start)[0]
-            return (f"after the `return` at line {line} under `({text_of(unit.toks, cond.lo, cond.hi, unit.text)})`, "
-                    f"on {flow.why(unit.toks, cond.lo, cond.hi, tags & bad)}")
+            return (
+                f"after the `return` at line {line} under `({text_of(unit.toks, cond.lo, cond.hi, unit.text)})`, "
+                f"on {flow.why(unit.toks, cond.lo, cond.hi, tags & bad)}"
+            )
     return None
 
 
@@ -86,8 +92,12 @@ def message(detail: str, kernel: str, group: str, where: str) -> str:
 
 
 RULE = Rule(
-    code="MPS017", name="divergent-collective", severity=Severity.ERROR, reads=(),
-    message=message, check=check,
+    code="MPS017",
+    name="divergent-collective",
+    severity=Severity.ERROR,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds SIMD-group collectives (`simd_sum`, `simd_max`, `simd_shuffle*`,

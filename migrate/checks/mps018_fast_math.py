@@ -1,5 +1,6 @@
 """MPS018: fast-math in Metal code: ``fast::``/``metal::fast::`` calls and fast math-mode pragmas;
 in host code, a compile option that turns fast math on unconditionally."""
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 import re
@@ -12,19 +13,24 @@ PRAGMA = re.compile(r"#\s*pragma\s+METAL\s+fp\s+(?:math_mode\s*\(\s*(?:fast|rela
 def check(ix):
     for unit in units(ix):
         toks = unit.toks
-        if not toks or not any(unit.text.find(w, toks[0].start, toks[-1].end) >= 0
-                               for w in ("fast", "relaxed")):
+        if not toks or not any(unit.text.find(w, toks[0].start, toks[-1].end) >= 0 for w in ("fast", "relaxed")):
             continue  # neither a fast:: call nor a fast-math pragma can be there
         for k, t in enumerate(toks):
             if t.kind == "dir":
                 m = PRAGMA.search(t.text)
                 if m:
                     yield RULE.finding(unit.span(t.start + m.start(), t.start + m.end()), message(m.group()))
-            elif (t.kind == "id" and t.text == "fast" and k + 2 < len(toks) and toks[k + 1].text == "::"
-                  and toks[k + 2].kind == "id" and not (k and toks[k - 1].text in (".", "->"))):
+            elif (
+                t.kind == "id"
+                and t.text == "fast"
+                and k + 2 < len(toks)
+                and toks[k + 1].text == "::"
+                and toks[k + 2].kind == "id"
+                and not (k and toks[k - 1].text in (".", "->"))
+            ):
                 first = k - 2 if k >= 2 and toks[k - 1].text == "::" and toks[k - 2].text == "metal" else k
                 first -= 1 if first and toks[first - 1].text == "::" else 0
-                yield RULE.finding(unit.tok_span(first, k + 3), message("".join(x.text for x in toks[first:k + 3])))
+                yield RULE.finding(unit.tok_span(first, k + 3), message("".join(x.text for x in toks[first : k + 3])))
     for site in sorted(ix.sites("fast_math"), key=lambda s: (s.path, s.span.start)):
         if ix.in_scope(site.path):
             yield RULE.finding(site.span, message(site.detail))
@@ -35,8 +41,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS018", name="fast-math", severity=Severity.WARNING, reads=(),
-    message=message, check=check,
+    code="MPS018",
+    name="fast-math",
+    severity=Severity.WARNING,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds `fast::` and `metal::fast::` calls in Metal sources (`.metal` files and

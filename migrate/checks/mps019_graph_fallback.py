@@ -6,6 +6,7 @@ When a Metal statement and a graph statement sit under different conditions (``i
 ``else``, loop, or a preprocessor ``#if``), the first condition that tells them apart is
 the gate the finding names.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import Function, lex, match_close, text_of, walk
@@ -59,7 +60,7 @@ def _gate(ix, f, text, g, m):
     pp = _preprocessor(toks, *fn.body)
     graph, metal = [], []
     for st in stmts:
-        names = {t.text for t in toks[st.lo:st.hi] if t.kind == "id"}
+        names = {t.text for t in toks[st.lo : st.hi] if t.kind == "id"}
         kinds = set()
         if names & g:
             kinds.add("graph")
@@ -68,7 +69,8 @@ def _gate(ix, f, text, g, m):
         helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
         kinds |= set(helpers.values())
         chain = pp.get(st.lo, ()) + tuple(
-            ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds)
+            ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds
+        )
         if kinds == {"graph"}:
             graph.append((st, chain, (names & g) or set(helpers)))
         elif kinds == {"metal"}:
@@ -112,8 +114,12 @@ def message(kernel: str, gate: str, line: int, graph: str) -> str:
 
 
 RULE = Rule(
-    code="MPS019", name="graph-fallback", severity=Severity.WARNING, reads=(),
-    message=message, check=check,
+    code="MPS019",
+    name="graph-fallback",
+    severity=Severity.WARNING,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds host functions in which some statements launch a native Metal

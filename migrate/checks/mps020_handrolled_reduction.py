@@ -5,6 +5,7 @@ A loop whose stride variable halves each step (``s >>= 1``, ``s /= 2``, ``s = s 
 indexed with the stride.  Reported only when c10/metal/reduction_utils.h of the tree
 defines threadgroup_* helpers.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import calls
@@ -36,8 +37,11 @@ def check(ix):
                 array = next((a for st in body if (a := _indexed_with(toks, st.lo, st.hi, arrays, stride))), None)
                 if array is None:
                     continue
-                yield RULE.finding(unit.tok_span(loop.keyword, loop.keyword + 1),
-                                   message(fn.name, array, stride, HEADER, ", ".join(sorted(helpers))), kernel=fn.name)
+                yield RULE.finding(
+                    unit.tok_span(loop.keyword, loop.keyword + 1),
+                    message(fn.name, array, stride, HEADER, ", ".join(sorted(helpers))),
+                    kernel=fn.name,
+                )
 
 
 def _halved(toks, lo, hi):
@@ -49,8 +53,13 @@ def _halved(toks, lo, hi):
             return t.text
         if n.text == "/" and k + 3 < hi and toks[k + 2].text == "=" and toks[k + 3].text == "2":
             return t.text
-        if (n.text == "=" and k + 4 < hi and toks[k + 2].text == t.text and toks[k + 3].text in (">>", "/")
-                and toks[k + 4].text == ("1" if toks[k + 3].text == ">>" else "2")):
+        if (
+            n.text == "="
+            and k + 4 < hi
+            and toks[k + 2].text == t.text
+            and toks[k + 3].text in (">>", "/")
+            and toks[k + 4].text == ("1" if toks[k + 3].text == ">>" else "2")
+        ):
             return t.text
     return None
 
@@ -75,8 +84,12 @@ def message(kernel: str, array: str, stride: str, header: str, helpers: str) -> 
 
 
 RULE = Rule(
-    code="MPS020", name="hand-rolled-threadgroup-reduction", severity=Severity.ADVICE, reads=(),
-    message=message, check=check,
+    code="MPS020",
+    name="hand-rolled-threadgroup-reduction",
+    severity=Severity.ADVICE,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds loops whose stride halves every step (`s >>= 1`, `s /= 2`), with a

@@ -7,6 +7,7 @@ the grid, or a value derived from one) by a size or stride parameter (``size`` t
 ``buf += off``).  Kernels templated on the index type are not affected: a template
 parameter is never a 32-bit type here.
 """
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.read.metal_body import match_close, text_of
@@ -36,9 +37,11 @@ def check(ix):
                 if used is None:
                     continue
                 line = unit.line_col(toks[used].start)[0]
-                yield RULE.finding(unit.tok_span(a.lhs[0], hi),
-                                   message(text_of(toks, a.lhs[0], hi, unit.text), a.var, flow.fn.name, product, line),
-                                   kernel=flow.fn.name)
+                yield RULE.finding(
+                    unit.tok_span(a.lhs[0], hi),
+                    message(text_of(toks, a.lhs[0], hi, unit.text), a.var, flow.fn.name, product, line),
+                    kernel=flow.fn.name,
+                )
 
 
 def _product(flow, toks, lo, hi):
@@ -48,7 +51,12 @@ def _product(flow, toks, lo, hi):
     while k < hi - 1:
         depth += toks[k].text == "["
         depth -= toks[k].text == "]"
-        if k == lo or depth or toks[k].text != "*" or not (toks[k - 1].kind in ("id", "num") or toks[k - 1].text in OPERAND_END):
+        if (
+            k == lo
+            or depth
+            or toks[k].text != "*"
+            or not (toks[k - 1].kind in ("id", "num") or toks[k - 1].text in OPERAND_END)
+        ):
             k += 1
             continue
         factors = [_left(toks, lo, k)]
@@ -58,7 +66,12 @@ def _product(flow, toks, lo, hi):
         tags = [flow.expr_tags(toks, *f) for f in factors]
         sizes = [f for f, t in zip(factors, tags) if "size" in t and "grid" not in t]
         if any("grid" in t for t in tags) and (len(sizes) > 1 or any(toks[f[1] - 1].text == "]" for f in sizes)):
-            return " ".join(t.text for t in toks[factors[0][0]:factors[-1][1]]).replace(" . ", ".").replace(" [ ", "[").replace(" ]", "]")
+            return (
+                " ".join(t.text for t in toks[factors[0][0] : factors[-1][1]])
+                .replace(" . ", ".")
+                .replace(" [ ", "[")
+                .replace(" ]", "]")
+            )
     return None
 
 
@@ -142,8 +155,12 @@ def message(detail: str, var: str, kernel: str, product: str, line: int) -> str:
 
 
 RULE = Rule(
-    code="MPS021", name="narrow-kernel-offset", severity=Severity.WARNING, reads=(),
-    message=message, check=check,
+    code="MPS021",
+    name="narrow-kernel-offset",
+    severity=Severity.WARNING,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 Finds locals of a kernel declared `uint`, `int`, `uint32_t`, `int32_t` or

@@ -1,4 +1,5 @@
 """MPS900: a file of the tree that could not be read or parsed (the readers record it; reported here)."""
+
 from migrate.model import Finding, ParseError, Severity, Span
 from migrate.rulebook import Doc, FixSafety, Rule, all_rules
 from migrate.tree import file_kind
@@ -6,8 +7,10 @@ from migrate.tree import file_kind
 
 def check(ix) -> list[Finding]:
     tree = ix.tree
-    return [RULE.finding(_error_span(e, tree.sources.get(e.path)), message(e.message + _incomplete_checks(e)))
-            for e in tree.errors]
+    return [
+        RULE.finding(_error_span(e, tree.sources.get(e.path)), message(e.message + _incomplete_checks(e)))
+        for e in tree.errors
+    ]
 
 
 def _error_span(e: ParseError, data: bytes | None) -> Span:
@@ -36,8 +39,12 @@ def message(detail: str) -> str:
 
 
 RULE = Rule(
-    code="MPS900", name="parse-error", severity=Severity.ERROR, reads=(),
-    message=message, check=check,
+    code="MPS900",
+    name="parse-error",
+    severity=Severity.ERROR,
+    reads=(),
+    message=message,
+    check=check,
     doc=Doc(
         summary="""\
 A file of the tree could not be read or parsed (malformed yaml, non-UTF-8

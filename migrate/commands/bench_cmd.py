@@ -1,4 +1,5 @@
 """mps-migrate bench: print a script that times a family on a Mac before and after a change."""
+
 from __future__ import annotations
 
 import sys
@@ -29,8 +30,11 @@ def run(args) -> int:
             _write_new(args.output, text)
         except OSError as exc:
             raise UsageError(f"cannot write: {exc.strerror or exc}", str(args.output)) from None
-        print(f"mps-migrate: run `python {args.output} --label before` on a Mac, rebuild with the change, "
-              f"then `--label after`", file=sys.stderr)
+        print(
+            f"mps-migrate: run `python {args.output} --label before` on a Mac, rebuild with the change, "
+            f"then `--label after`",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(text)
     return 0

@@ -1,4 +1,5 @@
 """mps-migrate cache: where the caches are, their sizes, and clean-up."""
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,13 @@ HELP = "show the cache folder and its size, or clean it (`cache clean [--older-t
 
 def add_arguments(p) -> None:
     p.add_argument("action", nargs="?", choices=("info", "clean"), default="info")
-    p.add_argument("--older-than", type=float, metavar="DAYS",
-                   help=f"clean only entries written more than DAYS days ago (entries older than {MAX_AGE_DAYS} "
-                        "days are dropped automatically once a day)")
+    p.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help=f"clean only entries written more than DAYS days ago (entries older than {MAX_AGE_DAYS} "
+        "days are dropped automatically once a day)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 

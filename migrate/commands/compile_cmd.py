@@ -1,4 +1,5 @@
 """mps-migrate compile: build every Metal kernel file of a tree (or the given files) and report per file."""
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,19 @@ KERNELS = Path("aten/src/ATen/native/mps/kernels")
 
 
 def add_arguments(p) -> None:
-    p.add_argument("paths", nargs="*", type=Path, metavar="TREE|FILES",
-                   help="a PyTorch tree (default: the current directory's) or .metal files")
-    p.add_argument("--backend", choices=("cpu", "cuda"), default="cuda",
-                   help="cuda: PTX for sm_90, checked with ptxas where present (default); cpu: a shared library")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="TREE|FILES",
+        help="a PyTorch tree (default: the current directory's) or .metal files",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("cpu", "cuda"),
+        default="cuda",
+        help="cuda: PTX for sm_90, checked with ptxas where present (default); cpu: a shared library",
+    )
     p.add_argument("--root", type=Path, help="tree whose c10/metal and aten/src headers FILES include")
     p.add_argument("--jobs", "-j", type=int, default=max(1, min(8, os.cpu_count() or 1)), help="parallel builds")
     p.add_argument("--format", choices=("text", "json"), default="text")

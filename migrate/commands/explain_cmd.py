@@ -1,4 +1,5 @@
 """mps-migrate explain: the static, MPS-focused dispatch table of a family."""
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,10 @@ def run(args) -> int:
         return 0
     width = max(len(r.overload) for r in routes)
     for r in routes:
-        print(f"{r.overload:<{width}}  {r.impl:<10} via {r.via_label:<14} kernel {r.kernel or '-'}"
-              f"{'  @ ' + r.defined_at.where if r.defined_at else ''}")
+        print(
+            f"{r.overload:<{width}}  {r.impl:<10} via {r.via_label:<14} kernel {r.kernel or '-'}"
+            f"{'  @ ' + r.defined_at.where if r.defined_at else ''}"
+        )
         for hop in r.hops:
             print(f"{'':<{width}}    -> {hop}")
     return 0

@@ -1,4 +1,5 @@
 """mps-migrate fix FAMILY: every fix for one operator family."""
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,12 @@ def add_arguments(p) -> None:
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (stale xfails)")
     p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing")
     p.add_argument("--format", default="full", choices=FORMATS, help="report format for what remains")
-    p.add_argument("--fail-on", choices=SEVERITIES, default="warning",
-                   help="exit 1 only for remaining findings at or above this severity (default: warning)")
+    p.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        default="warning",
+        help="exit 1 only for remaining findings at or above this severity (default: warning)",
+    )
     p.add_argument("-o", "--output", type=Path)
 
 
@@ -54,5 +59,13 @@ def run(args) -> int:
     args.fix = not args.diff
     args.statistics = False
     args.exit_zero = False
-    return apply_fixes(args, root, load_config(root), None, keep=keep, tree=tree, family=fam,
-                       on_written=lambda index: print_next_steps(index, fam))
+    return apply_fixes(
+        args,
+        root,
+        load_config(root),
+        None,
+        keep=keep,
+        tree=tree,
+        family=fam,
+        on_written=lambda index: print_next_steps(index, fam),
+    )

@@ -1,4 +1,5 @@
 """mps-migrate lint."""
+
 from __future__ import annotations
 
 import sys
@@ -31,18 +32,29 @@ def add_arguments(lint) -> None:
     lint.add_argument("--select", type=parse_codes, help="comma-separated codes or prefixes to enable")
     lint.add_argument("--extend-select", type=parse_codes, default=[])
     lint.add_argument("--ignore", type=parse_codes, default=None, help="comma-separated codes or prefixes to disable")
-    lint.add_argument("--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores")
+    lint.add_argument(
+        "--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores"
+    )
     lint.add_argument("--statistics", action="store_true", help="count findings per rule")
     lint.add_argument("--fix", action="store_true", help="apply safe fixes")
     lint.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     lint.add_argument("--diff", action="store_true", help="print fixes as a unified diff, write nothing")
     lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    lint.add_argument("--fail-on", choices=SEVERITIES, default="warning",
-                      help="exit 1 only for findings at or above this severity (default: warning; advice alone exits 0)")
-    lint.add_argument("--since", metavar="REV",
-                      help="report and fix only findings the same files did not have at git revision REV (hooks: HEAD)")
+    lint.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        default="warning",
+        help="exit 1 only for findings at or above this severity (default: warning; advice alone exits 0)",
+    )
+    lint.add_argument(
+        "--since",
+        metavar="REV",
+        help="report and fix only findings the same files did not have at git revision REV (hooks: HEAD)",
+    )
     lint.add_argument("--baseline", type=Path, metavar="FILE", help="do not report the findings recorded in FILE")
-    lint.add_argument("--write-baseline", type=Path, metavar="FILE", help="record every current finding in FILE, exit 0")
+    lint.add_argument(
+        "--write-baseline", type=Path, metavar="FILE", help="record every current finding in FILE, exit 0"
+    )
     lint.add_argument("-o", "--output", type=Path, help="write the report to this file")
 
 
@@ -107,8 +119,10 @@ def run(args) -> int:
         from migrate.fixloop import fix_to_fixed_point
 
         outcome = fix_to_fixed_point(root, config, only, unsafe=args.unsafe_fixes, keep=_unknown(known), tree=tree)
-        fixed_texts = {p: (outcome.original[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
-                       for p, new in outcome.new.items()}
+        fixed_texts = {
+            p: (outcome.original[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
+            for p, new in outcome.new.items()
+        }
     report(args, root, sources, findings, fixed_texts, hidden=len(every) - len(findings))
     if args.format == "lintrunner" or args.exit_zero:
         return EXIT_OK
@@ -124,8 +138,9 @@ def _unknown(known: Counter | None):
     return lambda f, index: fingerprint(f, index.tree.sources) not in known
 
 
-def apply_fixes(args, root: Path, config, only, keep=None, tree=None, on_written=None, known=None,
-                family: str | None = None) -> int:
+def apply_fixes(
+    args, root: Path, config, only, keep=None, tree=None, on_written=None, known=None, family: str | None = None
+) -> int:
     """--diff: print what the fixes change, write nothing. --fix: write, then report what remains
     (``on_written(index of the fixed tree)`` runs after the write). ``known``: findings left alone."""
     from migrate.apply import unified_diff
@@ -166,7 +181,11 @@ def report(args, root: Path, sources, findings, fixed_texts, hidden: int = 0) ->
     if args.statistics:
         _emit(args, statistics(findings), f"statistics of {len(findings)} finding(s)")
     else:
-        _emit(args, render(findings, args.format, root, sources, fixed_texts), f"{len(findings)} finding(s) ({args.format})")
+        _emit(
+            args,
+            render(findings, args.format, root, sources, fixed_texts),
+            f"{len(findings)} finding(s) ({args.format})",
+        )
     if args.format == "lintrunner" and not args.statistics:
         return
     text = summary(findings, args.fail_on, hidden)

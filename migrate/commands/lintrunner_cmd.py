@@ -3,6 +3,7 @@
 Prints lintrunner JSON lines and always exits 0, as lintrunner requires: its own failures
 (bad paths, unreadable trees, crashes) become one message with ``path`` null.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,15 +21,34 @@ def add_arguments(p) -> None:
     p.add_argument("paths", nargs="*", help="files, or @FILE holding one path per line (lintrunner's {{PATHSFILE}})")
     p.add_argument("--select", type=parse_codes, help="comma-separated codes or prefixes to enable")
     p.add_argument("--ignore", type=parse_codes, default=None, help="comma-separated codes or prefixes to disable")
-    p.add_argument("--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores")
+    p.add_argument(
+        "--extend-ignore", type=parse_codes, default=[], help="disable these too, keeping the configured ignores"
+    )
     p.add_argument("--unsafe-fixes", action="store_true", help="also offer fixes marked unsafe")
-    p.add_argument("--since", metavar="REV",
-                   help="report only findings the same files did not have at git revision REV (e.g. HEAD)")
+    p.add_argument(
+        "--since",
+        metavar="REV",
+        help="report only findings the same files did not have at git revision REV (e.g. HEAD)",
+    )
 
 
 def failure(description: str, name: str = "mps-migrate failed") -> str:
-    return json.dumps({"path": None, "line": None, "char": None, "code": "MPSMIGRATE", "severity": "error",
-                       "name": name, "original": None, "replacement": None, "description": description}) + "\n"
+    return (
+        json.dumps(
+            {
+                "path": None,
+                "line": None,
+                "char": None,
+                "code": "MPSMIGRATE",
+                "severity": "error",
+                "name": name,
+                "original": None,
+                "replacement": None,
+                "description": description,
+            }
+        )
+        + "\n"
+    )
 
 
 def expand(paths: list[str]) -> list[str]:
@@ -69,8 +89,10 @@ def lint_files(args, files: list[str]) -> str:
         if args.since:
             findings = subtract(findings, known_at_revision(root, args.since, config, rels), tree.sources)
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
-        texts = {p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
-                 for p, new in plan.new_texts.items()}
+        texts = {
+            p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
+            for p, new in plan.new_texts.items()
+        }
         out.append(lintrunner(findings, root, texts, plan.applied))
     return "".join(out)
 

@@ -1,4 +1,5 @@
 """mps-migrate port: generate the native Metal replacement of an MPSGraph operator family."""
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,18 @@ from migrate.index import Index
 from migrate.tree import find_root, load_tree
 
 # constructs of PortBlocked a skeleton does not help with (the tree's target files, existing kernels)
-NO_SKELETON_HINT = ("no kernel file", "pre-c10/metal kernel file", "no host file", "pre-c10/metal host file",
-                    "skeleton placeholder", "half-ported", "no binary registration macro", "no binary launch",
-                    "no unary launch", "run-time scalar (era)")
+NO_SKELETON_HINT = (
+    "no kernel file",
+    "pre-c10/metal kernel file",
+    "no host file",
+    "pre-c10/metal host file",
+    "skeleton placeholder",
+    "half-ported",
+    "no binary registration macro",
+    "no binary launch",
+    "no unary launch",
+    "run-time scalar (era)",
+)
 
 HELP = "port an MPSGraph operator family to a native Metal kernel (prints the patch; --write applies it)"
 
@@ -25,12 +35,18 @@ def add_arguments(p) -> None:
     p.add_argument("--root", default=".", help="the PyTorch tree (default: .)")
     p.add_argument("--write", action="store_true", help="apply the patch (atomic writes)")
     p.add_argument("--list", action="store_true", help="every MPSGraph-routed family: portable or not, and why")
-    p.add_argument("--skeleton", action="store_true",
-                   help="write a hand-completion skeleton instead (functor with a TODO listing the old graph's "
-                        "selectors, registrations, host stub; no dispatch change), for any MPSGraph-routed family")
-    p.add_argument("--all", action="store_true",
-                   help="port every portable family, verify each against torch CPU, print one table "
-                        "(--write writes only the families whose verify passed)")
+    p.add_argument(
+        "--skeleton",
+        action="store_true",
+        help="write a hand-completion skeleton instead (functor with a TODO listing the old graph's "
+        "selectors, registrations, host stub; no dispatch change), for any MPSGraph-routed family",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="port every portable family, verify each against torch CPU, print one table "
+        "(--write writes only the families whose verify passed)",
+    )
     p.add_argument("--patch-dir", metavar="DIR", help="with --all: write one patch file per ported family here")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output of --list and --all")
 
@@ -77,7 +93,11 @@ def run(args) -> int:
     except PortBlocked as exc:
         where = f" ({exc.where})" if exc.where else ""
         what = "write a skeleton for" if args.skeleton else "port"
-        hint = "; --skeleton writes a hand-completion skeleton" if not args.skeleton and exc.construct not in NO_SKELETON_HINT else ""
+        hint = (
+            "; --skeleton writes a hand-completion skeleton"
+            if not args.skeleton and exc.construct not in NO_SKELETON_HINT
+            else ""
+        )
         raise UsageError(f"cannot {what} {args.family}: {exc.reason}{where}{hint}") from None
     try:
         new = apply_edits(tree.sources, port.edits)
@@ -91,11 +111,17 @@ def run(args) -> int:
         return 0
     write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
     if args.skeleton:
-        print(f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
-              f"{len(new)} file(s) written", file=sys.stderr)
+        print(
+            f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
+            f"{len(new)} file(s) written",
+            file=sys.stderr,
+        )
         return 0
-    print(f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
-          f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written", file=sys.stderr)
+    print(
+        f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
+        f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written",
+        file=sys.stderr,
+    )
     print_next_steps(ix, args.family)
     return 0
 
@@ -139,7 +165,10 @@ def _run_all(args, root: Path, tree, ix: Index) -> int:
     else:
         sys.stdout.write(table(rows))
     counts = {k: sum(r.verify == k for r in rows) for k in ("pass", "pass*", "FAIL", "not run", "blocked")}
-    print(f"{len(rows)} MPSGraph-routed families: {counts['pass']} ported and verified, {counts['pass*']} verified "
-          f"except where the tree's own kernels fail too, {counts['FAIL']} failed verify, {counts['not run']} not "
-          f"verified, {counts['blocked']} blocked" + (f"; wrote {len(written)}" if args.write else ""), file=sys.stderr)
+    print(
+        f"{len(rows)} MPSGraph-routed families: {counts['pass']} ported and verified, {counts['pass*']} verified "
+        f"except where the tree's own kernels fail too, {counts['FAIL']} failed verify, {counts['not run']} not "
+        f"verified, {counts['blocked']} blocked" + (f"; wrote {len(written)}" if args.write else ""),
+        file=sys.stderr,
+    )
     return 0 if not counts["FAIL"] else 1

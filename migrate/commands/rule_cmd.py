@@ -1,4 +1,5 @@
 """mps-migrate rule: documentation of one rule, or the list of all."""
+
 from __future__ import annotations
 
 import json
@@ -24,14 +25,29 @@ def run(args) -> int:
         if args.format == "markdown":
             print(rule_table(), end="")
         elif args.format == "json":
-            print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "fix": r.fix_safety}
-                              for r in rules.values()], indent=2))
+            print(
+                json.dumps(
+                    [
+                        {"code": r.code, "name": r.name, "severity": r.severity, "fix": r.fix_safety}
+                        for r in rules.values()
+                    ],
+                    indent=2,
+                )
+            )
         else:
             width = max(80, shutil.get_terminal_size((100, 24)).columns)
             for r in rules.values():
                 head = f"{r.code}  {r.name:<28} {r.severity:<8} "
-                print(textwrap.fill(first_sentence(r.doc.summary), width, initial_indent=head,
-                                    subsequent_indent=" " * len(head), break_on_hyphens=False, break_long_words=False))
+                print(
+                    textwrap.fill(
+                        first_sentence(r.doc.summary),
+                        width,
+                        initial_indent=head,
+                        subsequent_indent=" " * len(head),
+                        break_on_hyphens=False,
+                        break_long_words=False,
+                    )
+                )
         return 0
     code = args.code.upper()
     if code not in rules:
@@ -39,9 +55,22 @@ def run(args) -> int:
     r = rules[code]
     if args.format == "json":
         d = r.doc
-        print(json.dumps({"code": r.code, "name": r.name, "severity": r.severity, "message": r.message_template,
-                          "summary": d.summary, "why": d.why, "example": d.example, "fix": d.fix,
-                          "fix_safety": d.fix_safety}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "code": r.code,
+                    "name": r.name,
+                    "severity": r.severity,
+                    "message": r.message_template,
+                    "summary": d.summary,
+                    "why": d.why,
+                    "example": d.example,
+                    "fix": d.fix,
+                    "fix_safety": d.fix_safety,
+                },
+                indent=2,
+            )
+        )
     else:
         print(r.text(), end="")
     return 0

@@ -1,4 +1,5 @@
 """mps-migrate status."""
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,16 @@ FORMATS = ("text", "markdown", "html", "json")
 def add_arguments(p) -> None:
     p.add_argument("--root", default=".", help="the PyTorch tree (default: the one holding the current folder)")
     p.add_argument("--format", default="text", choices=FORMATS)
-    p.add_argument("--compare", metavar="OTHER_ROOT",
-                   help="baseline tree (e.g. an older release): report progress from it to --root")
-    p.add_argument("--graph-cache", action="store_true",
-                   help="list every graph-cache site (LookUpOrCreateCachedGraph, ...) with the overloads reaching it")
+    p.add_argument(
+        "--compare",
+        metavar="OTHER_ROOT",
+        help="baseline tree (e.g. an older release): report progress from it to --root",
+    )
+    p.add_argument(
+        "--graph-cache",
+        action="store_true",
+        help="list every graph-cache site (LookUpOrCreateCachedGraph, ...) with the overloads reaching it",
+    )
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
 
 
@@ -43,7 +50,10 @@ def _graph_cache(args) -> str:
     if args.compare:
         before = sites(args.compare)
         if args.format == "json":
-            return json.dumps({"before": graph_cache.to_json(before), "after": graph_cache.to_json(after)}, indent=2) + "\n"
+            return (
+                json.dumps({"before": graph_cache.to_json(before), "after": graph_cache.to_json(after)}, indent=2)
+                + "\n"
+            )
         return graph_cache.render_change(before, after)
     if args.format == "json":
         return json.dumps(graph_cache.to_json(after), indent=2) + "\n"
@@ -65,8 +75,10 @@ def run(args) -> int:  # imports inside: building the CLI parser should not pay 
         from migrate.apply import atomic_write
 
         atomic_write(args.output, text.encode("utf-8"))
-        print(f"mps-migrate: wrote the {args.format} {'progress' if args.compare else 'status'} to {args.output}",
-              file=sys.stderr)
+        print(
+            f"mps-migrate: wrote the {args.format} {'progress' if args.compare else 'status'} to {args.output}",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(text)
     return 0
@@ -77,11 +89,14 @@ def _render(s, fmt: str) -> str:
         return json.dumps(s.to_json(), indent=2) + "\n"
     if fmt == "markdown":
         from migrate.status.markdown import render_markdown
+
         return render_markdown(s)
     if fmt == "html":
         from migrate.status.html import render_html
+
         return render_html(s)
     from migrate.status.text import render_text
+
     return render_text(s)
 
 
@@ -90,9 +105,12 @@ def _render_progress(p, fmt: str) -> str:
         return json.dumps(p.to_json(), indent=2) + "\n"
     if fmt == "markdown":
         from migrate.status.markdown import render_progress_markdown
+
         return render_progress_markdown(p)
     if fmt == "html":
         from migrate.status.html import render_progress_html
+
         return render_progress_html(p)
     from migrate.status.text import render_progress_text
+
     return render_progress_text(p)

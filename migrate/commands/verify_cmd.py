@@ -1,4 +1,5 @@
 """mps-migrate verify: run a family's Metal kernel as the host would and compare it with references."""
+
 from __future__ import annotations
 
 import sys
@@ -15,10 +16,16 @@ def add_arguments(p) -> None:
     p.add_argument("--root", type=Path, default=Path("."), help="any path inside the PyTorch tree")
     p.add_argument("--patch", metavar="FILE|-", help="unified diff applied in memory first (- reads stdin)")
     p.add_argument("--backend", choices=("cpu", "mps", "cuda", "auto"), default="cpu")
-    p.add_argument("--racecheck", action="store_true",
-                   help="cuda: run again under compute-sanitizer racecheck and memcheck; hazards fail")
-    p.add_argument("--large", action="store_true",
-                   help="cuda: also a case past 2^31 and one past 2^32 elements (32-bit indexing; GBs of GPU memory)")
+    p.add_argument(
+        "--racecheck",
+        action="store_true",
+        help="cuda: run again under compute-sanitizer racecheck and memcheck; hazards fail",
+    )
+    p.add_argument(
+        "--large",
+        action="store_true",
+        help="cuda: also a case past 2^31 and one past 2^32 elements (32-bit indexing; GBs of GPU memory)",
+    )
     p.add_argument("--dtypes", help="comma-separated torch dtype names (default: every registered input dtype)")
     p.add_argument("--layouts", help="comma-separated layouts (default: all; see rules/verify.yaml)")
     p.add_argument("--atol", type=float, help="absolute tolerance (default: torch.testing's per dtype)")
@@ -26,12 +33,24 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, help="input seed (default: rules/verify.yaml)")
     p.add_argument("--opt", type=int, choices=(0, 1, 2, 3), default=0, help="CPU backend optimisation level")
     p.add_argument("--checked", action="store_true", help="guard-page every buffer: out-of-bounds accesses fail")
-    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
-                   help="wall-clock limit per kernel launch; a kernel past it fails (default: 30)")
-    p.add_argument("--compile-timeout", type=_seconds, metavar="SECONDS",
-                   help="limit per compiler stage; a shader past it is a compile error (default: 600)")
-    p.add_argument("--no-opinfo", action="store_true",
-                   help="skip the installed torch's OpInfo samples (layout 'opinfo'; importing op_db takes seconds)")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="wall-clock limit per kernel launch; a kernel past it fails (default: 30)",
+    )
+    p.add_argument(
+        "--compile-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="limit per compiler stage; a shader past it is a compile error (default: 600)",
+    )
+    p.add_argument(
+        "--no-opinfo",
+        action="store_true",
+        help="skip the installed torch's OpInfo samples (layout 'opinfo'; importing op_db takes seconds)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -54,6 +73,7 @@ def _progress():
     def show(done: int, total: int) -> None:
         end = "\n" if done == total else ""
         print(f"\rverify: {done}/{total} cases", end=end, file=sys.stderr, flush=True)
+
     return show
 
 
@@ -78,14 +98,26 @@ def run(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     layouts = [x.strip() for x in args.layouts.split(",") if x.strip()] if args.layouts else None
-    opts = Options(backend=args.backend, dtypes=dtypes, layouts=layouts, atol=args.atol, rtol=args.rtol,
-                   seed=args.seed, opt=args.opt, checked=args.checked, timeout=args.timeout,
-                   compile_timeout=args.compile_timeout, progress=_progress(),
-                   opinfo=not args.no_opinfo, large=args.large)
+    opts = Options(
+        backend=args.backend,
+        dtypes=dtypes,
+        layouts=layouts,
+        atol=args.atol,
+        rtol=args.rtol,
+        seed=args.seed,
+        opt=args.opt,
+        checked=args.checked,
+        timeout=args.timeout,
+        compile_timeout=args.compile_timeout,
+        progress=_progress(),
+        opinfo=not args.no_opinfo,
+        large=args.large,
+    )
     if args.large and args.backend != "cuda":
         raise UsageError("--large needs --backend cuda (tensors of 2^31 and 2^32 elements, on the GPU)")
     if args.racecheck:
         from migrate.device.cuda.sanitizer import verify_under_sanitizers
+
         return verify_under_sanitizers(args)
     patch = _read_patch(args.patch) if args.patch else None
     try:

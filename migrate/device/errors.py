@@ -1,4 +1,5 @@
 """Exceptions raised by migrate.device backends."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,8 +61,15 @@ class KernelRuntimeError(DeviceError, RuntimeError):
 class OutOfBoundsAccess(KernelRuntimeError):
     """A checked launch touched memory outside a bound buffer."""
 
-    def __init__(self, message: str, kernel: str, argument: int | None, byte_offset: int | None,
-                 thread_position: tuple[int, int, int], threadgroup_position: tuple[int, int, int]):
+    def __init__(
+        self,
+        message: str,
+        kernel: str,
+        argument: int | None,
+        byte_offset: int | None,
+        thread_position: tuple[int, int, int],
+        threadgroup_position: tuple[int, int, int],
+    ):
         super().__init__(message)
         self.kernel = kernel
         self.argument = argument
@@ -77,9 +85,15 @@ class KernelFault(KernelRuntimeError):
     positions are known for faults caught in checked mode, else None.
     """
 
-    def __init__(self, message: str, kernel: str, signal: str, address: int | None = None,
-                 thread_position: tuple[int, int, int] | None = None,
-                 threadgroup_position: tuple[int, int, int] | None = None):
+    def __init__(
+        self,
+        message: str,
+        kernel: str,
+        signal: str,
+        address: int | None = None,
+        thread_position: tuple[int, int, int] | None = None,
+        threadgroup_position: tuple[int, int, int] | None = None,
+    ):
         super().__init__(message)
         self.kernel = kernel
         self.signal = signal

@@ -1,4 +1,5 @@
 """Launch geometry shared by the backends (dispatchThreads semantics)."""
+
 from __future__ import annotations
 
 from numbers import Integral
@@ -43,5 +44,6 @@ def geometry(args, threads, group_size) -> tuple[tuple[int, int, int], tuple[int
         raise KernelArgumentError(f"group_size must be positive, got {group_size!r}")
     if g[0] * g[1] * g[2] > MAX_THREADS_PER_GROUP:
         raise KernelArgumentError(
-            f"group_size {list(g)} has {g[0] * g[1] * g[2]} threads; Metal allows at most {MAX_THREADS_PER_GROUP}")
+            f"group_size {list(g)} has {g[0] * g[1] * g[2]} threads; Metal allows at most {MAX_THREADS_PER_GROUP}"
+        )
     return t, g

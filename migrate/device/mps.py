@@ -1,6 +1,7 @@
 """MPS backend: a thin wrapper of torch.mps.compile_shader with the CPU
 backend's interface. UNTESTED here (no Apple GPU); only its argument handling
 (`prepare_call`, `embed_includes`) is unit-tested."""
+
 from __future__ import annotations
 
 import re
@@ -38,9 +39,14 @@ def prepare_call(name: str, args: tuple, threads, group_size) -> tuple[list, dic
     for i, a in enumerate(args):
         if type(a).__module__ == "numpy" and hasattr(a, "__array_interface__"):
             import torch
+
             a = torch.from_numpy(a).to("mps")
-        elif hasattr(a, "device") and hasattr(a, "data_ptr") and getattr(a.device, "type", "mps") != "mps" \
-                and a.dim() > 0:
+        elif (
+            hasattr(a, "device")
+            and hasattr(a, "data_ptr")
+            and getattr(a.device, "type", "mps") != "mps"
+            and a.dim() > 0
+        ):
             raise KernelArgumentError(f"{name}: argument {i} is on {a.device}; the mps backend needs MPS tensors")
         elif isinstance(a, (list, tuple)) and not all(isinstance(v, (int, float, bool)) for v in a):
             raise KernelArgumentError(f"{name}: argument {i}: tuples/lists must hold numbers")
@@ -78,12 +84,14 @@ class MpsBackend:
 
     def __init__(self, root: str | Path | None = None):
         from . import mps_available
+
         if not mps_available():
             raise BackendUnavailable("the mps backend needs an Apple GPU (torch.backends.mps.is_available())")
         self.root = Path(root) if root is not None else None
 
     def compile_shader(self, source: str, include_dirs=None, **_ignored) -> MpsLibrary:
         import torch
+
         dirs = [Path(p) for p in include_dirs or []]
         if self.root is not None and (self.root / "c10" / "metal").is_dir():
             dirs.append(self.root)

@@ -1,4 +1,5 @@
 """The lines after a report: counts by severity, what --fix would do, what decides the exit code."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,7 +24,9 @@ def summary(findings: list[Finding], fail_on: str = "warning", hidden: int = 0) 
     if not findings:
         return f"All checks passed.{hid}\n"
     sev = Counter(f.severity for f in findings)
-    lines = [f"Found {_n(len(findings), 'finding')}: " + ", ".join(_n(sev[s], s) for s in SEVERITIES if sev[s]) + f".{hid}"]
+    lines = [
+        f"Found {_n(len(findings), 'finding')}: " + ", ".join(_n(sev[s], s) for s in SEVERITIES if sev[s]) + f".{hid}"
+    ]
     safe = sum(1 for f in findings if f.fix and f.fix.safe)
     unsafe = sum(1 for f in findings if f.fix and not f.fix.safe)
     if safe or unsafe:

@@ -8,6 +8,7 @@ Scalar (a constant from ``s.to<double>()`` or a scalar placeholder) becomes an a
 (``REGISTER_*_ALPHA_OP``, ``exec_*_kernel(iter, "name", alpha)``).  The selector table is
 rules/mpsgraph.yaml.
 """
+
 from __future__ import annotations
 
 

@@ -10,6 +10,7 @@ every failing cell is one where the tree's own native kernel of the same launch 
 unpatched, the baseline) fails in the same (dtype, layout): the emulated host, or upstream's host,
 behaves that way for every kernel of that convention, the port did not bring it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,8 +36,14 @@ class Row:
     base: dict[str, bytes] = field(default_factory=dict)  # that tree's changed files
 
     def as_json(self) -> dict:
-        return {"family": self.family, "target": self.target, "convention": self.convention,
-                "verify": self.verify, "detail": self.detail, "behaviour_changes": self.changes}
+        return {
+            "family": self.family,
+            "target": self.target,
+            "convention": self.convention,
+            "verify": self.verify,
+            "detail": self.detail,
+            "behaviour_changes": self.changes,
+        }
 
 
 def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
@@ -134,11 +141,15 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
             r.verify = "pass*"
             parts = []
             if len(fails) > len(refused):
-                parts.append(f"{len(fails) - len(refused)} cell(s) fail as the tree's own {base[0]} kernel does: "
-                             + ", ".join(sorted({c.layout for c in fails if c not in refused})))
+                parts.append(
+                    f"{len(fails) - len(refused)} cell(s) fail as the tree's own {base[0]} kernel does: "
+                    + ", ".join(sorted({c.layout for c in fails if c not in refused}))
+                )
             if refused:
-                parts.append(f"{len(refused)} cell(s) are calls torch CPU refuses (judged against the old graph): "
-                             + ", ".join(sorted({f"{c.dtype} {c.layout}" for c in refused})))
+                parts.append(
+                    f"{len(refused)} cell(s) are calls torch CPU refuses (judged against the old graph): "
+                    + ", ".join(sorted({f"{c.dtype} {c.layout}" for c in refused}))
+                )
             r.detail = "; ".join(parts)
         else:
             c = own_fails[0]

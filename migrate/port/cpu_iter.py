@@ -5,6 +5,7 @@ inputs in that iterator's order: ``log_sigmoid_backward_cpu_out(grad_output, inp
 builds (input, buffer, grad_output), three inputs where the graph read two.  Read from the kernel's
 definition in the tree's native ``.cpp`` files (port time only; lint never reads them this way).
 """
+
 from __future__ import annotations
 
 import re
@@ -50,7 +51,7 @@ def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes
         for j in range(i, len(code)):
             depth += (code[j] == 0x7B) - (code[j] == 0x7D)
             if depth == 0:
-                return params, code[i:j + 1]
+                return params, code[i : j + 1]
     return None
 
 
@@ -110,8 +111,10 @@ def ranks(pos: list[int]) -> list[int]:
 def negated_scalars(root, kernel: str, stub: str) -> list[str]:
     """Scalar arguments ``kernel`` (a structured TORCH_IMPL_FUNC or a plain definition) passes to ``stub``
     negated: sub_out calls add_stub(device_type(), *this, -alpha) -> ["alpha"]."""
-    heads = [rb"\bTORCH_IMPL_FUNC\s*\(\s*" + re.escape(kernel.encode()) + rb"\s*\)\s*\(([^()]*)\)\s*\{",
-             _heads(kernel, None)[0]]
+    heads = [
+        rb"\bTORCH_IMPL_FUNC\s*\(\s*" + re.escape(kernel.encode()) + rb"\s*\)\s*\(([^()]*)\)\s*\{",
+        _heads(kernel, None)[0],
+    ]
     call = re.compile(rb"\b" + re.escape(stub.encode()) + rb"\s*\(([^;]*)\)\s*;")
     for head in heads:
         got = _definition(str(root), head, kernel.encode())

@@ -4,6 +4,7 @@ A ``Node`` is an input, a scalar constant, a cast, or an op of rules/mpsgraph.ya
 ``evaluate_with_torch`` computes what the MPSGraph code computed, op by op in each
 node's dtype (as MPSGraph does), with the table's torch functions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,10 +14,30 @@ from migrate.tables import dtype_family
 
 # dtype names a graph cast or constant can carry ("like" = the dtype of another node)
 DTYPE_WORDS = {
-    "Bool": "bool", "Float": "float", "Float32": "float", "Half": "half", "Float16": "half", "BFloat16": "bfloat",
-    "Int": "int", "Int32": "int", "Long": "long", "Int64": "long", "Short": "short", "Int16": "short",
-    "Char": "char", "Int8": "char", "Byte": "uchar", "UInt8": "uchar", "kFloat": "float", "kHalf": "half",
-    "kBFloat16": "bfloat", "kInt": "int", "kLong": "long", "kBool": "bool", "kShort": "short", "kChar": "char",
+    "Bool": "bool",
+    "Float": "float",
+    "Float32": "float",
+    "Half": "half",
+    "Float16": "half",
+    "BFloat16": "bfloat",
+    "Int": "int",
+    "Int32": "int",
+    "Long": "long",
+    "Int64": "long",
+    "Short": "short",
+    "Int16": "short",
+    "Char": "char",
+    "Int8": "char",
+    "Byte": "uchar",
+    "UInt8": "uchar",
+    "kFloat": "float",
+    "kHalf": "half",
+    "kBFloat16": "bfloat",
+    "kInt": "int",
+    "kLong": "long",
+    "kBool": "bool",
+    "kShort": "short",
+    "kChar": "char",
     "kByte": "uchar",
 }
 FLOATING = dtype_family("float")  # rules/dtypes.yaml
@@ -124,8 +145,17 @@ def _torch_fn(spec: str):
     return obj
 
 
-_TORCH_DTYPES = {"bool": "bool", "float": "float32", "half": "float16", "bfloat": "bfloat16", "int": "int32",
-                 "long": "int64", "short": "int16", "char": "int8", "uchar": "uint8"}
+_TORCH_DTYPES = {
+    "bool": "bool",
+    "float": "float32",
+    "half": "float16",
+    "bfloat": "bfloat16",
+    "int": "int32",
+    "long": "int64",
+    "short": "int16",
+    "char": "int8",
+    "uchar": "uint8",
+}
 
 
 def torch_dtype(metal: str):
@@ -147,8 +177,9 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
     """
     import torch
 
-    if opmath and any(isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16)
-                      for x in inputs.values()):
+    if opmath and any(
+        isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16) for x in inputs.values()
+    ):
         low = next(x.dtype for x in inputs.values() if x.dtype in (torch.float16, torch.bfloat16))
         wide = {k: x.float() if isinstance(x, torch.Tensor) and x.dtype == low else x for k, x in inputs.items()}
         out = evaluate_with_torch(dag, wide)
@@ -189,7 +220,9 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
                 args = [cond, args[1].to(dt), args[2].to(dt)]
             else:
                 dts = [a.dtype for a in args]
-                dt = next((d for d in dts if d.is_floating_point), None) or next((d for d in dts if d != torch.bool), dts[0])
+                dt = next((d for d in dts if d.is_floating_point), None) or next(
+                    (d for d in dts if d != torch.bool), dts[0]
+                )
                 args = [a if a.dtype == dt else a.to(dt) for a in args]
             integral = not args[-1].is_floating_point()
             spec = rule.torch_int if integral and rule.torch_int else rule.torch

@@ -1,4 +1,5 @@
 """DAG -> Metal functor text and the dtype registrations it needs."""
+
 from __future__ import annotations
 
 import math
@@ -116,10 +117,15 @@ class _Emitter:
             tmpl = rule.metal if self.mode == "float" or rule.cls == "logical" else rule.metal_int
             if tmpl is None:
                 raise ValueError(f"{n.op} has no {'integer' if self.mode == 'int' else 'floating'} Metal form")
-            kind = "bool" if rule.returns_bool or (rule.cls == "select" and all(
-                self.expr(a)[1] == "bool" for a in n.args[1:])) else "num"
-            ops = [_strip(x) if any(f.format(i=i) in tmpl for f in ("({{{i}}})", "({{{i}}},", ", {{{i}}})"))
-                   else x for i, x in enumerate(ops)]
+            kind = (
+                "bool"
+                if rule.returns_bool or (rule.cls == "select" and all(self.expr(a)[1] == "bool" for a in n.args[1:]))
+                else "num"
+            )
+            ops = [
+                _strip(x) if any(f.format(i=i) in tmpl for f in ("({{{i}}})", "({{{i}}},", ", {{{i}}})")) else x
+                for i, x in enumerate(ops)
+            ]
             r = (tmpl.format(*ops), kind)
         if id(n) in self.shared and n.op not in LEAVES:
             var = f"t{len(self.lines)}"
@@ -162,7 +168,7 @@ def _body(dag: Dag, mode: str, ret: str) -> list[str]:
     if ret == "bool":
         value = e if kind == "bool" else f"({e} != 0)"
     elif ret == "T":
-        rest = e[len("static_cast<T>"):] if e.startswith("static_cast<T>(") else ""
+        rest = e[len("static_cast<T>") :] if e.startswith("static_cast<T>(") else ""
         value = e if rest and _strip(rest) != rest else f"static_cast<T>({_strip(e)})"
     else:  # float
         value = e if kind == "num" else f"float({e})"
@@ -176,7 +182,9 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
 
     traits = traits or MODERN_TRAITS
     names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())
-    params = ", ".join([f"const T {a}" for a in names] + ([f"const {struct_name(name)}<T> params"] if dag.params else []))
+    params = ", ".join(
+        [f"const T {a}" for a in names] + ([f"const {struct_name(name)}<T> params"] if dag.params else [])
+    )
     fret = "bool" if plan.float_out == "bool" else "T"
     overloads = []
     if plan.int_mode is None:
@@ -192,8 +200,12 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
     out = [f"struct {name}_functor {{"]
     if len(dag.ops()) > 1:
         shape = formula(dag)
-        out.insert(0, f"// Ported by mps-migrate from MPSGraph: {shape}" if len(shape) <= 80
-                   else "// Ported by mps-migrate from an MPSGraph graph")
+        out.insert(
+            0,
+            f"// Ported by mps-migrate from MPSGraph: {shape}"
+            if len(shape) <= 80
+            else "// Ported by mps-migrate from an MPSGraph graph",
+        )
     for head, ret, body in overloads:
         out.append(f"  {head}")
         out.append(f"  inline {ret} operator()({params}) {{")
@@ -206,8 +218,10 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
 def _exact(dag: Dag) -> bool:
     """Only comparisons and logic, the same expression for every dtype: computing in T is exact."""
     t = table()
-    return all(t.ops[o].cls == "logical" or (t.ops[o].cls == "predicate" and t.ops[o].metal == t.ops[o].metal_int)
-               for o in dag.ops()) and not any(n.op == "const" for n in dag.nodes())
+    return all(
+        t.ops[o].cls == "logical" or (t.ops[o].cls == "predicate" and t.ops[o].metal == t.ops[o].metal_int)
+        for o in dag.ops()
+    ) and not any(n.op == "const" for n in dag.nodes())
 
 
 def formula(dag: Dag) -> str:

@@ -6,6 +6,7 @@ pair; host ``lib.exec_unary_kernel(iter, "NAME")``.  Binary: the functor, regist
 own macro per input dtype; host ``mps::binary_mps_impl(iter, "NAME")``.  bfloat goes under the file's
 ``#if __METAL_VERSION__`` guard, as the file does.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,7 +35,7 @@ def _after_last_definition(data: bytes, target: Target) -> int:
     """Insert new code after the file's last top-level definition before its first instantiation macro use."""
     code = SourceFile(data).code
     first_define = code.find(b"#define")
-    head = code[: first_define] if first_define > 0 else code
+    head = code[:first_define] if first_define > 0 else code
     end = head.rfind(b"\n}")
     return _line_end(data, end + 1) if end >= 0 else len(data)
 
@@ -63,8 +64,9 @@ def host_name_literal(target: Target, name: str) -> str:
     return quoted.replace(' ""', "").replace('"" ', "")
 
 
-def unary_edits(target: Target, data: bytes, name: str, body: str, plan: Plan, scalar: str = "",
-                pairs: list | None = None) -> list[Edit]:
+def unary_edits(
+    target: Target, data: bytes, name: str, body: str, plan: Plan, scalar: str = "", pairs: list | None = None
+) -> list[Edit]:
     """The kernel text appended at the end of the file (after the file's last instantiations).
     ``scalar``: a run-time scalar the kernel takes as ``constant float& SCALAR [[buffer(2)]]``
     (migrate/port/scalar27.py); ``pairs``: the (in, out) dtypes to instantiate (default: the plan's
@@ -139,7 +141,7 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     hf = target.hf
     registered = {r.function for r in hf.registrations if r.macro == "REGISTER_DISPATCH"}
     call = re.compile(rb"\bbinary_mps_impl\s*\(")
-    fns = [f for f in hf.functions if f.name in registered and call.search(data[f.span.start:f.span.end])]
+    fns = [f for f in hf.functions if f.name in registered and call.search(data[f.span.start : f.span.end])]
     fpos = _line_end(data, max(f.span.end for f in fns) - 1) if fns else None
     regs = [r for r in hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
     if fpos is None or not regs:
@@ -147,7 +149,7 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     fn = f"{name}_mps_kernel"
     wrapper, wrapper_edits = promoting_wrapper(ix, target)
     call = target.impl_call.rsplit("binary_mps_impl", 1)[0] + wrapper
-    stub_text = f"\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, \"{name}\");\n}}\n"
+    stub_text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, "{name}");\n}}\n'
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
     from migrate.port.patch import dispatch_line
 
@@ -190,7 +192,7 @@ def promoting_wrapper(ix, target: Target) -> tuple[str, list[Edit]]:
 
     data = ix.tree.sources[target.hpath]
     for f in target.hf.functions:
-        if f.name != "binary_mps_impl" and promotes(data[f.span.start:f.span.end]):
+        if f.name != "binary_mps_impl" and promotes(data[f.span.start : f.span.end]):
             return f.name, []
     impl = next((f for f in target.hf.functions if f.name == "binary_mps_impl"), None)
     if impl is None:  # launched through a header's binary_mps_impl: no place for a wrapper, call it as is
@@ -204,4 +206,3 @@ def kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> lis
     if target.convention == "unary_1d":
         return unary_edits(target, data, name, body, plan)
     return binary_edits(target, data, name, body, plan)
-

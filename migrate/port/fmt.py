@@ -5,6 +5,7 @@ lines), so it is formatted on its own and the port stays a list of small inserti
 clang-format binary (pip's ``clang-format`` wheel is in the [verify] extra) or a ``.clang-format`` in the
 tree, the text stays as emitted (already written in clang-format's LLVM-like shape).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -39,10 +40,15 @@ def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[
 @lru_cache(maxsize=256)
 def _format(exe: str, style: str, path: str, text: str) -> str:
     lead = text[: len(text) - len(text.lstrip("\n"))]
-    body = text[len(lead):]
+    body = text[len(lead) :]
     try:
-        r = subprocess.run([exe, f"--style=file:{style}", f"--assume-filename={Path(path).name}"],
-                           input=body.encode(), capture_output=True, timeout=30, check=False)
+        r = subprocess.run(
+            [exe, f"--style=file:{style}", f"--assume-filename={Path(path).name}"],
+            input=body.encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return text
     if r.returncode != 0:

@@ -4,6 +4,7 @@
 an example input evaluated with torch on the old and the new subexpression.  The old DAG itself
 stays untouched: verify's old-MPSGraph reference is built from it.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,9 +77,19 @@ class Idiom:
 @lru_cache(maxsize=1)
 def idioms() -> tuple[Idiom, ...]:
     raw = load_table("port_idioms.yaml")
-    return tuple(Idiom(d["name"], parse(d["match"]), parse(d["emit"]), d["why"], dict(d.get("example") or {}),
-                       frozenset(d["families"]) if d.get("families") else None, frozenset(d.get("except") or ()),
-                       bool(d.get("whole"))) for d in raw["idioms"])
+    return tuple(
+        Idiom(
+            d["name"],
+            parse(d["match"]),
+            parse(d["emit"]),
+            d["why"],
+            dict(d.get("example") or {}),
+            frozenset(d["families"]) if d.get("families") else None,
+            frozenset(d.get("except") or ()),
+            bool(d.get("whole")),
+        )
+        for d in raw["idioms"]
+    )
 
 
 def _match(p: Pat, n: Node, env: dict) -> dict | None:
@@ -109,8 +120,11 @@ def _build(p: Pat, env: dict, like: Node | None, memo: dict | None = None) -> No
     if p.kind == "var":
         return env[p.name]
     if p not in memo:
-        memo[p] = (Node("const", value=p.value, like=like) if p.kind == "const"
-                   else Node(p.name, tuple(_build(a, env, like, memo) for a in p.args)))
+        memo[p] = (
+            Node("const", value=p.value, like=like)
+            if p.kind == "const"
+            else Node(p.name, tuple(_build(a, env, like, memo) for a in p.args))
+        )
     return memo[p]
 
 
@@ -137,8 +151,7 @@ def _defines(root: Path, name: str) -> bool:
             from migrate.device.cpu.backend import c10_metal_dirs
         except ImportError:  # pragma: no cover - the light install has no compiler
             return False
-        folder = next((d / "c10" / "metal" for d in c10_metal_dirs(root, []) if (d / "c10" / "metal").is_dir()),
-                      folder)
+        folder = next((d / "c10" / "metal" for d in c10_metal_dirs(root, []) if (d / "c10" / "metal").is_dir()), folder)
     if not folder.is_dir():
         return False
     rx = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(")
@@ -179,8 +192,9 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
         if not matched or (missing is None and not hits):
             continue
         if missing is not None:
-            notes.append(f"kept the old graph's {idiom.name} formula: the tree's c10/metal defines no {missing}; "
-                         f"{idiom.why}")
+            notes.append(
+                f"kept the old graph's {idiom.name} formula: the tree's c10/metal defines no {missing}; {idiom.why}"
+            )
             continue
         changes.append(f"behaviour change ({idiom.name}): {idiom.why}; {_example(idiom, hits[0])}")
     new = Dag(list(dag.inputs), out, dag.source, dag.alpha, notes=dag.notes, params=list(dag.params))

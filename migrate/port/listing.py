@@ -1,4 +1,5 @@
 """`port --list`: every MPSGraph-routed family, portable or not, and why."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -21,9 +22,11 @@ class Verdict:
 
 
 def verdict(ix: Index, family: str) -> Verdict:
-    overloads = tuple(e.overload_name for e in ix.families[family]
-                      if ix.routes[e.overload_name].impl in ("mpsgraph", "mixed")
-                      and ix.routes[e.overload_name].via == "explicit")
+    overloads = tuple(
+        e.overload_name
+        for e in ix.families[family]
+        if ix.routes[e.overload_name].impl in ("mpsgraph", "mixed") and ix.routes[e.overload_name].via == "explicit"
+    )
     try:
         impls, dag = translate_family(ix, family)
     except PortBlocked as exc:
@@ -32,8 +35,14 @@ def verdict(ix: Index, family: str) -> Verdict:
         port = plan_port(ix, family, torch_dtypes=False, cleanup=False)  # portable or not: the dtypes do not decide it
     except PortBlocked as exc:
         # a blocker about the tree's target files names no line of its own: the graph code being ported
-        return Verdict(family, "translatable", overloads, f"{dag.structure()} -- {exc.reason}", exc.construct,
-                       exc.where or impls[0].function.span.where)
+        return Verdict(
+            family,
+            "translatable",
+            overloads,
+            f"{dag.structure()} -- {exc.reason}",
+            exc.construct,
+            exc.where or impls[0].function.span.where,
+        )
     except NothingToPort as exc:  # pragma: no cover - translate_family already found overloads
         return Verdict(family, "blocked", overloads, str(exc), "nothing to port")
     return Verdict(family, "portable", overloads, f"{port.kind}: {dag.structure()}")
@@ -61,13 +70,16 @@ def summary(verdicts: list[Verdict], top: int = 10) -> str:
     n = Counter(v.status for v in verdicts)
     blockers = Counter(v.construct for v in verdicts if v.status == "blocked")
     targets = Counter(v.construct for v in verdicts if v.status == "translatable")
-    lines = [f"{len(verdicts)} MPSGraph-routed families: {n['portable']} portable, "
-             f"{n['translatable']} translatable but blocked by the tree's target files, {n['blocked']} blocked"]
+    lines = [
+        f"{len(verdicts)} MPSGraph-routed families: {n['portable']} portable, "
+        f"{n['translatable']} translatable but blocked by the tree's target files, {n['blocked']} blocked"
+    ]
     if blockers:
         lines.append("top blockers: " + ", ".join(f"{k} ({c})" for k, c in blockers.most_common(top)))
     if targets:
         lines.append("target-file blockers: " + ", ".join(f"{k} ({c})" for k, c in targets.most_common(top)))
     import textwrap
 
-    return "\n".join(w for line in lines for w in textwrap.wrap(line, 160, subsequent_indent="  ",
-                                                                 break_on_hyphens=False))
+    return "\n".join(
+        w for line in lines for w in textwrap.wrap(line, 160, subsequent_indent="  ", break_on_hyphens=False)
+    )

@@ -1,4 +1,5 @@
 """From a family to its MPSGraph implementations and the DAG their graph code builds."""
+
 from __future__ import annotations
 
 import re
@@ -50,8 +51,7 @@ def family_impls(ix: Index, family: str) -> list[Impl]:
             out.append(Impl(e, line, ix.functions[reg.function][0], reg))
             continue
         if len(defs) != 1:
-            raise PortBlocked(f"{line.kernel_name} has {len(defs)} definitions", "several definitions",
-                              line.span.where)
+            raise PortBlocked(f"{line.kernel_name} has {len(defs)} definitions", "several definitions", line.span.where)
         out.append(Impl(e, line, defs[0]))
     return out
 
@@ -84,7 +84,7 @@ def function_text(ix: Index, f: HostFunction) -> tuple[str, int]:
         if invs:
             text = expand(macros[f.via_macro], invs[0].args, macros)
             return text.decode("utf-8", "replace"), f.invocation.line
-    text = data[f.span.start:f.span.end]
+    text = data[f.span.start : f.span.end]
     used = {n: m for n, m in macros.items() if n.encode() in text}
     if used:
         text = expand_nested(text, used)
@@ -173,8 +173,11 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     except PortBlocked as exc:
         raise PortBlocked(exc.reason, exc.construct, where) from None
     if not blocks:
-        callees = [c for c in sorted(f.calls) if c in ix.functions and c != f.name
-                   and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1]
+        callees = [
+            c
+            for c in sorted(f.calls)
+            if c in ix.functions and c != f.name and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1
+        ]
         if _depth == 0 and len(callees) == 1:
             from migrate.port.specialise import call_literals
 
@@ -207,8 +210,9 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     dag.params.sort(key=lambda n: params.index(n.name) if n.name in params else len(params))  # the signature's order
     for n in dag.params:
         if n.name not in scalar_params(typed):
-            raise PortBlocked(f"constant from {n.name}, which is not a Scalar argument of the function",
-                              "run-time scalar", where)
+            raise PortBlocked(
+                f"constant from {n.name}, which is not a Scalar argument of the function", "run-time scalar", where
+            )
     return dag
 
 
@@ -238,12 +242,14 @@ def _resolve_alpha(dag: Dag, params, where: str) -> None:
     a = dag.alpha
     if a.name is None:
         if len(scalars) != 1:
-            raise PortBlocked(f"a scalar placeholder, and {len(scalars)} Scalar arguments to feed it from",
-                              "run-time scalar", where)
+            raise PortBlocked(
+                f"a scalar placeholder, and {len(scalars)} Scalar arguments to feed it from", "run-time scalar", where
+            )
         a.name = scalars[0]
     elif a.name not in scalars:
-        raise PortBlocked(f"constant from {a.name}, which is not a Scalar argument of the function",
-                          "run-time scalar", where)
+        raise PortBlocked(
+            f"constant from {a.name}, which is not a Scalar argument of the function", "run-time scalar", where
+        )
 
 
 def _params(text: str, line: int) -> list[o.Param]:

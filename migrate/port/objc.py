@@ -6,6 +6,7 @@ It reads what MPSGraph code in PyTorch's operations/*.mm is made of -- message s
 blocks ``^T(params) {...}`` and lambdas ``[&](params) {...}`` -- and nothing more.
 Anything else raises ``ObjcSyntaxError`` with the line it stopped at.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,7 +27,8 @@ class Tok:
     pos: int
 
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>[ \t\r\f\v]+|\\\n)
   | (?P<nl>\n)
   | (?P<comment>//[^\n]*|/\*.*?\*/)
@@ -35,7 +37,9 @@ _TOKEN = re.compile(r"""
   | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFuUlL]*|0[xX][0-9a-fA-F]+[uUlL]*)
   | (?P<id>[A-Za-z_]\w*)
   | (?P<op>::|->|&&|\|\||==|!=|<=|>=|<<|>>|\+\+|--|[-+*/%<>=!&|^~?:;,.(){}\[\]@#])
-""", re.S | re.X)
+""",
+    re.S | re.X,
+)
 
 
 def tokenize(text: str, first_line: int = 1) -> list[Tok]:
@@ -190,8 +194,18 @@ class Other:
 
 # ---------------------------------------------------------------------- parser
 _MODIFIERS = {"const", "static", "unsigned", "signed", "volatile", "struct", "__block", "constexpr"}
-_BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="), ("<<", ">>"),
-           ("+", "-"), ("*", "/", "%")]
+_BINARY = [
+    ("||",),
+    ("&&",),
+    ("|",),
+    ("^",),
+    ("&",),
+    ("==", "!="),
+    ("<", ">", "<=", ">="),
+    ("<<", ">>"),
+    ("+", "-"),
+    ("*", "/", "%"),
+]
 _LOOPS = {"for", "while", "do", "switch", "goto", "try"}
 
 
@@ -262,15 +276,19 @@ class Parser:
         t = self.tok
         if t.kind == "pp":
             self.take()
-            return Other("preprocessor " + t.text.split()[0].lstrip("#").strip() if t.text else "preprocessor", t.line,
-                         " ".join(t.text.split()))
+            return Other(
+                "preprocessor " + t.text.split()[0].lstrip("#").strip() if t.text else "preprocessor",
+                t.line,
+                " ".join(t.text.split()),
+            )
         if self.at(";"):
             self.take()
             return None
         if self.at("{"):
             return If(Name("true", t.line), self.compound(), (), t.line)
         if self.at("@") and self.peek().text == "autoreleasepool":
-            self.take(); self.take()
+            self.take()
+            self.take()
             return If(Name("true", t.line), self.compound(), (), t.line)
         if t.kind == "id" and t.text == "return":
             self.take()
@@ -425,7 +443,9 @@ class Parser:
                     raise ObjcSyntaxError("expected a member name", name.line)
                 e = Member(e, name.text, t.text == "->", t.line)
                 if self.at("<") and self.peek().kind == "id" and self.peek(2).text == ">":
-                    self.take(); self.take(); self.take()  # x.to<double>()
+                    self.take()
+                    self.take()
+                    self.take()  # x.to<double>()
             elif self.at("[") and not self._lambda_ahead():
                 self.take()
                 idx = self.expression()
@@ -493,7 +513,9 @@ class Parser:
                 self.take()
                 parts.append(self.take().text)
             if self.at("<") and self.peek().kind == "id" and self.peek(2).text == ">" and self.peek(3).text == "(":
-                self.take(); self.take(); self.take()  # f<T>(...)
+                self.take()
+                self.take()
+                self.take()  # f<T>(...)
             return Name("::".join(parts), t.line)
         if self.at("::") and self.peek().kind == "id":
             self.take()
@@ -511,8 +533,21 @@ class Parser:
             return False
         first = self.peek(1).text
         nxt = self.peek(k + 1)
-        typey = first[:1].isupper() or first in ("float", "double", "int", "long", "bool", "char", "short",
-                                                  "unsigned", "int64_t", "int32_t", "uint32_t", "size_t", "id")
+        typey = first[:1].isupper() or first in (
+            "float",
+            "double",
+            "int",
+            "long",
+            "bool",
+            "char",
+            "short",
+            "unsigned",
+            "int64_t",
+            "int32_t",
+            "uint32_t",
+            "size_t",
+            "id",
+        )
         return typey and (nxt.kind in ("id", "num") or nxt.text in ("(", "[", "@"))
 
     def _lambda_ahead(self) -> bool:

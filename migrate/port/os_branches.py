@@ -1,6 +1,7 @@
 """OS-version branches inside graph code (rules/mpsgraph.yaml ``os_version``): the port takes the
 branch for the newest macOS -- an SDK ``#ifdef __MAC_15_0`` is taken as defined, a run-time
 ``if (is_macos_13_or_newer(...))`` as true -- and notes the choice."""
+
 from __future__ import annotations
 
 import re

@@ -12,6 +12,7 @@ MPS function's signature order, the stub's order); the functor takes it as its l
   operands in the common dtype, one thread per element, the struct by ``mtl_setBytes``; the kernel is a
   template plus the file's kind of ``[[host_name]]`` instantiation macro.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,13 +48,20 @@ def check_stub(ix, stub: str, dag: Dag) -> str:
     sig = stub_signature(ix, stub)
     names = ", ".join(p.name for p in dag.params)
     if sig is None:
-        raise PortBlocked(f"{stub} is not declared with a function type the port reads; the graph reads {names}",
-                          "stub signature", dag.source)
+        raise PortBlocked(
+            f"{stub} is not declared with a function type the port reads; the graph reads {names}",
+            "stub signature",
+            dag.source,
+        )
     it, extra = sig
     scalars = [t for t in extra if "Scalar" in t.replace("&", " ").replace("::", " ").split()]
     if "TensorIterator" not in it or len(scalars) != len(extra) or len(extra) != len(dag.params):
-        raise PortBlocked(f"{stub} takes ({', '.join([it, *extra])}), not one Scalar for each of the graph's "
-                          f"run-time scalars {names}", "stub signature", dag.source)
+        raise PortBlocked(
+            f"{stub} takes ({', '.join([it, *extra])}), not one Scalar for each of the graph's "
+            f"run-time scalars {names}",
+            "stub signature",
+            dag.source,
+        )
     return it
 
 
@@ -103,8 +111,11 @@ def _dispatch_macro(plan: Plan) -> str:
     ints = plan.int_dtypes
     if not ints:
         return "AT_DISPATCH_FLOATING_TYPES_AND2(kHalf, kBFloat16"
-    return "AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16" if "bool" in ints else \
-        "AT_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16"
+    return (
+        "AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16"
+        if "bool" in ints
+        else "AT_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16"
+    )
 
 
 def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str) -> str:
@@ -114,10 +125,12 @@ def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str) -> str:
     sig = ", ".join([f"{it} iter"] + [f"const Scalar& {f}" for f in fields])
     values = ", ".join(f"{f}.to<scalar_t>()" for f in fields)
     params = f"std::array<scalar_t, {len(fields)}>{{{values}}}"
-    return (f"\nstatic void {name}_mps_kernel({sig}) {{\n"
-            f"  {_dispatch_macro(plan)}, iter.common_dtype(), \"{name}_mps\", [&]() {{\n"
-            f"    {call.replace('PARAMS', params)}\n"
-            f"  }});\n}}\n")
+    return (
+        f"\nstatic void {name}_mps_kernel({sig}) {{\n"
+        f'  {_dispatch_macro(plan)}, iter.common_dtype(), "{name}_mps", [&]() {{\n'
+        f"    {call.replace('PARAMS', params)}\n"
+        f"  }});\n}}\n"
+    )
 
 
 HELPER_27 = """
@@ -198,24 +211,31 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
     if target.convention == "functor_registry":
         launcher = convention("functor_params")["calls"][arity - 1]
         if not _declares(ix, launcher):
-            raise PortBlocked(f"the tree's MetalShaderLibrary declares no {launcher}(iter, name, params, type): "
-                              f"no launch passes a parameter struct", "run-time scalars (no params launch)",
-                              dag.source)
+            raise PortBlocked(
+                f"the tree's MetalShaderLibrary declares no {launcher}(iter, name, params, type): "
+                f"no launch passes a parameter struct",
+                "run-time scalars (no params launch)",
+                dag.source,
+            )
         from migrate.port.patch import _struct_end
 
         fns = [f for f in target.mf.functors if f.path == target.kpath]
         fpos = _struct_end(kdata, max(f.span.start for f in fns)) if fns else len(kdata)
         regs = [r for r in target.mf.registrations if r.path == target.kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
-        out = [Edit(target.kpath, fpos, fpos, "\n" + body),
-               Edit(target.kpath, rpos, rpos, "".join(x + "\n" for x in _registration_lines(name, arity, plan)))]
-        call = (f"lib.{launcher}(iter, \"{name}\", PARAMS, fmt::format(\"{struct_name(name)}_{{}}\", "
-                f"mps::scalarToMetalTypeString(iter.common_dtype())));")
+        out = [
+            Edit(target.kpath, fpos, fpos, "\n" + body),
+            Edit(target.kpath, rpos, rpos, "".join(x + "\n" for x in _registration_lines(name, arity, plan))),
+        ]
+        call = (
+            f'lib.{launcher}(iter, "{name}", PARAMS, fmt::format("{struct_name(name)}_{{}}", '
+            f"mps::scalarToMetalTypeString(iter.common_dtype())));"
+        )
         return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call), None)
     text = "\n" + body + "\n" + _kernel_27(name, arity, plan, target)
     out = [Edit(target.kpath, len(kdata), len(kdata), text if kdata.endswith(b"\n") else "\n" + text)]
     helper = convention("params_1d")["calls"][0]
-    call = f"{helper}(iter, \"{name}\", {arity}, PARAMS);"
+    call = f'{helper}(iter, "{name}", {arity}, PARAMS);'
     return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call), helper)
 
 

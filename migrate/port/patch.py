@@ -1,4 +1,5 @@
 """A family's port as text edits: functor, registrations, host stub, dispatch, cleanup."""
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,11 @@ def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
         raise PortBlocked(f"overloads {names} build different graphs", "overloads differ", impls[0].line.span.where)
     dag = dags[0]
     if len(dag.inputs) not in KERNEL_FILE:
-        raise PortBlocked(f"{len(dag.inputs)} graph inputs (ports make unary and binary kernels)",
-                          f"{len(dag.inputs)} inputs", dag.source)
+        raise PortBlocked(
+            f"{len(dag.inputs)} graph inputs (ports make unary and binary kernels)",
+            f"{len(dag.inputs)} inputs",
+            dag.source,
+        )
     return impls, dag
 
 
@@ -87,17 +91,28 @@ def _explain_unreadable(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortB
     from migrate.port.skeleton import tensor_inputs
 
     if all(tensor_inputs(i.entry) == 0 for i in impls):
-        return PortBlocked(f"a factory op (no tensor input; elementwise ports map inputs to outputs); "
-                           f"{exc.reason}", "factory op", exc.where)
+        return PortBlocked(
+            f"a factory op (no tensor input; elementwise ports map inputs to outputs); {exc.reason}",
+            "factory op",
+            exc.where,
+        )
     fns = [i.function for i in impls]
     fns += [d for f in list(fns) for c in sorted(f.calls) for d in ix.functions.get(c, ())[:1]]
     for f in fns:
-        data = ix.tree.sources[f.path][f.span.start:f.span.end]
+        data = ix.tree.sources[f.path][f.span.start : f.span.end]
         if _HAND_LAUNCH.search(data):
-            return PortBlocked(f"{f.name} already launches a hand-written Metal kernel beside its graph "
-                               f"code (finish that migration by hand); {exc.reason}", "hand-written launch", exc.where)
-    return PortBlocked(f"{exc.reason}: the port's Objective-C++ reader does not follow this statement (C arrays, "
-                       f"if constexpr and new-expressions are outside it)", exc.construct, exc.where)
+            return PortBlocked(
+                f"{f.name} already launches a hand-written Metal kernel beside its graph "
+                f"code (finish that migration by hand); {exc.reason}",
+                "hand-written launch",
+                exc.where,
+            )
+    return PortBlocked(
+        f"{exc.reason}: the port's Objective-C++ reader does not follow this statement (C arrays, "
+        f"if constexpr and new-expressions are outside it)",
+        exc.construct,
+        exc.where,
+    )
 
 
 def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
@@ -151,13 +166,15 @@ def _complex_paths(ix: Index, family: str, impls: list[Impl]) -> list[str]:
     out = []
     for im in impls:
         fn = im.function
-        data = ix.tree.sources[fn.path][fn.span.start:fn.span.end].decode("utf-8", "replace")
+        data = ix.tree.sources[fn.path][fn.span.start : fn.span.end].decode("utf-8", "replace")
         m = _COMPLEX.search(data)
         if m is not None:
             line = fn.span.line + data.count("\n", 0, m.start())
-            out.append(f"behaviour change (complex): {fn.name} handles complex inputs ({m.group(1)}, {fn.path}:{line}); "
-                       f"the port registers no complex kernel, so complex calls raise after this patch: add complex "
-                       f"kernels, or keep that branch by hand")
+            out.append(
+                f"behaviour change (complex): {fn.name} handles complex inputs ({m.group(1)}, {fn.path}:{line}); "
+                f"the port registers no complex kernel, so complex calls raise after this patch: add complex "
+                f"kernels, or keep that branch by hand"
+            )
     return list(dict.fromkeys(out))
 
 
@@ -182,11 +199,16 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
         if sorted(cpu) == sorted(mine) and len(set(cpu)) == len(cpu):
             by_pos = dict(zip(mine, dag.inputs))
             dag.inputs[:] = [by_pos[p] for p in cpu]
-            return (f"operands in the order of the iterator {shared.kernel_name} builds ({theirs}), not the "
-                    f"schema's: the kernel's a is {dag.inputs[0].name}")
-        raise PortBlocked(f"{shared.kernel_name} builds its iterator over ({theirs}); the graph reads "
-                          f"({', '.join(n.name for n in dag.inputs)}): a kernel for its stub sees other operands",
-                          "iterator operands", shared.span.where)
+            return (
+                f"operands in the order of the iterator {shared.kernel_name} builds ({theirs}), not the "
+                f"schema's: the kernel's a is {dag.inputs[0].name}"
+            )
+        raise PortBlocked(
+            f"{shared.kernel_name} builds its iterator over ({theirs}); the graph reads "
+            f"({', '.join(n.name for n in dag.inputs)}): a kernel for its stub sees other operands",
+            "iterator operands",
+            shared.span.where,
+        )
     return None
 
 
@@ -204,8 +226,11 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
             stubs.add(ufunc)  # the MPS function calls it itself (_ufunc_body_edits)
             continue
         if shared is None:
-            raise PortBlocked(f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
-                              "no shared kernel", im.line.span.where)
+            raise PortBlocked(
+                f"{im.entry.overload_name} has no CPU kernel line for MPS to share",
+                "no shared kernel",
+                im.line.span.where,
+            )
         known = ix.stubs_of_shared_kernel(shared.kernel_name)
         declared = [k for k in known if k in ix.tree.declared_stubs and k.endswith("_stub")]
         if len(known) > 1 and len(declared) == 1:
@@ -215,17 +240,24 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
         if not known and shared.kernel_name.startswith(family + "_") and f"{family}_stub" in ix.tree.declared_stubs:
             known = [f"{family}_stub"]  # eq_Scalar_out: the structured overload of eq calls eq_stub
         if len(known) != 1:
-            raise PortBlocked(f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
-                              "unknown stub", shared.span.where)
+            raise PortBlocked(
+                f"cannot tell which stub {shared.kernel_name} calls ({', '.join(known) or 'none found'})",
+                "unknown stub",
+                shared.span.where,
+            )
         calls = ix.operators_called(shared.kernel_name)
         if calls and known[0] not in ix.tree.declared_stubs:  # a name guessed by convention; relu calls clamp_min
-            raise PortBlocked(f"{shared.kernel_name}, the CPU kernel MPS would share, reaches no stub ({known[0]} is "
-                              f"not declared): it calls {', '.join('at::' + c for c in calls)}", "no stub",
-                              shared.span.where)
+            raise PortBlocked(
+                f"{shared.kernel_name}, the CPU kernel MPS would share, reaches no stub ({known[0]} is "
+                f"not declared): it calls {', '.join('at::' + c for c in calls)}",
+                "no stub",
+                shared.span.where,
+            )
         stubs.add(known[0])
     if len(stubs) > 1:
-        raise PortBlocked(f"overloads call different stubs ({', '.join(sorted(stubs))})", "several stubs",
-                          impls[0].line.span.where)
+        raise PortBlocked(
+            f"overloads call different stubs ({', '.join(sorted(stubs))})", "several stubs", impls[0].line.span.where
+        )
     stub = stubs.pop()
     owner = stub.removesuffix("_stub")
     kernels = owner != family and any(e.dispatch or e.structured for e in ix.families.get(owner, ()))
@@ -236,9 +268,13 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
         then = f"port {owner} first (mps-migrate port {owner}); {family} then reroutes onto its registration"
         if stub in ix.registrations:
             then = f"{family} reroutes onto its MPS registration"
-        raise PortBlocked(f"{family}'s CPU kernel reaches {stub}, the stub of {owner}: a {family} kernel registered "
-                          f"for it would change {owner} too; {then}", "another family's stub",
-                          impls[0].line.span.where, after=owner)
+        raise PortBlocked(
+            f"{family}'s CPU kernel reaches {stub}, the stub of {owner}: a {family} kernel registered "
+            f"for it would change {owner} too; {then}",
+            "another family's stub",
+            impls[0].line.span.where,
+            after=owner,
+        )
     return stub
 
 
@@ -264,8 +300,10 @@ def _onto_registered_stub(ix: Index, family: str) -> Port | None:
     kernels = sorted({d.kernel_name for im in impls for d in im.entry.dispatch if "CPU" in d.keys})
     neg = sorted({n for k in kernels for n in negated_scalars(ix.tree.root, k, stub)})
     how = f" with {', '.join('-' + n for n in neg)}" if neg else ""
-    port.notes.append(f"{', '.join(kernels)} calls {stub}{how}, which MPS registers already ({fns}): "
-                      f"{family} needs no kernel of its own, only rerouting")
+    port.notes.append(
+        f"{', '.join(kernels)} calls {stub}{how}, which MPS registers already ({fns}): "
+        f"{family} needs no kernel of its own, only rerouting"
+    )
     return port
 
 
@@ -283,7 +321,7 @@ def _struct_end(data: bytes, start: int) -> int:
     i = code.find(b"{", start)
     depth = 0
     for j in range(i, len(code)):
-        c = code[j:j + 1]
+        c = code[j : j + 1]
         if c == b"{":
             depth += 1
         elif c == b"}":
@@ -329,22 +367,37 @@ def registration_lines(data: bytes, arity: int, name: str, plan: Plan, alpha: bo
     return lines
 
 
-def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str, stub: str,
-                     alpha: str | None = None, body: str | None = None, extra: list[str] = ()) -> list[Edit]:
+def _host_stub_edits(
+    ix: Index,
+    hpath: str,
+    hf: HostFile,
+    arity: int,
+    name: str,
+    stub: str,
+    alpha: str | None = None,
+    body: str | None = None,
+    extra: list[str] = (),
+) -> list[Edit]:
     """The host stub: the file's one-name registration macro, else a ``static void`` calling
     ``lib.exec_*_kernel(iter, "name"[, alpha])`` plus ``REGISTER_DISPATCH`` (``body`` replaces the call)."""
     data = ix.tree.sources[hpath]
     helper = f"exec_{KIND[arity]}_kernel"
     macros = find_macros(SourceFile(data))
-    ti = [r for r in hf.registrations if r.via_macro and r.via_macro in macros
-          and helper in macros[r.via_macro].text and len(macros[r.via_macro].params) == 1]
+    ti = [
+        r
+        for r in hf.registrations
+        if r.via_macro
+        and r.via_macro in macros
+        and helper in macros[r.via_macro].text
+        and len(macros[r.via_macro].params) == 1
+    ]
     if ti and alpha is None and body is None:
         last = max(ti, key=lambda r: r.span.end)
         pos = _line_end(data, last.span.end)
         return [Edit(hpath, pos, pos, f"{last.via_macro}({name});\n")]
     calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
     last_call = max(calls, key=lambda k: k.span.end)
-    text = data[last_call.span.start:last_call.span.end].decode()
+    text = data[last_call.span.start : last_call.span.end].decode()
     receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
     receiver = receiver if receiver.isidentifier() else "lib"
     fn = next((f for f in hf.functions if f.name == last_call.function), None)
@@ -354,7 +407,7 @@ def _host_stub_edits(ix: Index, hpath: str, hf: HostFile, arity: int, name: str,
         pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
     stub_fn = f"{name}_mps_kernel"
     params = ", ".join(["TensorIteratorBase& iter"] + ([f"const Scalar& {alpha}"] if alpha else []) + list(extra))
-    call = body or f"  {receiver}.{helper}(iter, \"{name}\"{', ' + alpha if alpha else ''});\n"
+    call = body or f'  {receiver}.{helper}(iter, "{name}"{", " + alpha if alpha else ""});\n'
     edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}({params}) {{\n{call}}}\n")]
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]
     if regs and max(r.span.end for r in regs) > pos:
@@ -370,7 +423,7 @@ def dispatch_line(data: bytes, regs, stub: str, fn: str) -> str:
     amp, semi = "&", ""
     if regs:
         last = max(regs, key=lambda r: r.span.end)
-        text = data[last.span.start:_line_end(data, last.span.end - 1)].decode("utf-8", "replace")
+        text = data[last.span.start : _line_end(data, last.span.end - 1)].decode("utf-8", "replace")
         amp = "&" if "&" in text else ""
         semi = ";" if text.rstrip().endswith(";") else ""
     return f"REGISTER_DISPATCH({stub}, {amp}{fn}){semi}\n"
@@ -424,15 +477,24 @@ def _check_stub_takes(ix: Index, stub: str, alpha: str | None, where: str | None
     if extra is None:
         return
     if extra and extra[0].startswith("<not a TensorIterator"):
-        raise PortBlocked(f"{stub} takes {extra[0][len('<not a TensorIterator stub: '):-1]}, not a TensorIterator: "
-                          f"an elementwise kernel cannot implement it", "stub signature", where)
+        raise PortBlocked(
+            f"{stub} takes {extra[0][len('<not a TensorIterator stub: ') : -1]}, not a TensorIterator: "
+            f"an elementwise kernel cannot implement it",
+            "stub signature",
+            where,
+        )
     scalar = len(extra) == 1 and "Scalar" in extra[0].replace("&", " ").replace("::", " ").split()
     if alpha is not None and not scalar:
-        raise PortBlocked(f"{stub} takes ({', '.join(['TensorIteratorBase&'] + extra)}), not one Scalar for "
-                          f"the graph's run-time scalar {alpha}", "stub signature", where)
+        raise PortBlocked(
+            f"{stub} takes ({', '.join(['TensorIteratorBase&'] + extra)}), not one Scalar for "
+            f"the graph's run-time scalar {alpha}",
+            "stub signature",
+            where,
+        )
     if alpha is None and extra:
-        raise PortBlocked(f"{stub} also takes {', '.join(extra)}, which the graph does not use", "stub signature",
-                          where)
+        raise PortBlocked(
+            f"{stub} also takes {', '.join(extra)}, which the graph does not use", "stub signature", where
+        )
 
 
 # ------------------------------------------------------------------ the port
@@ -453,9 +515,13 @@ def _hand_written(ix: Index, family: str) -> Port | None:
     for f in ix.tree.metals.values():
         for fn in f.functors:
             data = ix.tree.sources[f.path]
-            if fn.name == family and b"TODO(mps-migrate)" in data[fn.span.start:_struct_end(data, fn.span.start)]:
-                raise PortBlocked(f"{family}_functor still holds the skeleton's TODO(mps-migrate) placeholder: "
-                                  f"write the kernel first", "skeleton placeholder", fn.span.where)
+            if fn.name == family and b"TODO(mps-migrate)" in data[fn.span.start : _struct_end(data, fn.span.start)]:
+                raise PortBlocked(
+                    f"{family}_functor still holds the skeleton's TODO(mps-migrate) placeholder: "
+                    f"write the kernel first",
+                    "skeleton placeholder",
+                    fn.span.where,
+                )
     regs = ix.functor_registrations[family]
     arity = 1 if any("UNARY" in r.macro for r in regs) else 2
     return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
@@ -486,7 +552,9 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     else:
         _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
-    ints, bools = (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
+    ints, bools = (
+        (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
+    )
     from migrate.port.idioms import apply as torch_faithful
 
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
@@ -518,8 +586,9 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
                 port.convention = "unary_1d_scalar"
                 port.edits += scalar27.unary_scalar_edits(target, kdata, name, emitted, plan)
                 port.edits += scalar27.helper_edits(ix, target)
-                port.edits += _host_stub_edits(ix, target.hpath, target.hf, arity, name, stub, alpha,
-                                               scalar27.stub_body(name, alpha))
+                port.edits += _host_stub_edits(
+                    ix, target.hpath, target.hf, arity, name, stub, alpha, scalar27.stub_body(name, alpha)
+                )
             else:
                 port.convention = "binary_offsets_scalar"
                 port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
@@ -529,14 +598,20 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
             return port
         if target.convention != "functor_registry":
             if alpha is not None:
-                raise PortBlocked(f"{target.hpath} launches {target.kind} kernels without run-time scalars "
-                                  f"({target.convention}); the graph reads {alpha}", "run-time scalar (era)",
-                                  dag.source)
+                raise PortBlocked(
+                    f"{target.hpath} launches {target.kind} kernels without run-time scalars "
+                    f"({target.convention}); the graph reads {alpha}",
+                    "run-time scalar (era)",
+                    dag.source,
+                )
             from migrate.port.era27 import binary_host_edits, kernel_edits
 
             port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
-            port.edits += (_host_stub_edits(ix, target.hpath, target.hf, arity, name, stub) if arity == 1
-                           else binary_host_edits(ix, target, name, stub))
+            port.edits += (
+                _host_stub_edits(ix, target.hpath, target.hf, arity, name, stub)
+                if arity == 1
+                else binary_host_edits(ix, target, name, stub)
+            )
             _reroute(ix, family, port, fb)
             port.edits = format_edits(ix.tree.root, port.edits)
             return port
@@ -592,14 +667,20 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit], kernels: froz
 
     overlay = apply_edits(ix.tree.sources, edits)
     tree = load_tree(ix.tree.root, {**ix.tree.sources, **overlay})  # ix's tree may itself be an overlay
-    outcome = fix_to_fixed_point(ix.tree.root, Config(select=list(CLEANUP_CODES)), unsafe=True, tree=tree,
-                                 keep=lambda f, index: f.code in CLEANUP_CODES
-                                 and (family_of(f, index) == family or f.kernel in kernels))
+    outcome = fix_to_fixed_point(
+        ix.tree.root,
+        Config(select=list(CLEANUP_CODES)),
+        unsafe=True,
+        tree=tree,
+        keep=lambda f, index: f.code in CLEANUP_CODES and (family_of(f, index) == family or f.kernel in kernels),
+    )
     if not outcome.new:
         return edits
     final = {**overlay, **outcome.new}
     keep = [e for e in edits if e.path not in outcome.new]
-    whole = [Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)]
+    whole = [
+        Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)
+    ]
     return keep + whole
 
 
@@ -616,6 +697,6 @@ def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes
                 raise ValueError(f"overlapping edits in {path} at bytes {a.start}-{a.end} and {b.start}-{b.end}")
         data = sources[path]
         for _, e in reversed(items):
-            data = data[: e.start] + e.replacement.encode() + data[e.end:]
+            data = data[: e.start] + e.replacement.encode() + data[e.end :]
         out[path] = data
     return out

@@ -1,4 +1,5 @@
 """The selector table rules/mpsgraph.yaml, loaded once."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,9 +9,14 @@ from migrate.tables import load_table
 
 CLASSES = ("math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp")
 _DEFAULT_DTYPES = {
-    "math": ("float", "int", "bool"), "arith": ("float", "int", "bool"), "round": ("float", "int", "bool"),
-    "predicate": ("float", "int", "bool"), "logical": ("float", "int", "bool"), "bitwise": ("int", "bool"),
-    "select": ("float", "int", "bool"), "clamp": ("float", "int"),
+    "math": ("float", "int", "bool"),
+    "arith": ("float", "int", "bool"),
+    "round": ("float", "int", "bool"),
+    "predicate": ("float", "int", "bool"),
+    "logical": ("float", "int", "bool"),
+    "bitwise": ("int", "bool"),
+    "select": ("float", "int", "bool"),
+    "clamp": ("float", "int"),
 }
 
 
@@ -63,13 +69,37 @@ def table() -> Table:
     for name, d in raw["ops"].items():
         if d["class"] not in CLASSES:
             raise ValueError(f"rules/mpsgraph.yaml: {name}: unknown class {d['class']!r}")
-        ops[name] = OpRule(name, d["selector"], d["class"], d.get("metal"), d.get("metal_int"), str(d["torch"]),
-                           d.get("torch_int"), tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]))
+        ops[name] = OpRule(
+            name,
+            d["selector"],
+            d["class"],
+            d.get("metal"),
+            d.get("metal_int"),
+            str(d["torch"]),
+            d.get("torch_int"),
+            tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]),
+        )
     by_selector = {r.selector: r for r in ops.values()}
     for name, d in (load_table("port_idioms.yaml").get("ops") or {}).items():
-        ops[name] = OpRule(name, "", d["class"], d.get("metal"), d.get("metal_int"), str(d["torch"]), d.get("torch_int"),
-                           tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]), int(d["arity"]), d.get("requires"))
-    return Table(ops, by_selector, frozenset(raw["constants"]), frozenset(raw["casts"]),
-                 frozenset(raw["cast_helpers"]), frozenset(raw["placeholders"]),
-                 frozenset(raw.get("scalar_placeholders", ())),
-                 tuple((k, v) for k, v in raw["not_elementwise"].items()))
+        ops[name] = OpRule(
+            name,
+            "",
+            d["class"],
+            d.get("metal"),
+            d.get("metal_int"),
+            str(d["torch"]),
+            d.get("torch_int"),
+            tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]),
+            int(d["arity"]),
+            d.get("requires"),
+        )
+    return Table(
+        ops,
+        by_selector,
+        frozenset(raw["constants"]),
+        frozenset(raw["casts"]),
+        frozenset(raw["cast_helpers"]),
+        frozenset(raw["placeholders"]),
+        frozenset(raw.get("scalar_placeholders", ())),
+        tuple((k, v) for k, v in raw["not_elementwise"].items()),
+    )

@@ -6,6 +6,7 @@ RenormKernel.mm passes ``maxnorm.to<float>()``): rules/launch_conventions.yaml `
 describes it and verify emulates it from that description.  The kernel takes the scalar as a
 ``constant float&`` at buffer 2 and hands it to the functor in the input's type.
 """
+
 from __future__ import annotations
 
 import re
@@ -70,7 +71,7 @@ def helper_edits(ix, target: Target) -> list[Edit]:
 
 
 def stub_body(name: str, scalar: str) -> str:
-    return f"  {helper_name()}(iter, \"{name}\", {scalar});\n"
+    return f'  {helper_name()}(iter, "{name}", {scalar});\n'
 
 
 def unary_scalar_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
@@ -228,8 +229,11 @@ def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> 
         if impl is None or impl.path != target.hpath:
             from migrate.port.translate import PortBlocked
 
-            raise PortBlocked(f"{target.hpath} does not define binary_mps_impl: no place for the scalar launcher",
-                              "no binary launcher", None)
+            raise PortBlocked(
+                f"{target.hpath} does not define binary_mps_impl: no place for the scalar launcher",
+                "no binary launcher",
+                None,
+            )
         pos = _line_end(data, impl.span.end - 1)
         edits.append(Edit(target.hpath, pos, pos, binary_helper_text(target.impl_call)))
     regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
@@ -237,8 +241,10 @@ def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> 
     fn = f"{name}_mps_kernel"
     from migrate.port.patch import dispatch_line
 
-    text = (f"\nstatic void {fn}(TensorIteratorBase& iter, const Scalar& {scalar}) {{\n"
-            f"  {ns}{binary_helper_name()}(iter, \"{name}\", {scalar});\n}}\n")
+    text = (
+        f"\nstatic void {fn}(TensorIteratorBase& iter, const Scalar& {scalar}) {{\n"
+        f'  {ns}{binary_helper_name()}(iter, "{name}", {scalar});\n}}\n'
+    )
     # the stub goes before the file's REGISTER_DISPATCH block, its registration after it
     first = min((r.span.start for r in regs), default=rpos)
     spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos

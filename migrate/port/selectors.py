@@ -5,6 +5,7 @@ Unlike ``translate`` this never stops: it reads code the DAG translation refuses
 ``--skeleton`` TODO.  A message send is ``[receiver piece: arg piece: arg]``; MPSGraph
 operations are the selectors ending in ``name:`` plus the table's constants and casts.
 """
+
 from __future__ import annotations
 
 from migrate.index import Index
@@ -27,8 +28,9 @@ def sends(text: str, first_line: int = 1) -> list[tuple[str, int]]:
         if t.text != "[" or t.kind != "op":
             continue
         prev = toks[i - 1] if i else None
-        if prev is not None and ((prev.kind in _NOT_SEND_AFTER and prev.text != "return")
-                                 or prev.text in (")", "]", "@")):
+        if prev is not None and (
+            (prev.kind in _NOT_SEND_AFTER and prev.text != "return") or prev.text in (")", "]", "@")
+        ):
             continue  # a subscript, an @[...] literal
         depth, pieces, j = 0, [], i + 1
         while j < len(toks) and toks[j].kind != "eof":
@@ -39,8 +41,7 @@ def sends(text: str, first_line: int = 1) -> list[tuple[str, int]]:
                 if depth == 0:
                     break
                 depth -= 1
-            elif (depth == 0 and u.kind == "id" and j + 1 < len(toks) and toks[j + 1].text == ":"
-                  and j > i + 1):
+            elif depth == 0 and u.kind == "id" and j + 1 < len(toks) and toks[j + 1].text == ":" and j > i + 1:
                 pieces.append(u.text + ":")
             j += 1
         if pieces:

@@ -6,6 +6,7 @@ stub (registered with ``REGISTER_DISPATCH`` when the family's stub takes a
 TensorIterator).  No dispatch line changes and no code is removed: the family stays
 routed to MPSGraph (MPS002) until the functor is written and ``port`` reroutes it.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -13,8 +14,20 @@ import textwrap
 from migrate.index import Index
 from migrate.model import Edit, NativeEntry
 from migrate.port.locate import family_impls
-from migrate.port.patch import (KERNEL_FILE, KIND, NothingToPort, Port, _host_stub_edits, _line_end, _stub_for,
-                                _struct_end, _target_files, registration_lines, stub_params, translate_family)
+from migrate.port.patch import (
+    KERNEL_FILE,
+    KIND,
+    NothingToPort,
+    Port,
+    _host_stub_edits,
+    _line_end,
+    _stub_for,
+    _struct_end,
+    _target_files,
+    registration_lines,
+    stub_params,
+    translate_family,
+)
 from migrate.port.emit import ARG_NAMES, Plan
 from migrate.port.selectors import family_selectors
 from migrate.port.translate import PortBlocked
@@ -24,7 +37,7 @@ TODO = "TODO(mps-migrate)"
 
 def tensor_inputs(e: NativeEntry) -> int:
     """Tensor arguments of a schema before its keyword-only ``*`` (out= tensors excluded)."""
-    args = e.func[e.func.index("(") + 1:]
+    args = e.func[e.func.index("(") + 1 :]
     depth, cur, parts = 0, "", []
     for c in args:
         if c == "(":
@@ -61,12 +74,16 @@ def plan_skeleton(ix: Index, family: str) -> Port:
         reason = exc.reason
         arity = tensor_inputs(impls[0].entry)
     if arity not in KERNEL_FILE:
-        raise PortBlocked(f"{arity} tensor inputs: skeletons are unary or binary kernels", f"{arity} inputs",
-                          impls[0].line.span.where)
+        raise PortBlocked(
+            f"{arity} tensor inputs: skeletons are unary or binary kernels", f"{arity} inputs", impls[0].line.span.where
+        )
     target = _target_files(ix, arity)
     if target.convention != "functor_registry":
-        raise PortBlocked(f"{target.kpath} is written in the {target.convention} style; skeletons are c10/metal "
-                          f"functors", "pre-c10/metal kernel file", None)
+        raise PortBlocked(
+            f"{target.kpath} is written in the {target.convention} style; skeletons are c10/metal functors",
+            "pre-c10/metal kernel file",
+            None,
+        )
     kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
     name = family
     if name in ix.functor_registrations or any(f.name == f"{name}_functor" for f in mf.functors):
@@ -76,8 +93,11 @@ def plan_skeleton(ix: Index, family: str) -> Port:
     plan = Plan("same", None, ())
     port = Port(family, name, arity, None, plan, impls, "")  # type: ignore[arg-type]
     kdata = ix.tree.sources[kpath]
-    fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else \
-        kdata.find(b"\n", kdata.rfind(b"#include")) + 1
+    fpos = (
+        _struct_end(kdata, max(f.span.start for f in mf.functors))
+        if mf.functors
+        else kdata.find(b"\n", kdata.rfind(b"#include")) + 1
+    )
     port.edits.append(Edit(kpath, fpos, fpos, "\n" + skeleton_functor(name, arity, sels, origin, reason)))
     regs = [r for r in mf.registrations if r.path == kpath]
     rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
@@ -88,8 +108,10 @@ def plan_skeleton(ix: Index, family: str) -> Port:
     port.edits += _host_edits(ix, hpath, hf, arity, name, stub, why, extra)
     if why:
         port.notes.append(f"the host stub is not registered: {why}")
-    port.notes.append(f"skeleton only: {family} stays routed to MPSGraph; complete {name}_functor, then run "
-                      f"`mps-migrate port {family}` to reroute it")
+    port.notes.append(
+        f"skeleton only: {family} stays routed to MPSGraph; complete {name}_functor, then run "
+        f"`mps-migrate port {family}` to reroute it"
+    )
     return port
 
 
@@ -101,16 +123,21 @@ def skeleton_functor(name: str, arity: int, selectors: list[tuple[str, str]], or
     if reason:
         todo += wrap(f"Not ported automatically: {reason}.")
     body = [f"    {line}" for line in todo]
-    return "\n".join([
-        f"// Skeleton by mps-migrate: {name} is still computed by MPSGraph; write the kernel below.",
-        f"struct {name}_functor {{",
-        "  template <typename T>",
-        f"  inline T operator()({params}) {{",
-        *body,
-        "    return T(0); // placeholder",
-        "  }",
-        "};",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"// Skeleton by mps-migrate: {name} is still computed by MPSGraph; write the kernel below.",
+                f"struct {name}_functor {{",
+                "  template <typename T>",
+                f"  inline T operator()({params}) {{",
+                *body,
+                "    return T(0); // placeholder",
+                "  }",
+                "};",
+            ]
+        )
+        + "\n"
+    )
 
 
 def _skeleton_stub(ix: Index, family: str, impls) -> tuple[str | None, str, list[str]]:
@@ -126,20 +153,24 @@ def _skeleton_stub(ix: Index, family: str, impls) -> tuple[str | None, str, list
     return stub, "", extra or []
 
 
-def _host_edits(ix: Index, hpath: str, hf, arity: int, name: str, stub: str | None, why: str,
-                extra: list[str]) -> list[Edit]:
+def _host_edits(
+    ix: Index, hpath: str, hf, arity: int, name: str, stub: str | None, why: str, extra: list[str]
+) -> list[Edit]:
     helper = f"exec_{KIND[arity]}_kernel"
     if not why and not extra:
         return _host_stub_edits(ix, hpath, hf, arity, name, stub)
     if not why:  # the stub passes more than the iterator: take it (unnamed), say what is ignored
-        body = (f"  // {TODO}: the kernel ignores {', '.join(extra)}\n"
-                f"  lib.{helper}(iter, \"{name}\");\n")
-        unnamed = [" ".join(t.split()[:-1]) if t.split()[-1].isidentifier() and len(t.split()) > 1
-                   and not t.endswith(("&", "*")) else t for t in extra]
+        body = f'  // {TODO}: the kernel ignores {", ".join(extra)}\n  lib.{helper}(iter, "{name}");\n'
+        unnamed = [
+            " ".join(t.split()[:-1])
+            if t.split()[-1].isidentifier() and len(t.split()) > 1 and not t.endswith(("&", "*"))
+            else t
+            for t in extra
+        ]
         return _host_stub_edits(ix, hpath, hf, arity, name, stub, body=body, extra=unnamed)
     data = ix.tree.sources[hpath]
     calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
-    text = data[calls[-1].span.start:calls[-1].span.end].decode() if calls else ""
+    text = data[calls[-1].span.start : calls[-1].span.end].decode() if calls else ""
     receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
     fns = [f for f in hf.functions if f.kind != "macro"]
     if fns:  # after the last stub function, before the REGISTER_DISPATCH block
@@ -148,8 +179,20 @@ def _host_edits(ix: Index, hpath: str, hf, arity: int, name: str, stub: str | No
         pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
     else:
         pos = data.rfind(b"}", 0, len(data))
-    note = "\n".join("// " + line for line in textwrap.wrap(
-        f"{TODO}: not registered ({why}); give it the signature of the stub and REGISTER_DISPATCH it",
-        99, break_on_hyphens=False))
-    return [Edit(hpath, pos, pos, f"\n{note}\n[[maybe_unused]] static void {name}_mps_kernel(TensorIteratorBase& iter) "
-                                  f"{{\n  {receiver}.{helper}(iter, \"{name}\");\n}}\n")]
+    note = "\n".join(
+        "// " + line
+        for line in textwrap.wrap(
+            f"{TODO}: not registered ({why}); give it the signature of the stub and REGISTER_DISPATCH it",
+            99,
+            break_on_hyphens=False,
+        )
+    )
+    return [
+        Edit(
+            hpath,
+            pos,
+            pos,
+            f"\n{note}\n[[maybe_unused]] static void {name}_mps_kernel(TensorIteratorBase& iter) "
+            f'{{\n  {receiver}.{helper}(iter, "{name}");\n}}\n',
+        )
+    ]

@@ -5,6 +5,7 @@ The caller passes literals (``"floor"``, ``std::nullopt``, numbers, ``true``); t
 values while the helper's graph code is translated, so conditions on them are decided at port time
 and each caller gets its own kernel.  Conditions that still depend on run-time data stay refused.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,9 @@ class GeneralPath:
     text: str
 
 
-_GENERAL = re.compile(r"\bbool\s+(\w+)\s*=\s*(\w+\s*\.\s*(?:toDouble\(\)|to\s*<\s*\w+\s*>\s*\(\)))\s*!=\s*([-+\d.]+)\s*;")
+_GENERAL = re.compile(
+    r"\bbool\s+(\w+)\s*=\s*(\w+\s*\.\s*(?:toDouble\(\)|to\s*<\s*\w+\s*>\s*\(\)))\s*!=\s*([-+\d.]+)\s*;"
+)
 
 
 def general_paths(text: str) -> dict[str, GeneralPath]:
@@ -127,8 +130,14 @@ def numeric_limit(e) -> float | None:
     if not (isinstance(e, o.Binary) and e.op == ">" and isinstance(e.left, o.Binary) and e.left.op == "<"):
         return None
     call, head = e.right, e.left.left
-    if not (isinstance(call, o.Call) and not call.args and isinstance(call.func, o.Name)
-            and call.func.id in _LIMITS and isinstance(e.left.right, o.Name) and e.left.right.id in ("float", "double")):
+    if not (
+        isinstance(call, o.Call)
+        and not call.args
+        and isinstance(call.func, o.Name)
+        and call.func.id in _LIMITS
+        and isinstance(e.left.right, o.Name)
+        and e.left.right.id in ("float", "double")
+    ):
         return None
     sign = 1.0
     if isinstance(head, o.Unary) and head.op == "-":

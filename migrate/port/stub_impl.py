@@ -4,6 +4,7 @@ registration macro, e.g. ``REGISTER_MPS_UNARY_STUB(ceil, ceil)`` expanding to a 
 ``REGISTER_DISPATCH``).  The port registers the new kernel for the stub and drops that registration;
 the dispatch line stays as it is.
 """
+
 from __future__ import annotations
 
 from migrate.fixes import FixBuilder
@@ -26,8 +27,9 @@ def unregister_edits(ix, impls) -> list[Edit]:
         data = ix.tree.sources[reg.path]
         start = data.rfind(b"\n", 0, reg.span.start) + 1
         end = FixBuilder.line_end(data, reg.span.end - 1)
-        if data[start:reg.span.start].strip() or data[reg.span.end:end].strip() not in (b"", b";"):
-            raise PortBlocked(f"{reg.function}'s registration shares its line with other code", "registration layout",
-                              reg.span.where)
+        if data[start : reg.span.start].strip() or data[reg.span.end : end].strip() not in (b"", b";"):
+            raise PortBlocked(
+                f"{reg.function}'s registration shares its line with other code", "registration layout", reg.span.where
+            )
         edits.append(Edit(reg.path, start, end, ""))
     return edits

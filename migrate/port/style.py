@@ -7,6 +7,7 @@ name ``{name}_{out}_{in}``.  ``binary_offsets`` (2.7-era BinaryKernel): a functo
 file's own macro whose host names are those ``binary_mps_impl`` builds.  The kernel names come from
 rules/launch_conventions.yaml, the description verify emulates: one description of each era.
 """
+
 from __future__ import annotations
 
 import re
@@ -78,8 +79,11 @@ def detect(ix, arity: int) -> Target:
     kpath, hpath = KERNEL_FILE[arity], HOST_FILE[arity]
     mf = ix.tree.metals.get(kpath)
     if mf is None:
-        raise PortBlocked(f"{kpath} does not exist (a tree older than native Metal kernels, or not a PyTorch tree)",
-                          "no kernel file", None)
+        raise PortBlocked(
+            f"{kpath} does not exist (a tree older than native Metal kernels, or not a PyTorch tree)",
+            "no kernel file",
+            None,
+        )
     hf = ix.tree.hosts.get(hpath)
     if hf is None:
         raise PortBlocked(f"{hpath} does not exist", "no host file", None)
@@ -88,32 +92,40 @@ def detect(ix, arity: int) -> Target:
     exec_calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel"]
     if b"c10/metal/indexing.h" in kdata:
         if not exec_calls:
-            raise PortBlocked(f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
-                              "pre-c10/metal host file", None)
+            raise PortBlocked(
+                f"{hpath} has no lib.exec_{KIND[arity]}_kernel(iter, ...) stub to follow",
+                "pre-c10/metal host file",
+                None,
+            )
         return Target("functor_registry", arity, kpath, mf, hpath, hf, traits, guard)
     if arity == 1:
         if not exec_calls:
-            raise PortBlocked(f"{hpath} has no lib.exec_unary_kernel(iter, \"name\") stub to follow",
-                              "no unary launch", None)
+            raise PortBlocked(
+                f'{hpath} has no lib.exec_unary_kernel(iter, "name") stub to follow', "no unary launch", None
+            )
         if "{name}_{out}_{in}" != conventions()["unary_1d"]["kernel"]:  # pragma: no cover - table edited
-            raise PortBlocked("rules/launch_conventions.yaml unary_1d names another kernel shape", "conventions",
-                              None)
+            raise PortBlocked("rules/launch_conventions.yaml unary_1d names another kernel shape", "conventions", None)
         return Target("unary_1d", 1, kpath, mf, hpath, hf, traits, guard)
     macro = binary_register_macro(kdata)
     if macro is None:
-        raise PortBlocked(f"{kpath} defines no (NAME, DTYPE) macro registering the kernels binary_mps_impl launches",
-                          "no binary registration macro", None)
+        raise PortBlocked(
+            f"{kpath} defines no (NAME, DTYPE) macro registering the kernels binary_mps_impl launches",
+            "no binary registration macro",
+            None,
+        )
     call = _impl_call(ix.tree.sources[hpath])
     if call is None:
-        raise PortBlocked(f"{hpath} has no binary_mps_impl(iter, \"name\") stub to follow", "no binary launch", None)
+        raise PortBlocked(f'{hpath} has no binary_mps_impl(iter, "name") stub to follow', "no binary launch", None)
     return Target("binary_offsets", 2, kpath, mf, hpath, hf, traits, guard, macro, call)
 
 
 def binary_register_macro(data: bytes) -> str | None:
     """The file's two-parameter macro whose expansion exports exactly binary_mps_impl's names for NAME, DTYPE."""
     conv = conventions()["binary_offsets"]
-    want = {conv["kernel"].format(name="__N__", **{"in": "__T__"}),
-            conv["dense_kernel"].format(name="__N__", **{"in": "__T__"})}
+    want = {
+        conv["kernel"].format(name="__N__", **{"in": "__T__"}),
+        conv["dense_kernel"].format(name="__N__", **{"in": "__T__"}),
+    }
     macros = find_macros(SourceFile(data))
     for name, m in macros.items():
         if len(m.params) != 2:

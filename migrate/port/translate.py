@@ -5,6 +5,7 @@ sends to the graph become DAG nodes through rules/mpsgraph.yaml, locals and
 member stores are tracked, same-file helpers ``f(mpsGraph, tensor)`` are inlined.
 Whatever cannot be translated raises ``PortBlocked`` naming the construct.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,8 +51,7 @@ class Host:
 
 def general_path_test(e) -> bool:
     """``alpha.toDouble() != 1.0``: a run-time Scalar compared unequal with a number."""
-    return (isinstance(e, o.Binary) and e.op == "!=" and isinstance(e.right, o.Num)
-            and _scalar_param(e.left) is not None)
+    return isinstance(e, o.Binary) and e.op == "!=" and isinstance(e.right, o.Num) and _scalar_param(e.left) is not None
 
 
 _OUTPUT_WORDS = ("output", "result", "gradinput", "out")
@@ -77,8 +77,13 @@ def _text(e) -> str:
 
 def _scalar_param(e) -> str | None:
     """``lambd.to<double>()``, ``alpha.toDouble()``, ``negval.to<float>()``: the host Scalar's name."""
-    if (isinstance(e, o.Call) and not e.args and isinstance(e.func, o.Member) and isinstance(e.func.obj, o.Name)
-            and e.func.name in ("to", "toDouble", "toFloat")):
+    if (
+        isinstance(e, o.Call)
+        and not e.args
+        and isinstance(e.func, o.Member)
+        and isinstance(e.func.obj, o.Name)
+        and e.func.name in ("to", "toDouble", "toFloat")
+    ):
         return e.func.obj.id
     return None
 
@@ -91,13 +96,18 @@ def _one_element(a) -> bool:
 def _dtype_word(name: str) -> str | None:
     last = name.rsplit("::", 1)[-1]
     if last.startswith("MPSDataType"):
-        last = last[len("MPSDataType"):]
+        last = last[len("MPSDataType") :]
     return DTYPE_WORDS.get(last)
 
 
 class Translator:
-    def __init__(self, where: str, helpers: Callable[[str], tuple | None] = lambda name: None, known=None,
-                 feeds: dict[str, str] | None = None):
+    def __init__(
+        self,
+        where: str,
+        helpers: Callable[[str], tuple | None] = lambda name: None,
+        known=None,
+        feeds: dict[str, str] | None = None,
+    ):
         self.where = where  # "path:line" for messages
         self.feeds = feeds or {}  # cached-graph member -> the host Scalar the function feeds it from
         self.known = known or {}  # host name -> specialise.Known: the caller's literal arguments
@@ -139,7 +149,11 @@ class Translator:
                 raise self.blocked(f"several graph outputs ({', '.join(sorted(named))})", "several outputs", b.line)
             result = next(iter(named.values()), None)
         if not isinstance(result, Node):
-            what = _text(result) if isinstance(result, o.Call) else (result.text if isinstance(result, Host) else "nothing")
+            what = (
+                _text(result)
+                if isinstance(result, o.Call)
+                else (result.text if isinstance(result, Host) else "nothing")
+            )
             raise self.blocked(f"the graph output is not built from graph ops ({what})", "opaque output", b.line)
         if not self.inputs:
             raise self.blocked("the graph has no input tensor", "no input", b.line)
@@ -149,8 +163,12 @@ class Translator:
         scalars = [n for n in [alpha, *self.more_scalars] if n is not None and id(n) in used]
         notes = tuple(dict.fromkeys(self.notes))
         if len(scalars) > 1 and any(n.name is None for n in scalars):
-            raise self.blocked("several run-time scalars, one of them a scalar placeholder: which Scalar argument "
-                               "feeds which is not written in the graph", "several run-time scalars", b.line)
+            raise self.blocked(
+                "several run-time scalars, one of them a scalar placeholder: which Scalar argument "
+                "feeds which is not written in the graph",
+                "several run-time scalars",
+                b.line,
+            )
         if len(scalars) > 1:
             return Dag(inputs, result, self.where, None, notes=notes, params=scalars)
         return Dag(inputs, result, self.where, scalars[0] if scalars else None, notes=notes)
@@ -162,8 +180,9 @@ class Translator:
         for k, s in enumerate(body):
             if isinstance(s, o.Other) and s.kind.startswith("preprocessor"):
                 if sdk_condition(s.text):
-                    self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest SDK's branch of "
-                                      f"`{s.text}`")
+                    self.notes.append(
+                        f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest SDK's branch of `{s.text}`"
+                    )
                     taken = True
                     continue
                 if s.kind in ("preprocessor else", "preprocessor elif") and taken:
@@ -174,10 +193,15 @@ class Translator:
                     continue
             if skipping:
                 continue
-            if isinstance(s, o.If) and isinstance(s.cond, o.Call) and isinstance(s.cond.func, o.Name) \
-                    and host_os_call(s.cond.func.id):
-                self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest macOS's branch of "
-                                  f"`if ({_text(s.cond)})`")
+            if (
+                isinstance(s, o.If)
+                and isinstance(s.cond, o.Call)
+                and isinstance(s.cond.func, o.Name)
+                and host_os_call(s.cond.func.id)
+            ):
+                self.notes.append(
+                    f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the newest macOS's branch of `if ({_text(s.cond)})`"
+                )
                 r = self.run(s.then, env)
                 if r is not None:
                     return r
@@ -193,8 +217,12 @@ class Translator:
                     env[tgt.id] = value
                 elif isinstance(tgt, o.Member) and isinstance(self.eval(tgt.obj, env), CachedRef):
                     self.outputs[tgt.name] = value
-                    if isinstance(value, Node) and value.op == "alpha" and value.name is None \
-                            and tgt.name in self.feeds:  # a scalar placeholder: named by what feeds it
+                    if (
+                        isinstance(value, Node)
+                        and value.op == "alpha"
+                        and value.name is None
+                        and tgt.name in self.feeds
+                    ):  # a scalar placeholder: named by what feeds it
                         value.name = self.feeds[tgt.name]
                 elif isinstance(value, Node):
                     raise self.blocked(f"graph tensor stored into {_text(tgt)}", "store to host object", s.line)
@@ -209,8 +237,10 @@ class Translator:
                 general = s.cond.id if isinstance(s.cond, o.Name) else None
                 path = env.get(general) if general in env else self.known.get(general)
                 if isinstance(path, GeneralPath):  # `if (alpha_has_value)`: the general path
-                    self.notes.append(f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the general branch of "
-                                      f"`if ({general})` ({path.text}: the other is a shortcut for one value)")
+                    self.notes.append(
+                        f"{self.where.rsplit(':', 1)[0]}:{s.line}: took the general branch of "
+                        f"`if ({general})` ({path.text}: the other is a shortcut for one value)"
+                    )
                     r = self.run(s.then, env)
                     if r is not None:
                         return r
@@ -224,12 +254,13 @@ class Translator:
                 cond = simplify(s.cond, self.known)
                 branch = self.dtype_test(cond, env)
                 if branch is not None:
-                    return self.dtype_branch(branch, s, body[k + 1:], env)
+                    return self.dtype_branch(branch, s, body[k + 1 :], env)
                 raise self.blocked(f"data-dependent control flow: if ({_text(cond)})", "control flow (if)", s.line)
             elif isinstance(s, o.Other):
                 if s.kind.startswith("preprocessor"):
-                    raise self.blocked(f"{s.kind} inside graph code (OS-version dependent graph)",
-                                       "preprocessor conditional", s.line)
+                    raise self.blocked(
+                        f"{s.kind} inside graph code (OS-version dependent graph)", "preprocessor conditional", s.line
+                    )
                 if s.kind in ("for", "while", "do", "switch", "goto", "try"):
                     raise self.blocked(f"control flow ({s.kind}) in graph code", f"control flow ({s.kind})", s.line)
             elif isinstance(s, o.ExprStmt):
@@ -247,8 +278,13 @@ class Translator:
         left, right = self.eval(cond.left, env), self.eval(cond.right, env)
         if isinstance(right, DtypeRef) and right.like is not None:
             left, right = right, left
-        if not (isinstance(left, DtypeRef) and left.like is not None and left.like.op == "input"
-                and isinstance(right, DtypeRef) and right.dtype is not None):
+        if not (
+            isinstance(left, DtypeRef)
+            and left.like is not None
+            and left.like.op == "input"
+            and isinstance(right, DtypeRef)
+            and right.dtype is not None
+        ):
             return None
         return left.like, frozenset({right.dtype}), cond.op == "=="
 
@@ -268,8 +304,11 @@ class Translator:
         if then is None and other is None:
             return None
         if not (isinstance(then, Node) and isinstance(other, Node)):
-            raise self.blocked(f"dtype branch on {node.name} where only one arm returns a graph tensor",
-                               "control flow (dtype branch)", s.line)
+            raise self.blocked(
+                f"dtype branch on {node.name} where only one arm returns a graph tensor",
+                "control flow (dtype branch)",
+                s.line,
+            )
         return Node("dtype_if", (node, then, other), dtype=",".join(sorted(dtypes)))
 
     # ---------------------------------------------------------- expressions
@@ -336,8 +375,11 @@ class Translator:
         if not isinstance(recv, GraphRef):
             for a in e.args:
                 if isinstance(self.eval(a, env), Node):
-                    raise self.blocked(f"graph tensor passed to [{_text(e.receiver)} {e.selector}]",
-                                       "tensor passed to host code", e.line)
+                    raise self.blocked(
+                        f"graph tensor passed to [{_text(e.receiver)} {e.selector}]",
+                        "tensor passed to host code",
+                        e.line,
+                    )
             return Host(_text(e))
         sel = e.selector
         args = [self.eval(a, env) for a in e.args]
@@ -346,7 +388,9 @@ class Translator:
             if not isinstance(value, (int, float)):
                 host = _scalar_param(e.args[0])
                 if host is None:
-                    raise self.blocked(f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line)
+                    raise self.blocked(
+                        f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line
+                    )
                 return self.alpha(host, dtype, e.line)
             return self.constant(value, dtype, e.line)
         if sel in self.t.casts:
@@ -399,8 +443,12 @@ class Translator:
             if n.name == host:
                 return n
         if host is None or self.alpha_node.name is None:
-            raise self.blocked("several run-time scalars, one of them a scalar placeholder: which Scalar "
-                               "argument feeds which is not written in the graph", "several run-time scalars", line)
+            raise self.blocked(
+                "several run-time scalars, one of them a scalar placeholder: which Scalar "
+                "argument feeds which is not written in the graph",
+                "several run-time scalars",
+                line,
+            )
         c = self.constant(0, dtype, line)
         n = Node("alpha", name=host, dtype=c.dtype, like=c.like)
         self.more_scalars.append(n)
@@ -432,8 +480,13 @@ class Translator:
             return self.cast(args[1], args[2], e.line)
         if short in self.t.scalar_placeholders and len(args) == 2:
             return self.placeholder_scalar(args[1], e.line)  # fed from a Scalar argument of the function
-        if short in self.t.placeholders and len(args) == 3 and isinstance(e.args[2], o.ArrayLit) \
-                and isinstance(args[1], DtypeRef) and _one_element(e.args[2]):
+        if (
+            short in self.t.placeholders
+            and len(args) == 3
+            and isinstance(e.args[2], o.ArrayLit)
+            and isinstance(args[1], DtypeRef)
+            and _one_element(e.args[2])
+        ):
             return self.alpha(None, args[1], e.line)  # mpsGraphRankedPlaceHolder(g, dtype, @[ @1 ]): a scalar
         if short and "PlaceHolder" in short and short not in self.t.placeholders:
             raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
@@ -454,13 +507,14 @@ class Translator:
         if name and any(isinstance(a, Node) for a in args):
             helper = self.helpers(short)
             if helper is None:
-                raise self.blocked(f"graph tensor passed to {name}(...), which is not graph code in the tree",
-                                   f"call {short}", e.line)
+                raise self.blocked(
+                    f"graph tensor passed to {name}(...), which is not graph code in the tree", f"call {short}", e.line
+                )
             if self.depth >= 4:
                 raise self.blocked(f"helpers nested too deep at {name}", "deep helpers", e.line)
             params, body = helper
             inner = {p.name: a for p, a in zip(params, args)}
-            for p in params[len(args):]:
+            for p in params[len(args) :]:
                 inner[p.name] = Host(p.name)
             self.depth += 1
             try:

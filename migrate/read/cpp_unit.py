@@ -5,6 +5,7 @@ tree-sitter-cpp.  Top-level structure comes from a short walk over
 namespace/preprocessor containers (no per-node recursion over bodies);
 identifiers and calls come from C-speed regexes over the scrubbed code.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -23,15 +24,29 @@ LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 _PARSER = tree_sitter.Parser(LANGUAGE)
 _LEAN_PARSER = tree_sitter.Parser(LANGUAGE)
 
-_CONTAINERS = frozenset({
-    "translation_unit", "declaration_list", "namespace_definition", "linkage_specification",
-    "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
-    "template_declaration", "ERROR",
-})
-_DECLARATOR_WRAPPERS = frozenset({
-    "pointer_declarator", "reference_declarator", "parenthesized_declarator",
-    "attributed_declarator",
-})
+_CONTAINERS = frozenset(
+    {
+        "translation_unit",
+        "declaration_list",
+        "namespace_definition",
+        "linkage_specification",
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_else",
+        "preproc_elif",
+        "preproc_elifdef",
+        "template_declaration",
+        "ERROR",
+    }
+)
+_DECLARATOR_WRAPPERS = frozenset(
+    {
+        "pointer_declarator",
+        "reference_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+    }
+)
 # One pass over latin-1 decoded scrubbed code (offsets unchanged): each match is
 # (identifier, "(" if it is called); "@end" and numbers give ("", "").
 TOKENS = re.compile(r"@\w+|\b(?:\d[\w.]*|([A-Za-z_]\w*)(?:(?=(?:<[\w:, *&]*>)?[ \t]*(\()))?)", re.ASCII)
@@ -140,8 +155,12 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     code = sc.code
     found = []
     stops: list[int] = []
-    in_directives = {m.start() for ds, de in sc.directives if b"{" in code[ds:de] or b"}" in code[ds:de]
-                     for m in _BRACES.finditer(code, ds, de)}
+    in_directives = {
+        m.start()
+        for ds, de in sc.directives
+        if b"{" in code[ds:de] or b"}" in code[ds:de]
+        for m in _BRACES.finditer(code, ds, de)
+    }
     braces = sorted(_positions(code, b"{") + _positions(code, b"}"))
     if in_directives:
         braces = [i for i in braces if i not in in_directives]
@@ -261,15 +280,19 @@ def _function(node: tree_sitter.Node) -> FnNode | None:
                     break
             decl = inner
         elif t in _DECLARATOR_WRAPPERS:
-            decl = decl.child_by_field_name("declarator") or (
-                decl.named_children[-1] if decl.named_children else None)
+            decl = decl.child_by_field_name("declarator") or (decl.named_children[-1] if decl.named_children else None)
         elif t in ("qualified_identifier", "template_function"):
             decl = decl.child_by_field_name("name")
         else:
             name_node = decl
             break
     if name_node is None or name_node.type not in (
-            "identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name"):
+        "identifier",
+        "field_identifier",
+        "type_identifier",
+        "destructor_name",
+        "operator_name",
+    ):
         return None
     start = node.start_byte
     parent = node.parent
@@ -277,9 +300,16 @@ def _function(node: tree_sitter.Node) -> FnNode | None:
         start = parent.start_byte
     is_static = any(c.type == "storage_class_specifier" and c.text == b"static" for c in node.children)
     return FnNode(
-        name=name_node.text.decode("utf-8", "replace"), kind=kind, node=node,
-        start=start, end=node.end_byte, name_start=name_node.start_byte, name_end=name_node.end_byte,
-        body_start=body.start_byte, body_end=body.end_byte, is_static=is_static,
+        name=name_node.text.decode("utf-8", "replace"),
+        kind=kind,
+        node=node,
+        start=start,
+        end=node.end_byte,
+        name_start=name_node.start_byte,
+        name_end=name_node.end_byte,
+        body_start=body.start_byte,
+        body_end=body.end_byte,
+        is_static=is_static,
     )
 
 
@@ -306,7 +336,7 @@ def scan(text: str, start: int = 0, end: int | None = None, wt: str | None = Non
         ids.discard("")
         return ids, {name for name, paren in found if paren}
     ids = words(wt, start, end) if wt is not None else identifiers(text, start, end)
-    backwards = text[end - 1:start - 1:-1] if start else text[end - 1::-1]
+    backwards = text[end - 1 : start - 1 : -1] if start else text[end - 1 :: -1]
     return ids, {name[::-1] for name in CALLS_REVERSED.findall(backwards)}
 
 

@@ -8,6 +8,7 @@ file; file-local generator macros (``CREATE_..._FUNC(...)``,
 ``REGISTER_UNARY_TI_DISPATCH(...)``) are expanded per invocation
 (``migrate.source.macros``) and their expansions read the same way.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,17 @@ from functools import lru_cache
 
 from migrate.tables import kernel_launch_helpers, load_markers
 
-from ..model import (HostFile, HostFunction, HostSite, InlineMetal, KernelCall, NativeInclude,
-                     ParseError, Span, StubRegistration)
+from ..model import (
+    HostFile,
+    HostFunction,
+    HostSite,
+    InlineMetal,
+    KernelCall,
+    NativeInclude,
+    ParseError,
+    Span,
+    StubRegistration,
+)
 from migrate.source import SourceFile
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
@@ -27,9 +37,9 @@ from .host_sites import find_sites, needs_nodes, within
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
 _REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
-    rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?")
-_VAR_BEFORE = re.compile(
-    rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
+    rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?"
+)
+_VAR_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
 _NOT_CALLS = frozenset({"TORCH_IMPL_FUNC"})  # the definition's own head
@@ -48,8 +58,16 @@ def read_host_file(data: bytes, path: str) -> HostFile:
     try:
         return _Reader(data, path).read()
     except Exception as exc:  # never a traceback: report and return what is safe
-        return HostFile(path, (), (), (), (), (), frozenset(),
-                        errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}", partial=True),))
+        return HostFile(
+            path,
+            (),
+            (),
+            (),
+            (),
+            (),
+            frozenset(),
+            errors=(ParseError(path, 1, 1, f"host reader failed: {type(exc).__name__}: {exc}", partial=True),),
+        )
 
 
 class _Reader:
@@ -63,8 +81,14 @@ class _Reader:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = self.sc.line_of(exc.start)
-            self.errors.append(ParseError(path, line, self.sc.column_of(exc.start),
-                                          f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); read as Latin-1"))
+            self.errors.append(
+                ParseError(
+                    path,
+                    line,
+                    self.sc.column_of(exc.start),
+                    f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); read as Latin-1",
+                )
+            )
 
     # ------------------------------------------------------------ positions
     def span(self, start: int, end: int) -> Span:
@@ -83,8 +107,11 @@ class _Reader:
         unterminated: list[int] = []
         invocations = find_invocations(sc, set(generators), unterminated) if generators else []
         for pos in unterminated:
-            self.errors.append(ParseError(self.path, sc.line_of(pos), sc.column_of(pos),
-                                          "macro invocation without closing parenthesis"))
+            self.errors.append(
+                ParseError(
+                    self.path, sc.line_of(pos), sc.column_of(pos), "macro invocation without closing parenthesis"
+                )
+            )
         unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code))
 
         generated_ids: set[str] = set()
@@ -103,7 +130,7 @@ class _Reader:
         includes = self.includes(ident_code)
         functions: list[HostFunction] = []
         for fn in unit.functions:
-            ident_code[fn.name_start:fn.name_end] = blank(sc.code[fn.name_start:fn.name_end])
+            ident_code[fn.name_start : fn.name_end] = blank(sc.code[fn.name_start : fn.name_end])
         ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
         file_ids: set[str] = set()
         pos = 0
@@ -117,8 +144,11 @@ class _Reader:
             functions.append(self.function(fn, fn_ids, fn_calls))
         file_ids |= words(wt, pos)
 
-        registrations = [self.registration(m) for m in _REGISTER.finditer(sc.code)
-                         if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())]
+        registrations = [
+            self.registration(m)
+            for m in _REGISTER.finditer(sc.code)
+            if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())
+        ]
         kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e))
         sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
         functions += generated[0]
@@ -150,39 +180,66 @@ class _Reader:
         ids = names(fn_ids)
         span = self.node_span(fn.node, fn.start)
         return HostFunction(
-            name=fn.name, path=self.path, span=span, kind=fn.kind, is_static=fn.is_static,
+            name=fn.name,
+            path=self.path,
+            span=span,
+            kind=fn.kind,
+            is_static=fn.is_static,
             calls=names(fn_calls) - _NOT_CALLS,
-            identifiers=ids, markers=ids & self.markers,
+            identifiers=ids,
+            markers=ids & self.markers,
         )
 
     def expansion(self, inv: Invocation, generators: dict[str, Macro], generated_ids: set[str]):
         """Functions, registrations, kernel calls and sites one generator invocation produces."""
         macro = generators[inv.macro]
         if len(inv.args) != len(macro.params) and not macro.variadic:
-            self.errors.append(ParseError(self.path, self.sc.line_of(inv.start), self.sc.column_of(inv.start),
-                                          f"{inv.macro} expects {len(macro.params)} arguments, got {len(inv.args)}"))
+            self.errors.append(
+                ParseError(
+                    self.path,
+                    self.sc.line_of(inv.start),
+                    self.sc.column_of(inv.start),
+                    f"{inv.macro} expects {len(macro.params)} arguments, got {len(inv.args)}",
+                )
+            )
         esc = SourceFile(expand(macro, inv.args, generators))
         unit = Unit(esc, keep=_keep(esc.code))  # bodies no node lookup needs are parsed blank, as in files
         span = self.span(inv.start, inv.end)
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
-            ident_code[fn.name_start:fn.name_end] = blank(unit.sc.code[fn.name_start:fn.name_end])
+            ident_code[fn.name_start : fn.name_end] = blank(unit.sc.code[fn.name_start : fn.name_end])
         ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
         generated_ids |= names(words(wt))
         functions = []
         for fn in unit.functions:
             fn_ids, fn_calls = scan(ident_text, fn.start, fn.end, wt)
             ids = names(fn_ids)
-            functions.append(HostFunction(
-                name=fn.name, path=self.path, span=span, kind="macro", via_macro=inv.macro,
-                invocation=span, is_static=fn.is_static, calls=names(fn_calls) - _NOT_CALLS,
-                identifiers=ids, markers=ids & self.markers,
-            ))
+            functions.append(
+                HostFunction(
+                    name=fn.name,
+                    path=self.path,
+                    span=span,
+                    kind="macro",
+                    via_macro=inv.macro,
+                    invocation=span,
+                    is_static=fn.is_static,
+                    calls=names(fn_calls) - _NOT_CALLS,
+                    identifiers=ids,
+                    markers=ids & self.markers,
+                )
+            )
         registrations = [
-            StubRegistration(stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
-                             span=span, macro=m.group(1).decode(), mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
-                             via_macro=inv.macro)
-            for m in _REGISTER.finditer(unit.sc.code) if _word_start(unit.sc.code, m.start())
+            StubRegistration(
+                stub=_unqualified(m.group(2)),
+                function=_unqualified(m.group(3)),
+                path=self.path,
+                span=span,
+                macro=m.group(1).decode(),
+                mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
+                via_macro=inv.macro,
+            )
+            for m in _REGISTER.finditer(unit.sc.code)
+            if _word_start(unit.sc.code, m.start())
         ]
         kcalls = _kernel_calls(unit, lambda s, e: span)
         sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
@@ -191,8 +248,11 @@ class _Reader:
     # ---------------------------------------------------------------- misc
     def registration(self, m: re.Match[bytes]) -> StubRegistration:
         return StubRegistration(
-            stub=_unqualified(m.group(2)), function=_unqualified(m.group(3)), path=self.path,
-            span=self.span(m.start(), m.end()), macro=m.group(1).decode(),
+            stub=_unqualified(m.group(2)),
+            function=_unqualified(m.group(3)),
+            path=self.path,
+            span=self.span(m.start(), m.end()),
+            macro=m.group(1).decode(),
             mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
         )
 
@@ -205,11 +265,11 @@ class _Reader:
             if not m:
                 continue
             ident_code[ds:de] = blank(sc.code[ds:de])
-            header = sc.data[m.start(1): m.end(1)].decode("utf-8", "replace").strip()
+            header = sc.data[m.start(1) : m.end(1)].decode("utf-8", "replace").strip()
             nm = _NATIVE_H.fullmatch(header)
             if nm:
                 end = de
-                while end > ds and sc.data[end - 1: end] in (b"\r", b" ", b"\t"):
+                while end > ds and sc.data[end - 1 : end] in (b"\r", b" ", b"\t"):
                     end -= 1
                 found.append(NativeInclude(op=nm.group(1), header=header, path=self.path, span=self.span(ds, end)))
         return found
@@ -220,14 +280,14 @@ class _Reader:
         for rs in sc.raw_strings:
             if sc.in_directive(rs.start):
                 continue
-            before = sc.code[max(0, rs.start - 200): rs.start]
+            before = sc.code[max(0, rs.start - 200) : rs.start]
             m = _VAR_BEFORE.search(before)
             var = None
             if m:
                 var = (m.group(1) or m.group(2)).decode("latin-1")
                 if var in _NOT_VARIABLES:
                     var = None
-            text = sc.data[rs.content_start: rs.content_end].decode("utf-8", "replace")
+            text = sc.data[rs.content_start : rs.content_end].decode("utf-8", "replace")
             found.append(InlineMetal(self.path, self.span(rs.content_start, rs.content_end), text, var))
         return found
 
@@ -235,10 +295,16 @@ class _Reader:
         """Report unparsed top-level code long enough to hide a definition."""
         if node.end_point[0] - node.start_point[0] < 3 or b"{" not in node.text:
             return
-        self.errors.append(ParseError(
-            self.path, node.start_point[0] + 1, node.start_point[1] + 1,
-            f"could not parse lines {node.start_point[0] + 1}-{node.end_point[0] + 1}; "
-            "definitions there may be missed", partial=True))
+        self.errors.append(
+            ParseError(
+                self.path,
+                node.start_point[0] + 1,
+                node.start_point[1] + 1,
+                f"could not parse lines {node.start_point[0] + 1}-{node.end_point[0] + 1}; "
+                "definitions there may be missed",
+                partial=True,
+            )
+        )
 
 
 def _word_start(code: bytes, i: int) -> bool:
@@ -263,14 +329,16 @@ def _dry_run(mac: Macro) -> bool:
         unit = Unit.from_bytes(expand(mac, tuple(p.encode() for p in key[1])))
         code = unit.sc.code
         got = _DRY_RUNS[key] = bool(unit.functions) or any(
-            _word_start(code, m.start()) for m in _REGISTER.finditer(code))
+            _word_start(code, m.start()) for m in _REGISTER.finditer(code)
+        )
     return got
 
 
 def _calls_any(mac: Macro, names) -> bool:
     body = mac.body
-    return any(t.kind == "id" and t.text in names and k + 1 < len(body) and body[k + 1].text == "("
-               for k, t in enumerate(body))
+    return any(
+        t.kind == "id" and t.text in names and k + 1 < len(body) and body[k + 1].text == "(" for k, t in enumerate(body)
+    )
 
 
 def _generators(macros: dict[str, Macro]) -> dict[str, Macro]:
@@ -333,20 +401,39 @@ def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
         enclosing = unit.enclosing(m.start())
         first = args[0].text.decode("latin-1") if args else ""
         # lib.exec_*_kernel(iter, ...) and a tree's free launch helper (binary_mps_impl(iter, ...))
-        shared = (method or not m.group(1).startswith(b"exec_")) and bool(first) and (
-            "iter" in first.lower()
-            or (enclosing is not None and re.search(
-                _ITER_PARAM.format(re.escape(first)),
-                sc.data[enclosing.start: enclosing.body_start].decode("latin-1")) is not None))
+        shared = (
+            (method or not m.group(1).startswith(b"exec_"))
+            and bool(first)
+            and (
+                "iter" in first.lower()
+                or (
+                    enclosing is not None
+                    and re.search(
+                        _ITER_PARAM.format(re.escape(first)),
+                        sc.data[enclosing.start : enclosing.body_start].decode("latin-1"),
+                    )
+                    is not None
+                )
+            )
+        )
         span = place(call.start_byte, call.end_byte)
-        found.append(KernelCall(
-            helper=m.group(1).decode(), name=name, path=span.path, span=span,
-            function=enclosing.name if enclosing else None, shared_library=shared,
-        ))
+        found.append(
+            KernelCall(
+                helper=m.group(1).decode(),
+                name=name,
+                path=span.path,
+                span=span,
+                function=enclosing.name if enclosing else None,
+                shared_library=shared,
+            )
+        )
     return found
 
 
 def _string_value(node) -> str:
-    parts = [c.text.decode("utf-8", "replace") for c in node.named_children
-             if c.type in ("string_content", "escape_sequence")]
+    parts = [
+        c.text.decode("utf-8", "replace")
+        for c in node.named_children
+        if c.type in ("string_content", "escape_sequence")
+    ]
     return "".join(parts)

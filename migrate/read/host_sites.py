@@ -4,6 +4,7 @@ Candidates come from regexes over the scrubbed code (comments and literals
 blanked); tree-sitter nodes around each candidate decide.  Each site is
 (kind, start, end, function, detail) with byte offsets into the unit.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -21,21 +22,55 @@ _SUBITER_LOOP = re.compile(rb"\bwith_32bit_indexing[ \t]*\(")
 _NUMEL = re.compile(rb"numel[ \t]*\([ \t]*\)")  # the node lookup rejects longer names
 _SETBYTES = re.compile(rb"\bmtl_setBytes\b")
 # a library compile option that turns fast math on unconditionally (MPS018)
-_FAST_MATH = re.compile(rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
-                        rb"|\bmathMode\s*=\s*MTLMathModeFast\b")
+_FAST_MATH = re.compile(
+    rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
+    rb"|\bmathMode\s*=\s*MTLMathModeFast\b"
+)
 # member accesses that read the WHOLE tensor's geometry/data (wrong on a sub-iterator)
-_WHOLE_MEMBERS = frozenset({
-    "numel", "data_ptr", "mutable_data_ptr", "const_data_ptr", "sizes", "strides", "size",
-    "stride", "storage_offset", "is_contiguous", "view", "copy_", "fill_", "zero_",
-})
-_NARROW_TYPES = frozenset({
-    "int", "int32_t", "uint32_t", "unsigned", "unsigned int", "uint", "int16_t", "uint16_t",
-    "short", "unsigned short", "int8_t", "uint8_t", "char", "unsigned char", "ushort", "uchar",
-})
+_WHOLE_MEMBERS = frozenset(
+    {
+        "numel",
+        "data_ptr",
+        "mutable_data_ptr",
+        "const_data_ptr",
+        "sizes",
+        "strides",
+        "size",
+        "stride",
+        "storage_offset",
+        "is_contiguous",
+        "view",
+        "copy_",
+        "fill_",
+        "zero_",
+    }
+)
+_NARROW_TYPES = frozenset(
+    {
+        "int",
+        "int32_t",
+        "uint32_t",
+        "unsigned",
+        "unsigned int",
+        "uint",
+        "int16_t",
+        "uint16_t",
+        "short",
+        "unsigned short",
+        "int8_t",
+        "uint8_t",
+        "char",
+        "unsigned char",
+        "ushort",
+        "uchar",
+    }
+)
 _ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
 
 
-_NARROW_WORD = re.compile(rb"\b(?:" + b"|".join(sorted({w.encode() for t in _NARROW_TYPES for w in t.split()})) + rb")\b")
+_NARROW_WORD = re.compile(
+    rb"\b(?:" + b"|".join(sorted({w.encode() for t in _NARROW_TYPES for w in t.split()})) + rb")\b"
+)
 _NODE_WORDS = (b"with_32bit_indexing", b"mtl_setBytes")
 _NODE_WORDS_SUBITER = _NODE_WORDS + (b"tensor",)  # callees handed the sub-iterator
 
@@ -59,6 +94,7 @@ def within(code: bytes, words, tail: re.Pattern[bytes] | None = None):
     def found(start: int, end: int) -> bool:
         k = bisect.bisect_left(starts, start)
         return k < len(starts) and hits[k][1] <= end
+
     return found
 
 
@@ -77,6 +113,7 @@ def needs_nodes(code: bytes):
                 return True
             i = code.find(b"numel", i + 5, end)
         return False
+
     return needed
 
 
@@ -92,8 +129,10 @@ def find_sites(unit: Unit) -> list[RawSite]:
     if b"mtl_setBytes" in code:
         sites += _setbytes_chains(unit)
     if b"astMath" in code or b"MTLMathModeFast" in code:  # setFastMath..., fastMathEnabled
-        sites += [("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
-                  for m in _FAST_MATH.finditer(code)]
+        sites += [
+            ("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
+            for m in _FAST_MATH.finditer(code)
+        ]
     sites.sort(key=lambda s: (s[1], s[0]))
     return sites
 
@@ -137,7 +176,7 @@ def _readback_matches(code: bytes) -> list[re.Match[bytes]]:
                 j -= 1
             if j and code[j - 1] == 46:  # "."
                 starts.add(j - 1)
-            elif j > 1 and code[j - 2:j] == b"->":
+            elif j > 1 and code[j - 2 : j] == b"->":
                 starts.add(j - 2)
             i = code.find(w, i + 1)
     out: list[re.Match[bytes]] = []
@@ -256,8 +295,9 @@ def _subiter_tensors(unit: Unit) -> list[RawSite]:
             for fn in by_name.get(callee, ()):
                 param = _param_name(fn, index)
                 if param:
-                    found += _tensor_uses(unit, param, fn.body_start, fn.body_end, done,
-                                          skip=_split_loop_bodies(unit, fn))
+                    found += _tensor_uses(
+                        unit, param, fn.body_start, fn.body_end, done, skip=_split_loop_bodies(unit, fn)
+                    )
     return found
 
 
@@ -330,8 +370,9 @@ def _param_name(fn: FnNode, index: int) -> str | None:
     return d.text.decode("latin-1") if d is not None else None
 
 
-def _tensor_uses(unit: Unit, var: str, start: int, end: int, done: set[tuple[int, int]],
-                 skip: list[tuple[int, int]] = ()) -> list[RawSite]:
+def _tensor_uses(
+    unit: Unit, var: str, start: int, end: int, done: set[tuple[int, int]], skip: list[tuple[int, int]] = ()
+) -> list[RawSite]:
     found: list[RawSite] = []
     code = unit.sc.code
     pat = re.compile(rb"\b" + re.escape(var.encode()) + rb"[ \t]*(?:\.|->)[ \t]*tensor[ \t]*\(")
@@ -372,8 +413,13 @@ def _whole_tensor_use(unit: Unit, call: tree_sitter.Node, scope_end: int) -> tre
         if var is not None and not _only_harmless_uses(unit, var.text, parent.end_byte, scope_end):
             return call
         return None
-    if parent.type in ("argument_list", "assignment_expression", "return_statement",
-                       "initializer_list", "condition_clause"):
+    if parent.type in (
+        "argument_list",
+        "assignment_expression",
+        "return_statement",
+        "initializer_list",
+        "condition_clause",
+    ):
         return call
     return None
 
@@ -418,7 +464,6 @@ def _setbytes_chains(unit: Unit) -> list[RawSite]:
                 continue
             if len(run) >= 2:
                 s, e = run[0].start_byte, run[-1].end_byte
-                found.append(("setbytes_chain", s, e, _fn_name(unit, s),
-                              f"{len(run)} consecutive mtl_setBytes calls"))
+                found.append(("setbytes_chain", s, e, _fn_name(unit, s), f"{len(run)} consecutive mtl_setBytes calls"))
             run = []
     return found

@@ -6,6 +6,7 @@ definitions (kernels, helpers, functor members) with their parameters and
 conditions (``if``/``else``, loop, ``switch``) that enclose it.  Macros are not
 expanded: a rule judges the code as written.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -166,7 +167,11 @@ def find_functions(toks: list[Tok]) -> list[Function]:
 def _function_head(toks: list[Tok], hs: int, brace: int):
     """(name, template params, params, name token) when ``toks[hs:brace]`` is a function head."""
     j = brace - 1
-    while j >= hs and toks[j].kind == "id" and toks[j].text in ("const", "noexcept", "override", "thread", "constant", "device"):
+    while (
+        j >= hs
+        and toks[j].kind == "id"
+        and toks[j].text in ("const", "noexcept", "override", "thread", "constant", "device")
+    ):
         j -= 1
     if j < hs or toks[j].text != ")":
         return None
@@ -194,7 +199,7 @@ def _param(toks: list[Tok], a: int, b: int) -> Param | None:
         t = toks[q]
         if t.text == "[" and q + 1 < b and toks[q + 1].text == "[":
             e = match_close(toks, q)
-            attrs += [x.text for x in toks[q + 2:e - 1] if x.kind == "id"]
+            attrs += [x.text for x in toks[q + 2 : e - 1] if x.kind == "id"]
             q = e + 1
             continue
         if t.text == "=":
@@ -205,7 +210,7 @@ def _param(toks: list[Tok], a: int, b: int) -> Param | None:
     if len(names) < 2 and not (names and words and words[-1] == names[-1] and ("*" in words or "&" in words)):
         return None  # unnamed parameter or "void"
     while words and words[-1] == "]":  # array parameter
-        words = words[:words.index("[")] if "[" in words else words[:-1]
+        words = words[: words.index("[")] if "[" in words else words[:-1]
     return Param(words[-1], tuple(words[:-1]), tuple(attrs))
 
 
@@ -349,7 +354,9 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
             var_k = ids[0]
         if toks[a].text == "*" or (a < var_k and toks[var_k - 1].text == "*" and var_k - 1 == a):
             subscripted = True
-        type_words = tuple(x.text for x in toks[a:var_k]) if var_k > a and toks[var_k - 1].text not in (".", "->") else None
+        type_words = (
+            tuple(x.text for x in toks[a:var_k]) if var_k > a and toks[var_k - 1].text not in (".", "->") else None
+        )
         if type_words is not None and any(w in ("return",) for w in type_words):
             continue
         if type_words:
@@ -358,8 +365,15 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
             type_words = decl_type  # "uint a = x, b = y": b shares the type
         if eq is None and not type_words:
             continue
-        out.append(Assign(toks[var_k].text, type_words or None, (a, lhs_end), (eq + 1, b) if eq is not None else (b, b),
-                          subscripted and not type_words))
+        out.append(
+            Assign(
+                toks[var_k].text,
+                type_words or None,
+                (a, lhs_end),
+                (eq + 1, b) if eq is not None else (b, b),
+                subscripted and not type_words,
+            )
+        )
     return out
 
 
@@ -439,4 +453,4 @@ def text_of(toks: list[Tok], lo: int, hi: int, source: str) -> str:
     if lo >= hi:
         return ""
     last = toks[hi - 1]
-    return " ".join(source[toks[lo].start:last.start + len(last.text)].split())
+    return " ".join(source[toks[lo].start : last.start + len(last.text)].split())

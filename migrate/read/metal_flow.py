@@ -8,6 +8,7 @@ the parameters of helpers defined in the same source:
 - ``data``: a tensor element (device pointer or reference, constant pointer, a functor's argument)
 - ``size``: an integer parameter that is not a position (sizes, strides, counts)
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -17,14 +18,55 @@ from pathlib import Path
 
 from migrate.source import SourceFile, source_file
 from migrate.read.metal_body import (
-    Function, Stmt, Tok, assignments, calls, find_functions, identifier_positions, identifiers, lex, walk,
+    Function,
+    Stmt,
+    Tok,
+    assignments,
+    calls,
+    find_functions,
+    identifier_positions,
+    identifiers,
+    lex,
+    walk,
 )
 from migrate.tables import load_table, dtype_family
 
-INT_WORDS = frozenset({"int", "uint", "long", "ulong", "short", "ushort", "char", "uchar", "bool", "unsigned", "size_t",
-                       "int32_t", "uint32_t", "int64_t", "uint64_t", "int16_t", "uint16_t", "int8_t", "uint8_t",
-                       "uint2", "uint3", "uint4", "int2", "int3", "int4", "long2", "long3", "long4", "ulong2", "ulong3",
-                       "ulong4", "packed_uint3"})
+INT_WORDS = frozenset(
+    {
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "short",
+        "ushort",
+        "char",
+        "uchar",
+        "bool",
+        "unsigned",
+        "size_t",
+        "int32_t",
+        "uint32_t",
+        "int64_t",
+        "uint64_t",
+        "int16_t",
+        "uint16_t",
+        "int8_t",
+        "uint8_t",
+        "uint2",
+        "uint3",
+        "uint4",
+        "int2",
+        "int3",
+        "int4",
+        "long2",
+        "long3",
+        "long4",
+        "ulong2",
+        "ulong3",
+        "ulong4",
+        "packed_uint3",
+    }
+)
 
 
 @lru_cache(maxsize=1)
@@ -33,7 +75,7 @@ def table() -> dict:
 
 
 def collective_class(name: str) -> str | None:
-    """"simdgroup" | "threadgroup" | None for a called name."""
+    """ "simdgroup" | "threadgroup" | None for a called name."""
     t = table()
     if name in t["not_collective"]:
         return None
@@ -60,7 +102,7 @@ class FnFlow:
     def var(self, name: str, at: int) -> str:
         order, scope = self.ctx.get(at, (1 << 30, ()))
         for d_order, d_scope, key in reversed(self.decls.get(name, ())):
-            if d_order <= order and scope[:len(d_scope)] == d_scope:
+            if d_order <= order and scope[: len(d_scope)] == d_scope:
                 return key
         return name
 
@@ -172,7 +214,8 @@ def _analysed(path: str, text: str, toks: list[Tok], sf: SourceFile | None = Non
     floats = set(table()["floating"])
     unit.float_instances = any(
         t.text in floats and k not in inside and k > 0 and toks[k - 1].text in ("<", "(", ",")
-        for k, t in enumerate(toks))
+        for k, t in enumerate(toks)
+    )
     for f in fns:
         walk(toks, f)
         unit.flows.append(_sources(toks, f))
@@ -191,7 +234,11 @@ def _sources(toks: list[Tok], fn: Function) -> FnFlow:
             tags |= set(positions.get(a, ()))
         if any(a in positions for a in p.attrs):
             flow.origin[p.name] = f"{p.name} [[{next(a for a in p.attrs if a in positions)}]]"
-        elif functor or (p.pointer and p.space in ("device", "constant", "threadgroup")) or (p.reference and p.space == "device"):
+        elif (
+            functor
+            or (p.pointer and p.space in ("device", "constant", "threadgroup"))
+            or (p.reference and p.space == "device")
+        ):
             tags.add("data")
         elif fn.is_kernel and set(p.type) & INT_WORDS:
             tags.add("size")
@@ -280,14 +327,14 @@ def is_floating(unit: Unit, flow: FnFlow, words: tuple[str, ...] | None, float_t
 def template_may_be_float(unit: Unit, flow: FnFlow, functor_dtypes: dict | None) -> bool:
     """Is a template parameter of this function possibly a floating type?  A functor: when it is registered
     for a floating dtype; otherwise when the file instantiates some template with one."""
-    head = [t.text for t in unit.toks[flow.fn.head:flow.fn.name_tok]]
+    head = [t.text for t in unit.toks[flow.fn.head : flow.fn.name_tok]]
     if "is_floating_point_v" in head or "is_floating_point" in head:
         return True
     if {"is_integral_v", "is_integral"} & set(head) or _same_as_integer(head):
         return False  # enable_if'd to integers
     s = flow.fn.struct or ""
-    if functor_dtypes is not None and s.endswith("_functor") and s[:-len("_functor")] in functor_dtypes:
-        return bool(set(functor_dtypes[s[:-len("_functor")]]) & set(dtype_family("float")))
+    if functor_dtypes is not None and s.endswith("_functor") and s[: -len("_functor")] in functor_dtypes:
+        return bool(set(functor_dtypes[s[: -len("_functor")]]) & set(dtype_family("float")))
     return unit.float_instances
 
 

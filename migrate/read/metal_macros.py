@@ -1,6 +1,7 @@
 """What a Metal library exports, read from token lists: ``host_name("...")``, functor
 structs, kernel functions, and the parts of a macro body that can produce them
 (``prune_body``).  Tokens and macros come from ``migrate.source``."""
+
 from __future__ import annotations
 
 from typing import Callable, Iterable

@@ -6,6 +6,7 @@ macros), ``[[host_name("...")]]`` names after macro expansion, and kernel
 function definitions.  Macros are expanded from their ``#define`` bodies:
 the file's own, and those of headers found in ``include_dirs``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -378,11 +379,17 @@ class _Reader:
     def _identifier(self, toks: list[Tok], i: int) -> int:
         t = toks[i]
         name = t.text
-        ahead = [x.text for x in toks[i + 1:i + 4]]
+        ahead = [x.text for x in toks[i + 1 : i + 4]]
         if name == "struct":
             nm = toks[i + 1] if i + 1 < len(toks) else None
-            if (nm is not None and nm.kind == "id" and len(nm.text) > 8 and nm.text.endswith("_functor")
-                    and ahead[1:2] and ahead[1] in ("{", ":")):
+            if (
+                nm is not None
+                and nm.kind == "id"
+                and len(nm.text) > 8
+                and nm.text.endswith("_functor")
+                and ahead[1:2]
+                and ahead[1] in ("{", ":")
+            ):
                 self.functors.append(Functor(nm.text[:-8], self.path, self.sf.span(t.start, nm.end)))
             return i + 1
         if name in ("kernel", "void"):
@@ -417,12 +424,26 @@ def read_metal_source(
     try:
         return _Reader(sf, include_dirs).run()
     except RecursionError:
-        return MetalFile(path, (), (), frozenset(), frozenset(), (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),))
+        return MetalFile(
+            path,
+            (),
+            (),
+            frozenset(),
+            frozenset(),
+            (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),),
+        )
 
 
 def read_metal_file(file: Path, rel: str, include_dirs: Sequence[Path] = ()) -> MetalFile:
     try:
         data = Path(file).read_bytes()
     except OSError as exc:
-        return MetalFile(rel, (), (), frozenset(), frozenset(), (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}", partial=True),))
+        return MetalFile(
+            rel,
+            (),
+            (),
+            frozenset(),
+            frozenset(),
+            (ParseError(rel, 1, 1, f"cannot read: {exc.strerror}", partial=True),),
+        )
     return read_metal_source(data, rel, include_dirs=include_dirs)

@@ -13,6 +13,7 @@ DeviceType::CUDA``, an ``||`` of such tests, a ``bool`` local initialised with
 one, or a call of a same-file predicate that returns false off that device
 (``if (!self.device().is_cpu()) return false;``).
 """
+
 from __future__ import annotations
 
 import re
@@ -26,16 +27,21 @@ _CALLED_WITH = re.compile(rb"\b(?!(?:if|while|switch|return|for)\b)(\w+)\s*\(\s*
 _DEVICE_HINT = re.compile(rb"is_[a-z]+\(\)|DeviceType::|\bk[A-Z][A-Za-z]+\b")
 _AT_CALL = re.compile(rb"\bat::(?!native::)(?:_ops::)?(\w+)\s*[(<]")
 _CALL = re.compile(rb"\b(\w+)\s*\(")
-_IMPL_HEAD = re.compile(rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M)
+_IMPL_HEAD = re.compile(
+    rb"^TORCH_IMPL_FUNC\((\w+)\)|^[A-Za-z_][\w:<>,&* ]*?\b(\w+)\s*\([^;{]*\)\s*(?:const\s*)?\{", re.M
+)
 _IF = re.compile(rb"\bif\s*\(")
 _OTHER_DEVICE = rb"(?:cpu|cuda|xpu|hip|meta)"
 _CHAIN = rb"[\w.:\->]*(?:\(\)[\w.:\->]*)*"  # self.device().type(), t.is_cpu
 _IS_DEVICE = re.compile(_CHAIN + rb"\.is_" + _OTHER_DEVICE + rb"\(\)")
 _DEVICE_NAME = rb"(?:c10::|at::)?(?:DeviceType::|k)(?i:" + _OTHER_DEVICE + rb")"
-_EQ_DEVICE = re.compile(rb"(?:" + _CHAIN + rb"\s*==\s*" + _DEVICE_NAME + rb"|" + _DEVICE_NAME + rb"\s*==\s*" + _CHAIN + rb")")
+_EQ_DEVICE = re.compile(
+    rb"(?:" + _CHAIN + rb"\s*==\s*" + _DEVICE_NAME + rb"|" + _DEVICE_NAME + rb"\s*==\s*" + _CHAIN + rb")"
+)
 _BOOL_LOCAL = re.compile(rb"\bbool\s+(\w+)\s*=\s*([^;]*);")
 _REQUIRES_DEVICE = re.compile(  # a predicate's "not that device: return false"
-    rb"if\s*\(\s*!\s*" + _CHAIN + rb"\.is_" + _OTHER_DEVICE + rb"\(\)\s*\)\s*\{?\s*return\s+false")
+    rb"if\s*\(\s*!\s*" + _CHAIN + rb"\.is_" + _OTHER_DEVICE + rb"\(\)\s*\)\s*\{?\s*return\s+false"
+)
 
 
 def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
@@ -44,15 +50,14 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
     sf = SourceFile(data, rel)
     data = sf.code
     if rel.endswith(".h"):
-        return tuple((m.group(1).decode(), sf.span(m.start(1), m.end(1)))
-                     for m in _DECLARE_DISPATCH.finditer(data)), ()
+        return tuple((m.group(1).decode(), sf.span(m.start(1), m.end(1))) for m in _DECLARE_DISPATCH.finditer(data)), ()
     bodies: dict[str, list[bytes]] = {}
     for m in _IMPL_HEAD.finditer(data):
         open_at = data.find(b"{", m.end() - 1)
         close = _match(data, open_at, b"{", b"}") if open_at >= 0 else -1
         if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
             params = set(_STUB.findall(data, m.start(), open_at))
-            body = data[open_at: close + 1]
+            body = data[open_at : close + 1]
             if params:
                 body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), body)
             bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
@@ -65,8 +70,11 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
         for b in bs:
             guard = _Guards(b, predicates)
             direct[name] |= {s.decode() for s, at in _stub_uses(b) if not guard.off_mps(at)}
-            calls[name] |= {c.decode() for c, at in ((m.group(1), m.start()) for m in _CALL.finditer(b))
-                            if c in defined and not guard.off_mps(at)}
+            calls[name] |= {
+                c.decode()
+                for c, at in ((m.group(1), m.start()) for m in _CALL.finditer(b))
+                if c in defined and not guard.off_mps(at)
+            }
     out = []
     for name, bs in bodies.items():
         stubs = set(direct[name])
@@ -113,13 +121,13 @@ class _Guards:
         body, found = self.body, []
         for m in _IF.finditer(body):
             close = _match(body, m.end() - 1, b"(", b")")
-            cond = body[m.end(): close]
+            cond = body[m.end() : close]
             if close < 0 or not (_DEVICE_HINT.search(cond) or any(w in cond for w in self.words)):
                 continue
             if not self._other_device(cond):
                 continue
-            start = close + 1 + len(body[close + 1:]) - len(body[close + 1:].lstrip())
-            end = _match(body, start, b"{", b"}") if body[start:start + 1] == b"{" else body.find(b";", start)
+            start = close + 1 + len(body[close + 1 :]) - len(body[close + 1 :].lstrip())
+            end = _match(body, start, b"{", b"}") if body[start : start + 1] == b"{" else body.find(b";", start)
             found.append((start, end if end >= 0 else len(body)))
         return found
 
@@ -157,7 +165,7 @@ def _split(expr: bytes, op: bytes) -> list[bytes]:
         elif t in (b")", b"]", b"}"):
             depth -= 1
         elif depth == 0:
-            parts.append(expr[last:m.start()])
+            parts.append(expr[last : m.start()])
             last = m.end()
     parts.append(expr[last:])
     return [_unparen(p) for p in parts]

@@ -15,6 +15,7 @@ node positions in the parsed copy are positions in the real file:
 Preprocessor lines are left alone (macro bodies are expanded and neutralised
 separately).  Identifiers are counted on the scrubbed original, not here.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,7 @@ _BLOCK_PTR = re.compile(rb"\(\s*\^\s*\w*\s*\)\s*\(")
 _BLOCK_PREV = frozenset(b"(,=:?{};!&|")
 # keywords that can also be Objective-C selector names
 _KW_SELECTORS = frozenset(
-    b"new delete class default register operator template typename public private "
-    b"protected friend auto this".split()
+    b"new delete class default register operator template typename public private protected friend auto this".split()
 )
 _RECEIVER = re.compile(rb"\s*(?:[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\(\))?(?:(?:\.|->)[A-Za-z_]\w*(?:\(\))?)*)(?=\s)")
 _FIRST_SEL = re.compile(rb"\s+([A-Za-z_]\w*)[ \t]*(?::(?!:)|\s*$)")
@@ -61,7 +61,7 @@ def _before(code: bytes, i: int) -> tuple[int, bool]:
     chunk = code[lo:i]
     kept = chunk.rstrip(b" \t\r\n")
     if kept:
-        return kept[-1], b"\n" in chunk[len(kept):]
+        return kept[-1], b"\n" in chunk[len(kept) :]
     if lo == 0:
         return 0, True
     prev, _ = _before(code, lo)
@@ -79,7 +79,7 @@ def _prev_word(code: bytes, i: int) -> bytes:
     k = j
     while k >= 0 and (chr(code[k]).isalnum() or code[k] == 95):
         k -= 1
-    return code[k + 1: j + 1]
+    return code[k + 1 : j + 1]
 
 
 def _matching(code: bytes, open_at: int, opener: int, closer: int) -> int:
@@ -147,7 +147,7 @@ def _message_send(code: bytes, s: int, e: int) -> list[tuple[int, bytes]] | None
     elif prev and (chr(prev).isalnum() or prev == 95):
         if _prev_word(code, s) not in (b"return", b"case", b"throw", b"else", b"do"):
             return None
-    nxt = code[e + 1: e + 2]
+    nxt = code[e + 1 : e + 2]
     if nxt in (b"(", b"{", b"<"):
         return None  # a lambda
     r = _receiver_end(code, s, e)
@@ -173,7 +173,7 @@ def _message_send(code: bytes, s: int, e: int) -> list[tuple[int, bytes]] | None
 
 def _dict_literal(code: bytes, s: int, e: int, put) -> None:
     """@[a, b] / @{k : v,} -> (a, b) / (k , v ): a comma expression."""
-    inner = code[s + 1: e].strip()
+    inner = code[s + 1 : e].strip()
     if not inner:
         put(s, b"0")
         put(e, b" ")
@@ -229,7 +229,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
     code = bytes(nd)  # code only: no comments, literals or preprocessor lines
 
     def put(start: int, text: bytes) -> None:
-        out[start: start + len(text)] = text
+        out[start : start + len(text)] = text
 
     def wipe(start: int, end: int) -> None:
         out[start:end] = blank(bytes(out[start:end]))
@@ -254,7 +254,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
                 wipe(*m.span())
         for m in _AT_LIT.finditer(code):
             put(m.start(), b" ")
-            opener = code[m.end(): m.end() + 1]
+            opener = code[m.end() : m.end() + 1]
             if opener == b"[":
                 close = _matching(code, m.end(), 91, 93)
                 if close > 0:
@@ -290,7 +290,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
 
 def _block(code: bytes, m: re.Match[bytes], put, wipe) -> None:
     s = m.start()
-    if code[s + 1: s + 2] == b"=" or _prev_char(code, s) not in _BLOCK_PREV and _prev_word(code, s) != b"return":
+    if code[s + 1 : s + 2] == b"=" or _prev_char(code, s) not in _BLOCK_PREV and _prev_word(code, s) != b"return":
         return  # xor, not a block
     ret, params, ws = m.group("ret"), m.group("params"), m.group("ws")
     if ret and params is None:
@@ -305,7 +305,7 @@ def _block(code: bytes, m: re.Match[bytes], put, wipe) -> None:
             put(s, b"[]")  # ^() -> [] (a lambda without parameter list)
         elif ws:
             put(s, b"[](")
-            put(s + 3, code[p_s + 1: m.end("params")])  # shift the list right by one
+            put(s + 3, code[p_s + 1 : m.end("params")])  # shift the list right by one
         else:
             put(s, b" ")
     elif not ret:

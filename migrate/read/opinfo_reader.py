@@ -6,6 +6,7 @@ each entry's end and its ``DecorateInfo(...)`` calls; only calls that mention
 ``mps`` are parsed, one by one, with libcst. Positions are byte offsets of the
 whole file.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -52,7 +53,7 @@ def find_entries(data: bytes, path: str, names: Iterable[str] | None = None) -> 
     out = []
     lines = _LineIndex(data)
     for m in _head_pattern(names).finditer(data):
-        if b"#" in data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]:
+        if b"#" in data[data.rfind(b"\n", 0, m.start()) + 1 : m.start()]:
             continue  # commented-out code
         end = _matching_close(data, m.end(1))
         if end is not None:
@@ -68,8 +69,15 @@ class _LineIndex:
     def span(self, path: str, start: int, end: int) -> Span:
         l1 = bisect.bisect_right(self.starts, start)
         l2 = bisect.bisect_right(self.starts, end)
-        return Span(path, l1, char_column(self.data, self.starts[l1 - 1], start),
-                    l2, char_column(self.data, self.starts[l2 - 1], end), start, end)
+        return Span(
+            path,
+            l1,
+            char_column(self.data, self.starts[l1 - 1], start),
+            l2,
+            char_column(self.data, self.starts[l2 - 1], end),
+            start,
+            end,
+        )
 
 
 def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: str, lines: _LineIndex) -> OpInfoEntry:
@@ -82,8 +90,15 @@ def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: s
                 deco = _read_decoration(data, path, s, e, container, lines)
                 if deco is not None:
                     decorations.append(deco)
-    return OpInfoEntry(kind, name, kw.get("variant_test_name", ""), kw.get("aten_name"), path,
-                       lines.span(path, start, end), tuple(decorations))
+    return OpInfoEntry(
+        kind,
+        name,
+        kw.get("variant_test_name", ""),
+        kw.get("aten_name"),
+        path,
+        lines.span(path, start, end),
+        tuple(decorations),
+    )
 
 
 def _decorate_calls(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, tuple[int, bool] | None]]:
@@ -99,9 +114,15 @@ def _decorate_calls(data: bytes, start: int, end: int) -> Iterator[tuple[int, in
             continue
         if tok in _OPEN:
             ident = prev.group() if prev is not None and prev.end() == _skip_ws(data, prev.end(), m.start()) else None
-            is_call = tok == b"(" and ident is not None and (ident[:1].isalpha() or ident[:1] == b"_") \
+            is_call = (
+                tok == b"("
+                and ident is not None
+                and (ident[:1].isalpha() or ident[:1] == b"_")
                 and ident not in _NOT_CALLERS
-            stack.append((m.start(), tok == b"(" and not is_call, prev.start() if is_call and ident == b"DecorateInfo" else None))
+            )
+            stack.append(
+                (m.start(), tok == b"(" and not is_call, prev.start() if is_call and ident == b"DecorateInfo" else None)
+            )
         elif tok in _CLOSE and stack:
             open_at, _, deco_start = stack.pop()
             if deco_start is not None:

@@ -10,6 +10,7 @@ Speed: instead of a MetadataWrapper (which records a position for every node
 of the module, ~200 ms here), one codegen pass tracks byte offsets and keeps
 those of the few nodes we need.
 """
+
 from __future__ import annotations
 
 import ast
@@ -70,7 +71,10 @@ def _compound(stmt: cst.CSTNode, function: str | None) -> Iterator[tuple[cst.Bas
                 yield small, function
         elif isinstance(child, cst.IndentedBlock):
             yield from _statements(child, function)
-        elif isinstance(child, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)):
+        elif isinstance(
+            child,
+            (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase),
+        ):
             yield from _compound(child, function)
 
 
@@ -115,7 +119,14 @@ def _table(found: _Found, table: str, function: str | None, value: cst.BaseExpre
         found.skipped.append((value, f"{table}: {type(value).__name__} is not a dict/set/list literal, skipped"))
 
 
-def _entry(found: _Found, table: str, function: str | None, key: cst.BaseExpression | None, value: cst.BaseExpression, kind: str) -> None:
+def _entry(
+    found: _Found,
+    table: str,
+    function: str | None,
+    key: cst.BaseExpression | None,
+    value: cst.BaseExpression,
+    kind: str,
+) -> None:
     literal = key if key is not None else value
     if _literal(literal) is None:
         found.skipped.append((literal, f"{table}: non-literal key ({type(literal).__name__}) skipped"))

@@ -12,6 +12,7 @@ that builds the same objects; tests check both agree on the real files.
 Positions: lines and columns are 1-based, columns count characters (code
 points), ``end_column`` is exclusive; ``start``/``end`` are byte offsets.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,11 +26,24 @@ from migrate.model import DispatchLine, NativeEntry, NativeYaml, ParseError, Spa
 # Keys torchgen's NativeFunction.from_yaml accepts; anything else is "leftover".
 KNOWN_KEYS = frozenset(
     {
-        "func", "variants", "dispatch", "structured", "structured_delegate",
-        "structured_inherits", "ufunc_inner_loop", "tags", "autogen",
-        "device_check", "device_guard", "manual_kernel_registration",
-        "manual_cpp_binding", "python_module", "category_override",
-        "precomputed", "cpp_no_default_args", "use_const_ref_for_mutable_tensors",
+        "func",
+        "variants",
+        "dispatch",
+        "structured",
+        "structured_delegate",
+        "structured_inherits",
+        "ufunc_inner_loop",
+        "tags",
+        "autogen",
+        "device_check",
+        "device_guard",
+        "manual_kernel_registration",
+        "manual_cpp_binding",
+        "python_module",
+        "category_override",
+        "precomputed",
+        "cpp_no_default_args",
+        "use_const_ref_for_mutable_tensors",
     }
 )
 _BOOLS = {
@@ -51,15 +65,35 @@ _FAST_VALUE_KEYS = b"|".join(
     k.encode() for k in sorted(KNOWN_KEYS - {"func", "dispatch", "ufunc_inner_loop", "precomputed"})
 )
 _FAST_ENTRY = re.compile(
-    rb"func: (?P<func>" + _PLAIN + rb")(?: +#(?P<fc>[^\n]*))?\n(?:"
+    rb"func: (?P<func>"
+    + _PLAIN
+    + rb")(?: +#(?P<fc>[^\n]*))?\n(?:"
     + _IGN
-    + rb"|  (?:" + _FAST_VALUE_KEYS + rb"): (?:" + _PLAIN + rb"|\[[a-z_]+(?:, [a-z_]+)*\])" + _CMT
-    + rb"|  dispatch: \{\}" + _CMT
-    + rb"|  dispatch:" + _CMT + rb"(?:" + _IGN + rb")*" + _DLINE + rb"(?:" + _IGN + rb"|" + _DLINE + rb")*"
+    + rb"|  (?:"
+    + _FAST_VALUE_KEYS
+    + rb"): (?:"
+    + _PLAIN
+    + rb"|\[[a-z_]+(?:, [a-z_]+)*\])"
+    + _CMT
+    + rb"|  dispatch: \{\}"
+    + _CMT
+    + rb"|  dispatch:"
+    + _CMT
+    + rb"(?:"
+    + _IGN
+    + rb")*"
+    + _DLINE
+    + rb"(?:"
+    + _IGN
+    + rb"|"
+    + _DLINE
+    + rb")*"
     + rb")*"
 )
 _FAST_KEY_VALUES = re.compile(rb"^  ([a-z_]+):(?: ([^\n#]*[^\n #]))?", re.M)  # value b"" if none
-_FAST_DISPATCH_LINE = re.compile(rb"^    (" + _IDENT + rb"(?:, " + _IDENT + rb")*): (" + _IDENT + rb")(?: +#([^\n]*))?$", re.M)
+_FAST_DISPATCH_LINE = re.compile(
+    rb"^    (" + _IDENT + rb"(?:, " + _IDENT + rb")*): (" + _IDENT + rb")(?: +#([^\n]*))?$", re.M
+)
 _KERNEL_RE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*\Z")
 _BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
 _FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
@@ -118,7 +152,10 @@ def _scalar(line: bytes, pos: int) -> tuple[object, int, int, bytes | None]:
     text = line[pos:end]
     bad = text.find(b": ")
     if bad >= 0 or text.endswith(b":"):
-        raise _Fail(pos + (bad if bad >= 0 else len(text) - 1), "':' followed by a space inside a plain value (YAML reads a nested mapping)")
+        raise _Fail(
+            pos + (bad if bad >= 0 else len(text) - 1),
+            "':' followed by a space inside a plain value (YAML reads a nested mapping)",
+        )
     return text.decode("utf-8", "replace"), pos, end, comment
 
 
@@ -157,8 +194,24 @@ def _quoted(line: bytes, pos: int) -> tuple[str, int]:
 
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)")
 _SIMPLE_ESCAPES = {
-    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
-    "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
 }
 
 
@@ -241,8 +294,9 @@ _make_span = _fast_ctor(Span)
 _new, _set = object.__new__, object.__setattr__
 
 
-def _dispatch_spans(path: str, ln: int, col0: int, off0: int, first: int, keys_end: int, ks: int, ke: int,
-                    keys: tuple[str, ...]) -> dict[str, object]:
+def _dispatch_spans(
+    path: str, ln: int, col0: int, off0: int, first: int, keys_end: int, ks: int, ke: int, keys: tuple[str, ...]
+) -> dict[str, object]:
     """A fast-path dispatch line's spans from byte indexes in its entry (``col0``/``off0``: index -> column /
     data offset): the whole line, each key, the kernel."""
     span = _make_span
@@ -254,11 +308,25 @@ def _dispatch_spans(path: str, ln: int, col0: int, off0: int, first: int, keys_e
             bounds.append((a, a + len(k)))
             a += len(k) + 2
     return {
-        "span": span(path=path, line=ln, column=first + col0, end_line=ln, end_column=ke + col0, start=first + off0, end=ke + off0),
-        "key_spans": tuple(span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0)
-                           for a, b in bounds),
-        "kernel_span": span(path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0),
+        "span": span(
+            path=path,
+            line=ln,
+            column=first + col0,
+            end_line=ln,
+            end_column=ke + col0,
+            start=first + off0,
+            end=ke + off0,
+        ),
+        "key_spans": tuple(
+            span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0)
+            for a, b in bounds
+        ),
+        "kernel_span": span(
+            path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0
+        ),
     }
+
+
 _make_dispatch = _fast_ctor(DispatchLine)
 _make_entry = _fast_ctor(NativeEntry)
 
@@ -273,9 +341,21 @@ class _Entry:
     """Mutable accumulator for one ``- func:`` entry."""
 
     __slots__ = (
-        "line", "start", "last_line", "last_end", "last_col", "map_indent", "values",
-        "key_lines", "func_line", "dispatch", "dispatch_line",
-        "block_key", "block_kind", "nested_indent", "block_items",
+        "line",
+        "start",
+        "last_line",
+        "last_end",
+        "last_col",
+        "map_indent",
+        "values",
+        "key_lines",
+        "func_line",
+        "dispatch",
+        "dispatch_line",
+        "block_key",
+        "block_kind",
+        "nested_indent",
+        "block_items",
     )
 
     def __init__(self, line: int, start: int) -> None:
@@ -408,7 +488,9 @@ class _Scanner:
             return False
         structured = kv.get(b"structured") or None
         mkr = kv.get(b"manual_kernel_registration") or None
-        if (structured is not None and structured.decode() not in _BOOLS) or (mkr is not None and mkr.decode() not in _BOOLS):
+        if (structured is not None and structured.decode() not in _BOOLS) or (
+            mkr is not None and mkr.decode() not in _BOOLS
+        ):
             return False
         func = m.group("func").decode()
         name, overload, args = _split_schema(func)
@@ -447,8 +529,13 @@ class _Scanner:
                 name=name,
                 overload=overload,
                 span=_make_span(
-                    path=path, line=lineno, column=1, end_line=lineno + c.count(b"\n", 0, nl + 1),
-                    end_column=len(tail) + (3 if nl < 0 else 1), start=off, end=base + nl + 1 + len(tail),
+                    path=path,
+                    line=lineno,
+                    column=1,
+                    end_line=lineno + c.count(b"\n", 0, nl + 1),
+                    end_column=len(tail) + (3 if nl < 0 else 1),
+                    start=off,
+                    end=base + nl + 1 + len(tail),
                 ),
                 func_line=lineno,
                 dispatch=tuple(dispatch),
@@ -477,8 +564,15 @@ class _Scanner:
             keys = tuple(names.get(k) or self.name(k) for k in keys_b.split(b", "))
         line = _new(DispatchLine)
         ks, ke = m.span(2)
-        _set(line, "__dict__", {"keys": keys, "kernel": m.group(2).decode(),
-                                "_spans": (_dispatch_spans, self.path, ln, 1 - ls, base, m.start(1), m.end(1), ks, ke, keys)})
+        _set(
+            line,
+            "__dict__",
+            {
+                "keys": keys,
+                "kernel": m.group(2).decode(),
+                "_spans": (_dispatch_spans, self.path, ln, 1 - ls, base, m.start(1), m.end(1), ks, ke, keys),
+            },
+        )
         return line  # type: ignore[no-any-return]
 
     def note_last_line(self, line: bytes) -> None:
@@ -652,19 +746,33 @@ class _Scanner:
             return
         name, overload, args = _split_schema(func)
         if args is None or not name:
-            self.errors.append(ParseError(self.path, cur.func_line, 1, f"invalid function schema (expected 'name(args) -> returns'): {func!r}"))
+            self.errors.append(
+                ParseError(
+                    self.path, cur.func_line, 1, f"invalid function schema (expected 'name(args) -> returns'): {func!r}"
+                )
+            )
         tags = v.get("tags", ())
         if isinstance(tags, str):
             tags = (tags,)
         elif not isinstance(tags, (list, tuple)):
-            self.errors.append(ParseError(self.path, cur.key_lines["tags"], 1, "tags must be a name or a list of names"))
+            self.errors.append(
+                ParseError(self.path, cur.key_lines["tags"], 1, "tags must be a name or a list of names")
+            )
             tags = ()
         self.entries.append(
             _make_entry(
                 func=func,
                 name=name,
                 overload=overload,
-                span=_make_span(path=self.path, line=cur.line, column=1, end_line=cur.last_line, end_column=cur.last_col, start=cur.start, end=cur.last_end),
+                span=_make_span(
+                    path=self.path,
+                    line=cur.line,
+                    column=1,
+                    end_line=cur.last_line,
+                    end_column=cur.last_col,
+                    start=cur.start,
+                    end=cur.last_end,
+                ),
                 func_line=cur.func_line,
                 dispatch=tuple(cur.dispatch),
                 dispatch_line=cur.dispatch_line,

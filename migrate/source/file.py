@@ -6,6 +6,7 @@ the token stream.  A source embedded in another file (Metal in a ``.mm`` raw str
 is read with ``base_line``/``base_column``/``base_offset``: its spans are places in
 the outer file.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -30,8 +31,9 @@ class RawString:
 
 
 class SourceFile:
-    def __init__(self, data: bytes, path: str = "", *, base_line: int = 1, base_column: int = 1,
-                 base_offset: int = 0) -> None:
+    def __init__(
+        self, data: bytes, path: str = "", *, base_line: int = 1, base_column: int = 1, base_offset: int = 0
+    ) -> None:
         self.data = data
         self.path = path
         self.base_line, self.base_column, self.base_offset = base_line, base_column, base_offset

@@ -9,6 +9,7 @@ messages, never raised.
 Host files use it through ``find_macros`` / ``find_invocations`` / ``expand`` (bytes
 in, bytes out); the Metal reader drives ``Expander`` directly.
 """
+
 from __future__ import annotations
 
 import re
@@ -66,7 +67,7 @@ def parse_define(rest: str, errors: list[str]) -> Macro | None:
         return None
     params: list[str] = []
     variadic = False
-    raw = rest[m.end():close].strip()
+    raw = rest[m.end() : close].strip()
     if raw:
         for p in (x.strip() for x in raw.split(",")):
             if p == "...":
@@ -185,9 +186,9 @@ class Expander:
                 j = matching_paren(toks, i)
                 if j < 0:
                     self.errors.append(f"unterminated invocation of macro {mac.name}")
-                    out.extend(toks[i - 1:])
+                    out.extend(toks[i - 1 :])
                     return out
-                args = split_args(toks[i + 1:j])
+                args = split_args(toks[i + 1 : j])
                 i = j + 1
                 if not self._check_arity(mac, args):
                     continue
@@ -226,11 +227,11 @@ class Expander:
                 args.append([])
             elif len(args) > want:
                 rest: list[Tok] = []
-                for k, a in enumerate(args[want - 1:]):
+                for k, a in enumerate(args[want - 1 :]):
                     if k:
                         rest.append(Tok("punc", ","))
                     rest.extend(a)
-                del args[want - 1:]
+                del args[want - 1 :]
                 args.append(rest)
             return True
         if len(args) != want:
@@ -238,8 +239,14 @@ class Expander:
             return False
         return True
 
-    def substitute(self, mac: Macro, args: list[list[Tok]], disabled: frozenset[str] = frozenset(),
-                   in_base: bool = False, body: list[Tok] | None = None) -> list[Tok]:
+    def substitute(
+        self,
+        mac: Macro,
+        args: list[list[Tok]],
+        disabled: frozenset[str] = frozenset(),
+        in_base: bool = False,
+        body: list[Tok] | None = None,
+    ) -> list[Tok]:
         """The replacement list with arguments substituted, ``#`` and ``##`` applied (not rescanned)."""
         inner = body is not None  # a __VA_OPT__ group: placemarkers stay for the enclosing pastes
         if body is None:
@@ -262,7 +269,7 @@ class Expander:
                 close = matching_paren(body, k + 1)
                 close = nb if close < 0 else close
                 if any(x.kind != "pm" for x in args[-1]):
-                    inner = self.substitute(mac, args, disabled, in_base, body[k + 2:close])
+                    inner = self.substitute(mac, args, disabled, in_base, body[k + 2 : close])
                     if inner:
                         inner[0] = inner[0].copy(space=b.space)
                     out.extend(inner)
@@ -438,9 +445,9 @@ def expand_nested(text: bytes, macros: dict[str, Macro]) -> bytes:
     for inv in invs:
         if inv.start < pos:
             continue
-        out += text[pos: inv.start]
+        out += text[pos : inv.start]
         out += expand(macros[inv.macro], inv.args, macros)
-        out += text[inv.end - (1 if text[inv.end - 1: inv.end] == b";" else 0): inv.end]
+        out += text[inv.end - (1 if text[inv.end - 1 : inv.end] == b";" else 0) : inv.end]
         pos = inv.end
     out += text[pos:]
     return bytes(out)

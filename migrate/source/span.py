@@ -1,5 +1,6 @@
 """``Span``: one place in one file. Lines and columns are 1-based, columns count characters;
 ``start``/``end`` are byte offsets (what edits use)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,6 +9,7 @@ Two passes are built from it, both at C speed where it matters:
   punctuators, Objective-C ``@keywords``, whole preprocessor lines; comments are
   skipped, the whitespace before each token is kept (``Tok.space``).
 """
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,10 @@ CHAR = PREFIX + r"'(?:[^'\\\n]|\\.)*'"
 IDENT = r"[A-Za-z_]\w*"
 NUMBER = r"\.?\d(?:[eEpP][+-]|[\w.])*"
 # compound assignments stay two tokens ("+" "="), as the review rules read them
-PUNCT = (r"\.\.\.|\#\#|::|->|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||\+\+|--"
-         r"|[-+*/%&|^!~<>=?:;,.()\[\]{}\#@]")
+PUNCT = (
+    r"\.\.\.|\#\#|::|->|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||\+\+|--"
+    r"|[-+*/%&|^!~<>=?:;,.()\[\]{}\#@]"
+)
 CONTINUATION = r"\\\r?\n"
 
 
@@ -74,8 +77,9 @@ TOKEN_RE = re.compile(
 )
 
 
-def tokenize(text: str, start: int = 0, end: int | None = None, *, directives: bool = True,
-             errors: list[str] | None = None) -> list[Tok]:
+def tokenize(
+    text: str, start: int = 0, end: int | None = None, *, directives: bool = True, errors: list[str] | None = None
+) -> list[Tok]:
     """Tokens of ``text[start:end]``. With ``directives``, a ``#`` first on its line starts
     one ``dir`` token holding the whole preprocessor line (continuations included)."""
     end = len(text) if end is None else end
@@ -163,13 +167,15 @@ def match_close(toks: list[Tok], i: int) -> int:
 
 # ------------------------------------------------------------ the bytes pass
 _SCRUB = re.compile(
-    (r"(?=[/\"'RuUL])(?:"
-     rf"(?P<raw>(?<![\w]){RAW})"
-     rf"|(?P<lc>{LINE_COMMENT})"
-     r"|(?P<bc>/\*.*?(?:\*/|\Z))"
-     rf"|(?P<str>(?<![\w]){STRING})"
-     rf"|(?P<chr>(?<![\w]){PREFIX}'(?:[^'\\\n]|\\.){{1,8}}')"  # {1,8}: not a digit separator
-     r")").encode(),
+    (
+        r"(?=[/\"'RuUL])(?:"
+        rf"(?P<raw>(?<![\w]){RAW})"
+        rf"|(?P<lc>{LINE_COMMENT})"
+        r"|(?P<bc>/\*.*?(?:\*/|\Z))"
+        rf"|(?P<str>(?<![\w]){STRING})"
+        rf"|(?P<chr>(?<![\w]){PREFIX}'(?:[^'\\\n]|\\.){{1,8}}')"  # {1,8}: not a digit separator
+        r")"
+    ).encode(),
     re.S,
 )
 _BLANK = bytes(10 if b == 10 else 32 for b in range(256))  # every byte -> space, newlines kept
@@ -193,12 +199,12 @@ def scrub(data: bytes):
             cs, ce = m.span("body")
             raws.append((m.start(), m.end(), cs, ce, m.group("d").decode("latin-1")))
             q = text.index(b'"')  # keep prefix and quotes; the delimiter is no identifier
-            return blank(text[:q]) + b'"' + blank(text[q + 1: -1]) + b'"'
+            return blank(text[:q]) + b'"' + blank(text[q + 1 : -1]) + b'"'
         if kind in ("lc", "bc"):
             comments.append(m.span())
             return blank(text)
         q = text.index(b'"' if kind == "str" else b"'")
-        return text[: q + 1] + blank(text[q + 1: -1]) + text[-1:]
+        return text[: q + 1] + blank(text[q + 1 : -1]) + text[-1:]
 
     out = []
     pos = 0

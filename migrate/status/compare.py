@@ -1,4 +1,5 @@
 """Progress between two trees (e.g. two releases): families migrated, regressed, new."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -31,11 +32,16 @@ class Progress:
         return {k: (a.get(k, 0), b.get(k, 0)) for k in KINDS}
 
     def to_json(self) -> dict:
-        return {"before": self.before.root, "after": self.after.root,
-                "kinds": {k: {"before": x, "after": y} for k, (x, y) in self.kind_delta().items()},
-                "migrated": self.migrated, "advanced": self.advanced,
-                "regressed": [{"family": f, "overloads": o} for f, o in self.regressed],
-                "new": [{"family": f, "state": s} for f, s in self.new], "removed": self.removed}
+        return {
+            "before": self.before.root,
+            "after": self.after.root,
+            "kinds": {k: {"before": x, "after": y} for k, (x, y) in self.kind_delta().items()},
+            "migrated": self.migrated,
+            "advanced": self.advanced,
+            "regressed": [{"family": f, "overloads": o} for f, o in self.regressed],
+            "new": [{"family": f, "state": s} for f, s in self.new],
+            "removed": self.removed,
+        }
 
 
 def _by_family(s: Status) -> dict[str, dict[str, str]]:

@@ -1,5 +1,6 @@
 """Migration status of a tree: every overload's route kind, counted per host file and category,
 and the MPSGraph-backed families with whether ``port`` could move them."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -48,7 +49,7 @@ def category_of(host_path: str) -> str:
 
 def short_host(path: str) -> str:
     """``aten/src/ATen/native/mps/operations/X.mm`` -> ``operations/X.mm`` (display only)."""
-    return path[len(MPS_REL) + 1:] if path.startswith(MPS_REL + "/") else path
+    return path[len(MPS_REL) + 1 :] if path.startswith(MPS_REL + "/") else path
 
 
 def _final_entry(ix: Index, e: NativeEntry) -> NativeEntry:
@@ -118,7 +119,9 @@ class Status:
 
     def to_json(self) -> dict:
         return {
-            "root": self.root, "overloads": len(self.overload_kind), "families": self.family_count,
+            "root": self.root,
+            "overloads": len(self.overload_kind),
+            "families": self.family_count,
             "kinds": {k: self.kinds.get(k, 0) for k in KINDS},
             "by_category": {c: dict(n) for c, n in self.by("category").items()},
             "by_host": {h: dict(n) for h, n in self.by("host").items()},
@@ -166,11 +169,13 @@ def compute_status(ix: Index) -> Status:
         if not graph:
             continue
         fs = FamilyStatus(
-            name=name, graph_overloads=graph,
+            name=name,
+            graph_overloads=graph,
             kernels=sorted({ix.routes[o].kernel for o in graph if ix.routes[o].kernel}),
             hosts=sorted({host[o] for o in graph if host[o] != NO_HOST}),
             metal_overloads=[e.overload_name for e in entries if kind[e.overload_name].startswith("metal")],
-            half_migrated=name in half)
+            half_migrated=name in half,
+        )
         if portability is not None:
             try:
                 ok, reasons = portability(ix, name)

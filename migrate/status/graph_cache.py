@@ -1,6 +1,7 @@
 """Graph-cache inventory: every host function that looks up or creates a cached MPSGraph
 (rules/graph_cache.yaml), with the operator overloads whose MPS route reaches it through
 same-tree calls; and how the inventory changed between two trees."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -18,8 +19,9 @@ class Site:
 
 def inventory(ix) -> list[Site]:
     calls = frozenset(load_table("graph_cache.yaml")["sites"])
-    sites = {name: fs[0] for name, fs in ix.functions.items()
-             if name not in calls and any(f.identifiers & calls for f in fs)}  # not the cache's own implementation
+    sites = {
+        name: fs[0] for name, fs in ix.functions.items() if name not in calls and any(f.identifiers & calls for f in fs)
+    }  # not the cache's own implementation
     reached: dict[str, set[str]] = defaultdict(set)
     neutral = ix.markers.get("neutral", frozenset())
     for overload, route in ix.routes.items():
@@ -58,12 +60,19 @@ def render_change(before: list[Site], after: list[Site]) -> str:
     old = {s.function: s for s in before}
     new = {s.function: s for s in after}
     lines = [f"graph-cache sites: {len(old)} -> {len(new)}"]
-    lines += [f"  removed  {n}  ({old[n].where}, {len(old[n].overloads)} overloads)" for n in sorted(set(old) - set(new))]
-    lines += [f"  added    {n}  ({new[n].where}, {len(new[n].overloads)} overloads)" for n in sorted(set(new) - set(old))]
+    lines += [
+        f"  removed  {n}  ({old[n].where}, {len(old[n].overloads)} overloads)" for n in sorted(set(old) - set(new))
+    ]
+    lines += [
+        f"  added    {n}  ({new[n].where}, {len(new[n].overloads)} overloads)" for n in sorted(set(new) - set(old))
+    ]
     for n in sorted(set(old) & set(new)):
         gone = sorted(set(old[n].overloads) - set(new[n].overloads))
         came = sorted(set(new[n].overloads) - set(old[n].overloads))
         if gone or came:
-            lines.append(f"  changed  {n}: {len(old[n].overloads)} -> {len(new[n].overloads)} overloads"
-                         + (f"; left: {', '.join(gone[:6])}" if gone else "") + (f"; new: {', '.join(came[:6])}" if came else ""))
+            lines.append(
+                f"  changed  {n}: {len(old[n].overloads)} -> {len(new[n].overloads)} overloads"
+                + (f"; left: {', '.join(gone[:6])}" if gone else "")
+                + (f"; new: {', '.join(came[:6])}" if came else "")
+            )
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ It fits in one GitHub comment (LIMIT characters): families port cannot move yet 
 into <details>, each reason is clipped, and if that is still too long the last families give way
 to a line pointing at the full list. The tree shows as its folder name: no local path.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,8 +24,7 @@ def _esc(s: str) -> str:
 
 
 def _table(title: str, rows: dict[str, Counter]) -> list[str]:
-    out = [f"| {title} | " + " | ".join(KINDS.values()) + " | total |",
-           "|---|" + "---:|" * (len(KINDS) + 1)]
+    out = [f"| {title} | " + " | ".join(KINDS.values()) + " | total |", "|---|" + "---:|" * (len(KINDS) + 1)]
     for name, c in rows.items():
         out.append(f"| {_esc(name)} | " + " | ".join(str(c.get(k, 0)) for k in KINDS) + f" | {sum(c.values())} |")
     return out
@@ -47,13 +47,30 @@ def _family_line(s: Status, f: FamilyStatus) -> str:
 def render_markdown(s: Status, limit: int = LIMIT) -> str:
     kinds = s.kinds
     total = len(s.overload_kind)
-    out = ["## MPS migration status", "", f"`{tree_name(s.root)}`: {total} overloads in {s.family_count} families.", "",
-           "| route kind | overloads | share |", "|---|---:|---:|"]
+    out = [
+        "## MPS migration status",
+        "",
+        f"`{tree_name(s.root)}`: {total} overloads in {s.family_count} families.",
+        "",
+        "| route kind | overloads | share |",
+        "|---|---:|---:|",
+    ]
     for k, label in KINDS.items():
         n = kinds.get(k, 0)
         out.append(f"| {label} | {n} | {100 * n / total if total else 0:.1f}% |")
-    out += ["", "### By category", "", *_table("category", s.by("category")), "",
-            "<details><summary>By host file</summary>", "", *_table("host file (under mps/)", {short_host(h): c for h, c in s.by("host").items()}), "", "</details>", ""]
+    out += [
+        "",
+        "### By category",
+        "",
+        *_table("category", s.by("category")),
+        "",
+        "<details><summary>By host file</summary>",
+        "",
+        *_table("host file (under mps/)", {short_host(h): c for h, c in s.by("host").items()}),
+        "",
+        "</details>",
+        "",
+    ]
     half = sum(f.half_migrated for f in s.families)
     out += [f"### MPSGraph-backed families ({len(s.families)}, {half} half-migrated first)", ""]
     if s.port_note:
@@ -95,8 +112,14 @@ def _scrub(text: str, root: str) -> str:
 
 
 def render_progress_markdown(p: Progress) -> str:
-    out = ["## MPS migration progress", "", f"`{tree_name(p.before.root)}` → `{tree_name(p.after.root)}`", "",
-           "| route kind | before | after | change |", "|---|---:|---:|---:|"]
+    out = [
+        "## MPS migration progress",
+        "",
+        f"`{tree_name(p.before.root)}` → `{tree_name(p.after.root)}`",
+        "",
+        "| route kind | before | after | change |",
+        "|---|---:|---:|---:|",
+    ]
     for k, (a, b) in p.kind_delta().items():
         out.append(f"| {KINDS[k]} | {a} | {b} | {b - a:+d} |")
 
@@ -104,12 +127,14 @@ def render_progress_markdown(p: Progress) -> str:
         return ", ".join(f"`{x}`" for x in xs) or "—"
 
     routed = [(f, st) for f, st in p.new if st != "other"]
-    out += ["", f"- **Migrated** ({len(p.migrated)}): {names(p.migrated)}",
-            f"- **Advanced** (fewer MPSGraph overloads) ({len(p.advanced)}): {names(p.advanced)}",
-            f"- **Regressed** ({len(p.regressed)}): "
-            + (", ".join(f"`{f}` ({names(o)})" for f, o in p.regressed) or "—"),
-            f"- **New** ({len(p.new)}, {len(routed)} with an MPS kernel): "
-            + (", ".join(f"`{f}` ({st})" for f, st in routed) or "—"),
-            f"- **Removed** ({len(p.removed)}): {names(p.removed)}"]
+    out += [
+        "",
+        f"- **Migrated** ({len(p.migrated)}): {names(p.migrated)}",
+        f"- **Advanced** (fewer MPSGraph overloads) ({len(p.advanced)}): {names(p.advanced)}",
+        f"- **Regressed** ({len(p.regressed)}): " + (", ".join(f"`{f}` ({names(o)})" for f, o in p.regressed) or "—"),
+        f"- **New** ({len(p.new)}, {len(routed)} with an MPS kernel): "
+        + (", ".join(f"`{f}` ({st})" for f, st in routed) or "—"),
+        f"- **Removed** ({len(p.removed)}): {names(p.removed)}",
+    ]
     text = "\n".join(out) + "\n"
     return _scrub(_scrub(text, p.before.root), p.after.root)

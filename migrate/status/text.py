@@ -1,4 +1,5 @@
 """Terminal summary of a status (and of a comparison), within WIDTH columns."""
+
 from __future__ import annotations
 
 import textwrap
@@ -8,8 +9,15 @@ from migrate.status.compare import Progress
 from migrate.status.counting import KINDS, FamilyStatus, Status
 
 WIDTH = 160
-SHORT = {"metal-shared": "shared", "metal-mps": "mps-mtl", "mpsgraph": "graph", "delegating": "deleg",
-         "composite": "comp", "undefined": "broken", "none": "none"}
+SHORT = {
+    "metal-shared": "shared",
+    "metal-mps": "mps-mtl",
+    "mpsgraph": "graph",
+    "delegating": "deleg",
+    "composite": "comp",
+    "undefined": "broken",
+    "none": "none",
+}
 
 
 def clip(text: str, width: int = WIDTH) -> str:
@@ -39,14 +47,25 @@ def _table(title: str, rows: dict[str, Counter]) -> list[str]:
 def render_text(s: Status) -> str:
     kinds = s.kinds
     total = len(s.overload_kind)
-    lines = [f"mps-migrate status: {s.root}", f"{total} overloads in {s.family_count} families", "",
-             "Overload routes by kind"]
+    lines = [
+        f"mps-migrate status: {s.root}",
+        f"{total} overloads in {s.family_count} families",
+        "",
+        "Overload routes by kind",
+    ]
     top = max(kinds.values(), default=1)
     for k, label in KINDS.items():
         n = kinds.get(k, 0)
         lines.append(f"  {label:<28}{n:>6}  {'#' * round(40 * n / top) if n else ''}")
-    lines += ["", "By category", *_table("category", s.by("category")), "",
-              "By host file", *_table("host file", {h.rsplit('/', 1)[-1]: c for h, c in s.by("host").items()}), ""]
+    lines += [
+        "",
+        "By category",
+        *_table("category", s.by("category")),
+        "",
+        "By host file",
+        *_table("host file", {h.rsplit("/", 1)[-1]: c for h, c in s.by("host").items()}),
+        "",
+    ]
     half = sum(f.half_migrated for f in s.families)
     lines.append(f"MPSGraph-backed families: {len(s.families)} ({half} half-migrated, listed first)")
     if s.port_note:
@@ -55,7 +74,9 @@ def render_text(s: Status) -> str:
         mark = "HALF " if f.half_migrated else "     "
         hosts = ", ".join(h.rsplit("/", 1)[-1] for h in f.hosts) or "-"
         port = "" if s.port_note else f"  port: {port_cell(f)}"
-        lines.append(f"  {mark}{f.name:<32} {len(f.graph_overloads):>3} on MPSGraph, {len(f.metal_overloads):>3} Metal  [{hosts}]{port}")
+        lines.append(
+            f"  {mark}{f.name:<32} {len(f.graph_overloads):>3} on MPSGraph, {len(f.metal_overloads):>3} Metal  [{hosts}]{port}"
+        )
     return "\n".join(clip(x) for x in lines) + "\n"
 
 
@@ -63,12 +84,16 @@ def render_progress_text(p: Progress) -> str:
     lines = [f"mps-migrate status: {p.before.root} -> {p.after.root}", "", "Overload routes by kind (before -> after)"]
     for k, (a, b) in p.kind_delta().items():
         lines.append(f"  {KINDS[k]:<28}{a:>6} -> {b:<6} ({b - a:+d})")
-    lists = [f"Migrated families ({len(p.migrated)}): " + (", ".join(p.migrated) or "-"),
-             f"Advanced (fewer MPSGraph overloads) ({len(p.advanced)}): " + (", ".join(p.advanced) or "-"),
-             f"Regressed ({len(p.regressed)}): " + (", ".join(f"{f} [{', '.join(o)}]" for f, o in p.regressed) or "-")]
+    lists = [
+        f"Migrated families ({len(p.migrated)}): " + (", ".join(p.migrated) or "-"),
+        f"Advanced (fewer MPSGraph overloads) ({len(p.advanced)}): " + (", ".join(p.advanced) or "-"),
+        f"Regressed ({len(p.regressed)}): " + (", ".join(f"{f} [{', '.join(o)}]" for f, o in p.regressed) or "-"),
+    ]
     routed = [(f, st) for f, st in p.new if st != "other"]
-    lists.append(f"New families ({len(p.new)}, {len(routed)} with an MPS kernel): "
-                 + (", ".join(f"{f} ({st})" for f, st in routed) or "-"))
+    lists.append(
+        f"New families ({len(p.new)}, {len(routed)} with an MPS kernel): "
+        + (", ".join(f"{f} ({st})" for f, st in routed) or "-")
+    )
     lists.append(f"Removed families ({len(p.removed)}): " + (", ".join(p.removed) or "-"))
     lines.append("")
     for x in lists:

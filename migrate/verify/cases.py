@@ -4,6 +4,7 @@ A ``Case`` holds the arguments as the user would pass them (tensors, Python
 numbers, 0-dim CPU tensors) and an optional ``out=`` tensor.  Everything is
 generated from a fixed seed (reported).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,12 +20,14 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 @dataclass(frozen=True)
 class PyScalar:
     """A Python number: the host sees it as a wrapped 0-dim CPU tensor."""
+
     value: object
 
 
 @dataclass(frozen=True)
 class CpuScalar:
     """A 0-dim CPU tensor passed to an MPS op (bound by value)."""
+
     tensor: torch.Tensor
 
 
@@ -51,8 +54,22 @@ def specials(dtype: torch.dtype) -> list:
     if dtype.is_floating_point:
         fi = torch.finfo(dtype)
         sub = fi.smallest_normal / 4
-        return [0.0, -0.0, float("inf"), float("-inf"), float("nan"), sub, -sub, fi.max, -fi.max,
-                fi.smallest_normal, fi.eps, 1.0, -1.0, 0.5]
+        return [
+            0.0,
+            -0.0,
+            float("inf"),
+            float("-inf"),
+            float("nan"),
+            sub,
+            -sub,
+            fi.max,
+            -fi.max,
+            fi.smallest_normal,
+            fi.eps,
+            1.0,
+            -1.0,
+            0.5,
+        ]
     ii = torch.iinfo(dtype)
     return sorted({ii.min, ii.min + 1, -1, 0, 1, 2, ii.max - 1, ii.max})
 
@@ -89,8 +106,11 @@ def ramp(dtype: torch.dtype, arity: int) -> list[torch.Tensor]:
     subnormal and overflow ranges.  Operand k is rotated by k steps."""
     if dtype == torch.bool:
         return [torch.zeros(0, dtype=dtype) for _ in range(arity)]
-    lo, hi = (-120, 120) if dtype.is_floating_point or dtype.is_complex else (
-        max(-120, torch.iinfo(dtype).min), min(120, torch.iinfo(dtype).max))
+    lo, hi = (
+        (-120, 120)
+        if dtype.is_floating_point or dtype.is_complex
+        else (max(-120, torch.iinfo(dtype).min), min(120, torch.iinfo(dtype).max))
+    )
     r = torch.arange(lo, hi + 1, dtype=torch.float64)
     return [torch.roll(r, 7 * k).to(dtype) for k in range(arity)]
 

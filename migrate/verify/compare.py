@@ -8,6 +8,7 @@ Where torch CPU is not self-consistent, ``excuse`` holds its other answers for t
 (rules/verify.yaml ``reference_policy``): an element that misses the reference but matches one of
 them is counted as excused, with a note giving the first example, not failed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -93,8 +94,11 @@ def _ulps(a: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
 
 def _misses(actual: torch.Tensor, expected: torch.Tensor, r: float, a_tol: float) -> torch.Tensor:
     """Element-wise: ``actual`` misses ``expected`` (the rules of ``compare``)."""
-    parts = ([(torch.view_as_real(actual)[..., k], torch.view_as_real(expected)[..., k]) for k in range(2)]
-             if expected.dtype.is_complex else [(actual, expected)])
+    parts = (
+        [(torch.view_as_real(actual)[..., k], torch.view_as_real(expected)[..., k]) for k in range(2)]
+        if expected.dtype.is_complex
+        else [(actual, expected)]
+    )
     bad = torch.zeros(expected.shape, dtype=torch.bool)
     for a, e in parts:
         if not a.is_floating_point():
@@ -108,8 +112,14 @@ def _misses(actual: torch.Tensor, expected: torch.Tensor, r: float, a_tol: float
     return bad
 
 
-def compare(actual: torch.Tensor, expected: torch.Tensor, inputs_at, atol: float | None = None,
-            rtol: float | None = None, excuse: list[tuple[str, torch.Tensor]] = ()) -> Stats:
+def compare(
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    inputs_at,
+    atol: float | None = None,
+    rtol: float | None = None,
+    excuse: list[tuple[str, torch.Tensor]] = (),
+) -> Stats:
     """``inputs_at(index) -> tuple`` gives the inputs of one output element; ``excuse``: (why, tensor)
     pairs, other answers of the reference for the same inputs (see the module doc)."""
     st = Stats(elements=expected.numel())
@@ -161,11 +171,15 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, inputs_at, atol: float
         ok = bad & ~_misses(actual, alt, r, a_tol)
         if ok.any():
             flat = int(ok.reshape(-1).nonzero()[0])
-            idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), expected.shape)) if expected.dim() else ()
+            idx = (
+                tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), expected.shape)) if expected.dim() else ()
+            )
             st.excused += int(ok.sum())
-            st.notes.append(f"{why}: e.g. inputs "
-                            f"({', '.join(_fmt(v) for v in inputs_at(idx))}): torch-cpu {_fmt(expected.reshape(-1)[flat])}, "
-                            f"it {_fmt(alt.reshape(-1)[flat])}, kernel {_fmt(actual.reshape(-1)[flat])}")
+            st.notes.append(
+                f"{why}: e.g. inputs "
+                f"({', '.join(_fmt(v) for v in inputs_at(idx))}): torch-cpu {_fmt(expected.reshape(-1)[flat])}, "
+                f"it {_fmt(alt.reshape(-1)[flat])}, kernel {_fmt(actual.reshape(-1)[flat])}"
+            )
             bad &= ~ok
             nan_bad &= ~ok
     st.mismatches = int(bad.sum())
@@ -173,6 +187,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, inputs_at, atol: float
         flat = int(bad.reshape(-1).nonzero()[0])
         idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), expected.shape)) if expected.dim() else ()
         reason = "nan" if bool(nan_bad.reshape(-1)[flat]) else "value"
-        st.first = Mismatch(idx, actual.reshape(-1)[flat].item(), expected.reshape(-1)[flat].item(),
-                            tuple(inputs_at(idx)), reason)
+        st.first = Mismatch(
+            idx, actual.reshape(-1)[flat].item(), expected.reshape(-1)[flat].item(), tuple(inputs_at(idx)), reason
+        )
     return st

@@ -6,6 +6,7 @@ else a hand-written launch, which ``HandWritten`` refuses.  ``locate`` returns t
 ``KernelSource`` the runner compiles; ``planner`` the object whose ``plan(arity, it, name)``
 picks the kernel and binds its buffers as that host does.  ``functor_registry`` is host.py's.
 """
+
 from __future__ import annotations
 
 import re
@@ -71,7 +72,7 @@ def candidate_functions(ix, family: str) -> list:
 
 
 def _body(ix, fn) -> bytes:
-    return _text(ix, fn.path)[fn.span.start:fn.span.end]
+    return _text(ix, fn.path)[fn.span.start : fn.span.end]
 
 
 _BINARY_IMPL = re.compile(rb'\b(binary_mps_impl)\s*\(\s*\w+\s*,\s*"(\w+)"\s*(?:,\s*(true|false))?\s*\)')
@@ -109,27 +110,59 @@ def _binary_site(ix, fns) -> Site | None:
         marker = conventions()["binary_offsets"]["dense_marker"].encode()
         dense = impl is not None and marker in _body(ix, impl) and (wrapped is not None or m.group(3) != b"false")
         data = _text(ix, fn.path)
-        return Site("binary_offsets", m.group(2).decode(), "binary_mps_impl", 2, fn.path,
-                    _line(data, fn.span.start + m.start()), fn.name, dense=dense,
-                    promotes=wrapped[1] if wrapped is not None else "")
+        return Site(
+            "binary_offsets",
+            m.group(2).decode(),
+            "binary_mps_impl",
+            2,
+            fn.path,
+            _line(data, fn.span.start + m.start()),
+            fn.name,
+            dense=dense,
+            promotes=wrapped[1] if wrapped is not None else "",
+        )
     return None
 
 
 def _call_site(ix, call) -> Site | None:
     if call.name in ix.functor_registrations:
-        extra = _extra_argument(_text(ix, call.path)[call.span.start:call.span.end])
+        extra = _extra_argument(_text(ix, call.path)[call.span.start : call.span.end])
         alpha = extra and any("ALPHA" in r.macro for r in ix.functor_registrations[call.name])
-        return Site("functor_registry", call.name, call.helper, 0, call.path, call.span.line, call.function,
-                    extra=extra if alpha else "")
+        return Site(
+            "functor_registry",
+            call.name,
+            call.helper,
+            0,
+            call.path,
+            call.span.line,
+            call.function,
+            extra=extra if alpha else "",
+        )
     if call.helper != "exec_unary_kernel":
         return None
     if call.shared_library:
-        return Site("unary_1d", call.name, call.helper, 1, call.path, call.span.line, call.function,
-                    extra=_extra_argument(_text(ix, call.path)[call.span.start:call.span.end]))
+        return Site(
+            "unary_1d",
+            call.name,
+            call.helper,
+            1,
+            call.path,
+            call.span.line,
+            call.function,
+            extra=_extra_argument(_text(ix, call.path)[call.span.start : call.span.end]),
+        )
     m = _LIBRARY.search(_text(ix, call.path))
     if m is not None and m.group(3):
-        return Site("unary_inline_template", call.name, call.helper, 1, call.path, call.span.line, call.function,
-                    library_var=m.group(2).decode())
+        return Site(
+            "unary_inline_template",
+            call.name,
+            call.helper,
+            1,
+            call.path,
+            call.span.line,
+            call.function,
+            library_var=m.group(2).decode(),
+        )
     return None
 
 
@@ -137,7 +170,7 @@ def _extra_argument(call_text: bytes) -> str:
     """The third top-level argument of a call's text (``exec_unary_kernel(iter, "x", decimals)``), or ""."""
     text = call_text.decode("utf-8", "replace")
     args, depth, cur = [], 0, ""
-    for ch in text[text.find("(") + 1:]:
+    for ch in text[text.find("(") + 1 :]:
         if ch in "([{" or (ch == ")" and depth) or ch in "]}":
             depth += 1 if ch in "([{" else -1
         elif ch in ",)" and depth == 0:
@@ -270,9 +303,12 @@ def kernel_file(ix, site: Site) -> str:
     for path, mf in sorted(ix.tree.metals.items()):
         if any(r.match(n) for n in mf.exports for r in rx):
             return path
-    raise UsageError(f"{site.helper}(iter, \"{site.name}\"): no .metal file exports a kernel named like "
-                     f"{conv['kernel'].format(name=site.name, out='<out>', real='<real>', **{'in': '<in>'})}",
-                     site.path, site.line)
+    raise UsageError(
+        f'{site.helper}(iter, "{site.name}"): no .metal file exports a kernel named like '
+        f"{conv['kernel'].format(name=site.name, out='<out>', real='<real>', **{'in': '<in>'})}",
+        site.path,
+        site.line,
+    )
 
 
 def inline_source(root: Path, ix, site: Site) -> tuple[str, str]:
@@ -289,21 +325,26 @@ def inline_source(root: Path, ix, site: Site) -> tuple[str, str]:
         m = rx.search(data)
         if m:
             return rel, m.group(2).decode("utf-8", "replace")
-    raise UsageError(f"the source {site.library_var} of the MetalShaderLibrary is not a raw string in "
-                     f"{site.path} or a header next to it", site.path, site.line)
+    raise UsageError(
+        f"the source {site.library_var} of the MetalShaderLibrary is not a raw string in "
+        f"{site.path} or a header next to it",
+        site.path,
+        site.line,
+    )
 
 
 def fmt_format(template: str, params: list[str]) -> str:
     """fmt::format with positional fields only ({0}, {1}; {{ and }} escape braces)."""
+
     def sub(m: re.Match) -> str:
         t = m.group(0)
         return t[0] if t in ("{{", "}}") else params[int(t[1:-1])]
+
     return re.sub(r"\{\{|\}\}|\{\d+\}", sub, template)
 
 
 # ------------------------------------------------------------------ locate
-def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, workdir: Path | None = None,
-           index=None):
+def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, workdir: Path | None = None, index=None):
     """The family's KernelSource under whichever convention its host code uses."""
     from migrate.index import Index
     from migrate.tree import load_tree
@@ -328,7 +369,19 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None, wor
         data = overlay.get(path, ix.tree.sources.get(path))
         text = (data if data is not None else (root / path).read_bytes()).decode("utf-8", errors="replace")
         dtypes = input_dtypes(site, ix.tree.metals[path].exports)
-    return ks.KernelSource(family, site.name, site.helper, site.arity, path, text, [],
-                           ks.include_dirs(root, overlay, workdir), f"{site.path}:{site.line}",
-                           convention=site.convention, site=site, input_dtypes=dtypes, template=template,
-                           operand_order=ks.operand_order(ix, family))
+    return ks.KernelSource(
+        family,
+        site.name,
+        site.helper,
+        site.arity,
+        path,
+        text,
+        [],
+        ks.include_dirs(root, overlay, workdir),
+        f"{site.path}:{site.line}",
+        convention=site.convention,
+        site=site,
+        input_dtypes=dtypes,
+        template=template,
+        operand_order=ks.operand_order(ix, family),
+    )

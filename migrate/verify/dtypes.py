@@ -1,4 +1,5 @@
 """torch dtype <-> Metal type names and c10 ScalarType codes (rules/verify.yaml)."""
+
 from __future__ import annotations
 
 from functools import lru_cache

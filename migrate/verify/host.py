@@ -37,6 +37,7 @@ exec_ternary_kernel(iter, name)
 Binding (mtl_setBuffer): device tensors by pointer at their storage offset;
 0-dim CPU tensors by value (setBytes of their bytes, double -> float).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -71,8 +72,9 @@ def _i32(values) -> torch.Tensor:
     return torch.tensor(list(values), dtype=torch.int32)
 
 
-def bind_tensor(t: torch.Tensor, cpu_scalar: bool = False,
-                scalar_read: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
+def bind_tensor(
+    t: torch.Tensor, cpu_scalar: bool = False, scalar_read: Callable[[torch.Tensor], torch.Tensor] | None = None
+) -> torch.Tensor:
     """What mtl_setBuffer hands the kernel, as a 1-D CPU tensor bound by pointer.
 
     ``scalar_read`` overrides how a CPU scalar's bytes are read (fault injection:
@@ -152,8 +154,12 @@ class Host:
         ilp = contig and out.dtype in FLOATING and n >= ILP_THRESHOLD
         if contig and self.force in ("ilp", "scalar"):
             ilp = self.force == "ilp"
-        inner = (not contig and it.shape()[0] >= INNER_CONTIGUOUS_MIN_EXTENT and _inner_contiguous(it)
-                 and self._has_prefix(f"{name}_inner_contiguous_"))
+        inner = (
+            not contig
+            and it.shape()[0] >= INNER_CONTIGUOUS_MIN_EXTENT
+            and _inner_contiguous(it)
+            and self._has_prefix(f"{name}_inner_contiguous_")
+        )
         flavor = "inner_contiguous" if inner else "strided" if not contig else "dense" if ilp else "dense_scalar"
         kname = f"{name}_{flavor}_{metal_name(out.dtype)}_{metal_name(inp.dtype)}"
         cast = kname not in self.names
@@ -215,8 +221,12 @@ class Host:
             tensor_dt = (oth if on_lhs else inp).dtype
             scalar_dt = (inp if on_lhs else oth).dtype
             real = {torch.complex64: torch.float32}.get(common, common)
-            if tensor_dt == common and not scalar_dt.is_floating_point and not scalar_dt.is_complex \
-                    and real == torch.float32:
+            if (
+                tensor_dt == common
+                and not scalar_dt.is_floating_point
+                and not scalar_dt.is_complex
+                and real == torch.float32
+            ):
                 idx = 1 if on_lhs else 2
                 b[idx] = b[idx].to(common)
                 if on_lhs:
@@ -229,8 +239,16 @@ class Host:
         ilp = ilp_ok and out.dtype in FLOATING and n >= ILP_THRESHOLD
         if ilp_ok and self.force in ("ilp", "scalar"):
             ilp = self.force == "ilp"
-        inner = (self.alpha is None and not use_scalar and not use_bc and not cast and not contig and _inner_contiguous(it)
-                 and it.shape()[0] >= INNER_CONTIGUOUS_MIN_EXTENT and self._has_prefix(f"{name}_inner_contiguous_"))
+        inner = (
+            self.alpha is None
+            and not use_scalar
+            and not use_bc
+            and not cast
+            and not contig
+            and _inner_contiguous(it)
+            and it.shape()[0] >= INNER_CONTIGUOUS_MIN_EXTENT
+            and self._has_prefix(f"{name}_inner_contiguous_")
+        )
         o = metal_name(out.dtype)
         cast_suffix = f"{o}_{metal_name(it.common_dtype()) if out.dtype == torch.bool else o}"
         if use_scalar:
@@ -240,8 +258,7 @@ class Host:
         else:
             flavor = (f"dense_ilp{ILP}" if ilp else "dense") if contig else "inner_contiguous" if inner else "strided"
         tensor_in = (oth if on_lhs else inp) if (use_scalar or use_bc) else inp
-        kname = (f"{name}_{flavor}_cast_{cast_suffix}" if cast
-                 else f"{name}_{flavor}_{o}_{metal_name(tensor_in.dtype)}")
+        kname = f"{name}_{flavor}_cast_{cast_suffix}" if cast else f"{name}_{flavor}_{o}_{metal_name(tensor_in.dtype)}"
         variant = flavor + ("_cast" if cast else "")
         alpha = None
         if self.alpha is not None:  # REGISTER_BINARY_ALPHA_OP: the same flavors, named with the alpha type
@@ -272,8 +289,11 @@ class Host:
             args += [_i64(shape[1:]), *(_i64(it.strides(i)[1:]) for i in range(3)), _i32([it.ndim() - 1, shape[0]])]
             threads = [-(-shape[0] // ILP), n // shape[0]]
         else:
-            args += [_i64(it.shape()), *(_i64(it.strides(i)) for i in range(3)),
-                     _i32([it.ndim(), scalar_type(inp.dtype), scalar_type(oth.dtype), scalar_type(out.dtype)])]
+            args += [
+                _i64(it.shape()),
+                *(_i64(it.strides(i)) for i in range(3)),
+                _i32([it.ndim(), scalar_type(inp.dtype), scalar_type(oth.dtype), scalar_type(out.dtype)]),
+            ]
         return Launch(kname, args, threads, variant)
 
     # ---------------------------------------------------------- ternary
@@ -293,8 +313,12 @@ class Host:
             if cast:
                 args += [_i32([t.element_size() for t in ins]), _i32([scalar_type(t.dtype) for t in ins])]
         else:
-            args += [_i64(it.shape()), *(_i64(it.strides(i)) for i in range(4)), _i32([it.ndim()]),
-                     _i32([*(scalar_type(t.dtype) for t in ins), scalar_type(out.dtype)])]
+            args += [
+                _i64(it.shape()),
+                *(_i64(it.strides(i)) for i in range(4)),
+                _i32([it.ndim()]),
+                _i32([*(scalar_type(t.dtype) for t in ins), scalar_type(out.dtype)]),
+            ]
         return Launch(kname, args, [n], flavor + ("_cast" if cast else ""))
 
     def plan(self, arity: int, it: Iter, name: str) -> Launch | None:

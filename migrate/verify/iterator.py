@@ -10,6 +10,7 @@ Operand 0 is the output.  A functional call (no ``out=``) allocates the
 output like TensorIterator does: dense in the iteration order, so a
 transposed input gives a transposed, iteration-contiguous output.
 """
+
 from __future__ import annotations
 
 import math
@@ -86,7 +87,7 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
                 for st in strides:
                     st[prev] = st[dim]
                 shape[prev] = shape[dim]
-    return shape[:prev + 1], [st[:prev + 1] for st in strides]
+    return shape[: prev + 1], [st[: prev + 1] for st in strides]
 
 
 @dataclass
@@ -143,8 +144,7 @@ def broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch.dtype,
-               common: torch.dtype) -> Iter:
+def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch.dtype, common: torch.dtype) -> Iter:
     """Broadcast, allocate the output if needed, reorder and coalesce."""
     shape = broadcast_shape([tuple(o.tensor.shape) for o in inputs])
     if out is not None:

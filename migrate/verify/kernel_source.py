@@ -4,6 +4,7 @@ family -> host stub (REGISTER_DISPATCH of the family's stub) -> the
 ``lib.exec_*_kernel(iter, "name")`` call in it (``KernelCall.name``, arity
 from the helper) -> ``Index.functor_registrations[name]`` -> the .metal file.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -77,15 +78,18 @@ def find_kernel_call(ix: Index, family: str) -> KernelCall:
 
 
 def locate_error(call: KernelCall) -> UsageError:
-    return UsageError(f"{call.helper}(iter, \"{call.name}\") has no REGISTER_* registration in any .metal file",
-                      call.path, call.span.line)
+    return UsageError(
+        f'{call.helper}(iter, "{call.name}") has no REGISTER_* registration in any .metal file',
+        call.path,
+        call.span.line,
+    )
 
 
 def _blank_other_registrations(text: bytes, keep: str, regs) -> bytes:
     out = bytearray(text)
     for r in regs:
         if r.op != keep:
-            out[r.span.start:r.span.end] = b" " * (r.span.end - r.span.start)
+            out[r.span.start : r.span.end] = b" " * (r.span.end - r.span.start)
     return bytes(out)
 
 
@@ -107,8 +111,13 @@ def headers_root(tree_root: Path, overlay: dict[str, bytes], tmp: Path) -> Path 
     return dst
 
 
-def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
-           workdir: Path | None = None, index: Index | None = None) -> KernelSource:
+def locate(
+    root: Path,
+    family: str,
+    overlay: dict[str, bytes] | None = None,
+    workdir: Path | None = None,
+    index: Index | None = None,
+) -> KernelSource:
     """The family's kernel source; ``index``: the tree at ``root`` with ``overlay`` already read."""
     overlay = overlay or {}
     ix = index if index is not None else Index(load_tree(root, overlay=overlay))
@@ -124,8 +133,17 @@ def locate(root: Path, family: str, overlay: dict[str, bytes] | None = None,
         data = (root / path).read_bytes()
     all_regs = tree.metals[path].registrations if path in tree.metals else regs
     text = _blank_other_registrations(data, call.name, all_regs).decode("utf-8", errors="replace")
-    return KernelSource(family, call.name, call.helper, arity, path, text, [r for r in regs if r.path == path],
-                        include_dirs(root, overlay, workdir), f"{call.path}:{call.span.line}")
+    return KernelSource(
+        family,
+        call.name,
+        call.helper,
+        arity,
+        path,
+        text,
+        [r for r in regs if r.path == path],
+        include_dirs(root, overlay, workdir),
+        f"{call.path}:{call.span.line}",
+    )
 
 
 def include_dirs(root: Path, overlay: dict[str, bytes], workdir: Path | None) -> list[Path]:

@@ -8,6 +8,7 @@ compared with the torch-cpu reference run on the sampled inputs (elementwise fam
 A 1-D launch of 2^32 threads or more is a failure without running: Metal's
 thread_position_in_grid is a uint, so such a grid cannot be indexed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,17 @@ from migrate.verify.dtypes import dtype_name
 from migrate.verify.iterator import Operand, build_iter
 
 SIZES = ((1 << 31) + (1 << 20), (1 << 32) + (1 << 20))
-SMALLEST = (torch.uint8, torch.int8, torch.bool, torch.float16, torch.bfloat16, torch.int16,
-            torch.float32, torch.int32, torch.int64)
+SMALLEST = (
+    torch.uint8,
+    torch.int8,
+    torch.bool,
+    torch.float16,
+    torch.bfloat16,
+    torch.int16,
+    torch.float32,
+    torch.int32,
+    torch.int64,
+)
 EDGE = 256  # positions each side of every boundary
 RANDOM = 1 << 16
 
@@ -77,12 +87,16 @@ def plan(runner, case: LargeCase, xs: list[torch.Tensor], out_dtype: torch.dtype
 def too_wide(launch) -> str | None:
     wide = [t for t in launch.threads if t >= 1 << 32]
     if wide:
-        return (f"the host launches {launch.kernel} with {wide[0]} threads in one dimension: Metal's "
-                "thread_position_in_grid is a uint, so a grid past 2^32 threads cannot be indexed")
+        return (
+            f"the host launches {launch.kernel} with {wide[0]} threads in one dimension: Metal's "
+            "thread_position_in_grid is a uint, so a grid past 2^32 threads cannot be indexed"
+        )
     big = [a for a in launch.args if isinstance(a, torch.Tensor) and a.device.type == "cpu" and a.numel() > 1 << 24]
     if big:
-        return (f"the host binds a per-element table of {big[0].numel()} entries ({big[0].nbytes >> 30} GiB) "
-                "with this launch; not run at this size")
+        return (
+            f"the host binds a per-element table of {big[0].numel()} entries ({big[0].nbytes >> 30} GiB) "
+            "with this launch; not run at this size"
+        )
     return None
 
 

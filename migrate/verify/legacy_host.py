@@ -8,6 +8,7 @@ after the launch: ``Launch.finish``); a 0-dim CPU tensor is bound by its raw byt
 the Mac's would).  ``offsets``: per thread the byte offsets of (output, input, other) as
 uint3 (16 bytes each), as generateKernelDataOffsets computes them from the iterator.
 """
+
 from __future__ import annotations
 
 import torch
@@ -87,9 +88,12 @@ class LegacyHost:
             notes.append(f"the host's extra argument {self.site.extra} is bound as 0 (the reference op has none)")
         launch = Launch(kname, self._buffers("buffers", **bound), [out.numel()], "1d", notes, finish)
         if out.dtype != inp.dtype and not inp.dtype.is_complex:
-            why = ("the kernel is instantiated for these types and computes at the output's precision "
-                   "(TensorIterator casts through the common dtype only on CPU)" if self.conv.get("library") == "inline"
-                   else "getPipelineStateForFunc raises when that kernel does not exist")
+            why = (
+                "the kernel is instantiated for these types and computes at the output's precision "
+                "(TensorIterator casts through the common dtype only on CPU)"
+                if self.conv.get("library") == "inline"
+                else "getPipelineStateForFunc raises when that kernel does not exist"
+            )
             launch.notes.append(f"{self.site.helper} never casts: it asks the library for {kname} ({why})")
         return launch
 
@@ -105,8 +109,11 @@ class LegacyHost:
         if all(op.tensor.dtype == common and not op.cpu_scalar for op in ins):
             return it, []
         cast = [Operand(op.tensor.to(common, copy=op.cpu_scalar)) for op in ins]
-        moved = [f"input {k} ({op.tensor.dtype}{', a CPU scalar' if op.cpu_scalar else ''})"
-                 for k, op in enumerate(ins) if op.tensor.dtype != common or op.cpu_scalar]
+        moved = [
+            f"input {k} ({op.tensor.dtype}{', a CPU scalar' if op.cpu_scalar else ''})"
+            for k, op in enumerate(ins)
+            if op.tensor.dtype != common or op.cpu_scalar
+        ]
         note = f"{self.site.promotes} casts {', '.join(moved)} to {common} on the device, then a fresh iterator"
         return build_iter(cast, it.output(), it.output().dtype, common), [note]
 
@@ -124,36 +131,53 @@ class LegacyHost:
         t = _metal(inp, "input")
         other, by_value = it.input(1), ops[2].cpu_scalar
         if other.element_size() < inp.element_size():
-            raise HostError(f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
-                            f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds reads, not run; "
-                            + self._no_promotion(by_value))
+            raise HostError(
+                f"{name}_{t} reads other ({other.dtype}, {other.element_size()} bytes an element) as "
+                f"{inp.dtype} ({inp.element_size()} bytes): out-of-bounds reads, not run; "
+                + self._no_promotion(by_value)
+            )
         if inp.dtype == torch.bool and other.dtype != torch.bool:
-            raise HostError(f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
-                            "valid bools (undefined behaviour), not run")
+            raise HostError(
+                f"{name}_{t} reads other ({other.dtype}) as bool: bytes other than 0 and 1 are not "
+                "valid bools (undefined behaviour), not run"
+            )
         at_start = self.site.scalar_at_storage_start
         notes = []
         if other.dtype != inp.dtype:
             notes.append(f"{name}_{t} reads other ({other.dtype}) as {inp.dtype}: " + self._no_promotion(by_value))
         for k, op in ((1, ops[1]), (2, ops[2])):
             if op.cpu_scalar and at_start and op.tensor.storage_offset():
-                notes.append(f"mtl_setBuffer binds a CPU scalar by storage().data(): input {k - 1}'s storage "
-                             f"offset {op.tensor.storage_offset()} is ignored")
-        bound = {"input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
-                 "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start), "output": bind_tensor(out)}
+                notes.append(
+                    f"mtl_setBuffer binds a CPU scalar by storage().data(): input {k - 1}'s storage "
+                    f"offset {op.tensor.storage_offset()} is ignored"
+                )
+        bound = {
+            "input": _raw(ops[1].tensor, ops[1].cpu_scalar, at_start),
+            "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start),
+            "output": bind_tensor(out),
+        }
         if "scalar" in self.conv["buffers"]:  # binary_offsets_scalar: the float the torch reference gets too
             bound["scalar"] = torch.tensor([self.site.scalar], dtype=getattr(torch, self.conv["scalar_type"]))
         if self.site.dense and it.is_contiguous():
-            return Launch(self.conv["dense_kernel"].format(name=name, **{"in": t}),
-                          self._buffers("dense_buffers", **bound), [it.numel()], "dense", notes)
+            return Launch(
+                self.conv["dense_kernel"].format(name=name, **{"in": t}),
+                self._buffers("dense_buffers", **bound),
+                [it.numel()],
+                "dense",
+                notes,
+            )
         kname = self.conv["kernel"].format(name=name, **{"in": t})
-        return Launch(kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets",
-                      notes)
+        return Launch(
+            kname, self._buffers("buffers", offsets=kernel_offsets(it), **bound), [it.numel()], "offsets", notes
+        )
 
     @staticmethod
     def _no_promotion(cpu_scalar: bool) -> str:
         how = "a CPU scalar's raw bytes (mtl_setBuffer setBytes, no conversion)" if cpu_scalar else "its buffer as is"
-        return (f"TensorIterator promotes inputs to the common dtype only when the common device is CPU "
-                f"(compute_types), so binary_mps_impl binds {how}")
+        return (
+            f"TensorIterator promotes inputs to the common dtype only when the common device is CPU "
+            f"(compute_types), so binary_mps_impl binds {how}"
+        )
 
 
 class TemplateLibrary:

@@ -13,6 +13,7 @@ imported only when verify runs (it takes seconds); nothing is cached across
 processes.  Which aten overload each sample reaches is recorded with a
 TorchDispatchMode while the reference runs.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -31,6 +32,7 @@ OPDB_MODULE = "torch.testing._internal.common_methods_invocations"
 @dataclass
 class OpInfoRun:
     """Counts for one OpInfo and dtype (the cases are run by the caller)."""
+
     formatted: str
     dtype: torch.dtype
     samples: int = 0
@@ -105,14 +107,17 @@ def select(index, family: str) -> Selection:
     try:
         op_db = load_op_db()
     except Exception as exc:  # noqa: BLE001 - torch's test helpers: any import failure means "no samples"
-        return Selection([], notes + [f"OpInfo samples unavailable: cannot import {OPDB_MODULE} "
-                                      f"({type(exc).__name__}: {exc})"])
+        return Selection(
+            [], notes + [f"OpInfo samples unavailable: cannot import {OPDB_MODULE} ({type(exc).__name__}: {exc})"]
+        )
     if not entries:
         # entries defined outside common_methods_invocations.py (opinfo/definitions/*.py) escape the scan
         found = [o for o in op_db if family in (index.family_of_opinfo(o.name), index.family_of_opinfo(o.aten_name))]
         if found:
             names = ", ".join(o.formatted_name for o in found)
-            return Selection(found, [f"OpInfo {names}: not in the scanned database source; selected from op_db by name"])
+            return Selection(
+                found, [f"OpInfo {names}: not in the scanned database source; selected from op_db by name"]
+            )
         return Selection([], [f"no OpInfo entry tests {family} (names tried: {', '.join(index.opinfo_names(family))})"])
     by_key = {(o.name, o.variant_test_name): o for o in op_db}
     chosen = []
@@ -187,8 +192,7 @@ def overload_map(index, family: str, reached: dict[str, set[str]]) -> list[str]:
             by_overload.setdefault(ov, []).append(name)
     for e in index.families.get(family, ()):
         names = sorted(by_overload.get(e.overload_name, ()))
-        lines.append(f"{e.overload_name}: " + (f"OpInfo {', '.join(names)}" if names else
-                                                "no OpInfo sample calls it"))
+        lines.append(f"{e.overload_name}: " + (f"OpInfo {', '.join(names)}" if names else "no OpInfo sample calls it"))
     known = {e.overload_name for e in index.families.get(family, ())}
     for ov, names in sorted(by_overload.items()):
         if ov not in known:

@@ -7,6 +7,7 @@ output and made contiguous in the common dtype, the output computed in the commo
 user's afterwards), the struct as the fields' values converted to the common dtype (``Scalar::to``).
 The values verify passes -- to the kernel and to every reference -- come from rules/scalar_args.yaml.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,11 @@ def scalar_args(family: str) -> dict | None:
 
 
 _FIELDS = re.compile(rb"(\w+)\s*\.\s*to\s*<\s*scalar_t\s*>\s*\(\s*\)")
-_WITH_PARAMS = re.compile(rb'\b(exec_(unary|binary)_kernel_with_params)\s*\(\s*\w+\s*,\s*"(\w+)"\s*,(.*?)'
-                          rb'fmt::format\s*\(\s*"(\w*)\{\}"', re.S)
+_WITH_PARAMS = re.compile(
+    rb'\b(exec_(unary|binary)_kernel_with_params)\s*\(\s*\w+\s*,\s*"(\w+)"\s*,(.*?)'
+    rb'fmt::format\s*\(\s*"(\w*)\{\}"',
+    re.S,
+)
 
 
 def params_site(ix, fns) -> Site | None:
@@ -44,13 +48,22 @@ def _modern_site(ix, fns) -> Site | None:
     calls = conventions()[MODERN]["calls"]
     for fn in fns:
         data = ix.tree.sources.get(fn.path) or (ix.tree.root / fn.path).read_bytes()
-        m = _WITH_PARAMS.search(data[fn.span.start:fn.span.end])
+        m = _WITH_PARAMS.search(data[fn.span.start : fn.span.end])
         if m is None or m.group(1).decode() not in calls:
             continue
         fields = tuple(f.decode() for f in _FIELDS.findall(m.group(4)))
         line = data.count(b"\n", 0, fn.span.start + m.start()) + 1
-        return Site(MODERN, m.group(3).decode(), m.group(1).decode(), 1 if m.group(2) == b"unary" else 2, fn.path,
-                    line, fn.name, params=fields, params_type=m.group(5).decode())
+        return Site(
+            MODERN,
+            m.group(3).decode(),
+            m.group(1).decode(),
+            1 if m.group(2) == b"unary" else 2,
+            fn.path,
+            line,
+            fn.name,
+            params=fields,
+            params_type=m.group(5).decode(),
+        )
     return None
 
 
@@ -60,7 +73,7 @@ def _helper_site(ix, fns) -> Site | None:
     define = re.compile(rb"\bvoid\s+" + re.escape(helper.encode()) + rb"\s*\(")
     for fn in fns:
         data = ix.tree.sources.get(fn.path) or (ix.tree.root / fn.path).read_bytes()
-        m = call.search(data[fn.span.start:fn.span.end])
+        m = call.search(data[fn.span.start : fn.span.end])
         if m is None or define.search(data) is None:
             continue
         fields = tuple(f.decode() for f in _FIELDS.findall(m.group(3)))
@@ -114,24 +127,43 @@ class FunctorParamsHost:
         if arity == 1:
             if flavor != "dense":
                 raise HostError("exec_unary_kernel_with_params on a non-contiguous iterator is not emulated")
-            kname = self.conv["kernel"].format(name=name, flavor=flavor, out=metal_name(out.dtype),
-                                               params=ptype, **{"in": metal_name(it.input(0).dtype)})
+            kname = self.conv["kernel"].format(
+                name=name,
+                flavor=flavor,
+                out=metal_name(out.dtype),
+                params=ptype,
+                **{"in": metal_name(it.input(0).dtype)},
+            )
             return Launch(kname, [b[0], b[1], params], [out.numel()], flavor, note)
         inp, oth = _convert_double(it.input(0)), _convert_double(it.input(1))
         cast = inp.dtype != oth.dtype
         o = metal_name(out.dtype)
-        kname = (f"{name}_{flavor}_cast_{o}_{ptype}" if cast else
-                 self.conv["kernel"].format(name=name, flavor=flavor, out=o, params=ptype, **{"in": metal_name(inp.dtype)}))
+        kname = (
+            f"{name}_{flavor}_cast_{o}_{ptype}"
+            if cast
+            else self.conv["kernel"].format(
+                name=name, flavor=flavor, out=o, params=ptype, **{"in": metal_name(inp.dtype)}
+            )
+        )
         if cast and kname not in self.names:
             # the era whose REGISTER_BINARY_ALPHA_OP names cast kernels <out>_<in>_<alpha> has a host asking so
             with_in = f"{name}_{flavor}_cast_{o}_{metal_name(common)}_{ptype}"
             kname = with_in if with_in in self.names else kname
         types = [scalar_type(inp.dtype), scalar_type(oth.dtype)]
         if flavor == "dense":
-            args = [b[0], b[1], b[2], params] + ([_i32([inp.element_size(), oth.element_size(), *types])] if cast else [])
+            args = [b[0], b[1], b[2], params] + (
+                [_i32([inp.element_size(), oth.element_size(), *types])] if cast else []
+            )
         else:
-            args = [b[0], b[1], b[2], params, _i64(it.shape()), *(_i64(it.strides(i)) for i in range(3)),
-                    _i32([it.ndim(), *types, scalar_type(out.dtype)])]
+            args = [
+                b[0],
+                b[1],
+                b[2],
+                params,
+                _i64(it.shape()),
+                *(_i64(it.strides(i)) for i in range(3)),
+                _i32([it.ndim(), *types, scalar_type(out.dtype)]),
+            ]
         return Launch(kname, args, [out.numel()], flavor + ("_cast" if cast else ""), note)
 
 
@@ -178,8 +210,10 @@ def prepare(source, references: list, opts, family: str) -> list[str]:
     if table is None:
         from migrate.errors import UsageError
 
-        raise UsageError(f"{family}: its kernel takes run-time scalars ({', '.join(source.site.params)}) and "
-                         f"rules/scalar_args.yaml gives no values for them")
+        raise UsageError(
+            f"{family}: its kernel takes run-time scalars ({', '.join(source.site.params)}) and "
+            f"rules/scalar_args.yaml gives no values for them"
+        )
     values = list(table.values())
     source.site.scalar_values = values
     from migrate.verify.references import TorchCpuReference
@@ -187,12 +221,15 @@ def prepare(source, references: list, opts, family: str) -> list[str]:
     for r in references:  # torch CPU takes them as its own call's arguments (and keeps its other answers)
         if type(r) is TorchCpuReference:
             r.scalar_values = values
-    references[:] = [r if type(r) is TorchCpuReference else WithScalars(r, values, source.site.params)
-                     for r in references]
+    references[:] = [
+        r if type(r) is TorchCpuReference else WithScalars(r, values, source.site.params) for r in references
+    ]
     opts.opinfo = False
     shown = ", ".join(f"{k}={v}" for k, v in table.items())
-    return [f"run-time scalars {shown} (rules/scalar_args.yaml) passed to the kernel and every reference; "
-            f"OpInfo samples carry their own scalars and are not run for this launch"]
+    return [
+        f"run-time scalars {shown} (rules/scalar_args.yaml) passed to the kernel and every reference; "
+        f"OpInfo samples carry their own scalars and are not run for this launch"
+    ]
 
 
 def host_for(site: Site, names=frozenset()):

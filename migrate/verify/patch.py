@@ -3,6 +3,7 @@
 Every hunk must match exactly at the line its header names: no fuzz, no
 offset search.  A mismatch raises ``PatchError`` naming the file and line.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,8 +68,12 @@ def parse_patch(text: str, source: str = "<patch>") -> list[FilePatch]:
                 body.append(b if b else " ")
                 j += 1
             if (seen_old, seen_new) != (oc, nc):
-                raise PatchError(f"malformed hunk for {out[-1].path}: header says -{oc} +{nc} lines, "
-                                 f"body has -{seen_old} +{seen_new}", source, i + 1)
+                raise PatchError(
+                    f"malformed hunk for {out[-1].path}: header says -{oc} +{nc} lines, "
+                    f"body has -{seen_old} +{seen_new}",
+                    source,
+                    i + 1,
+                )
             out[-1].hunks.append((os_, oc, ns, nc, body, i + 1))
             i = j
             continue
@@ -102,8 +107,9 @@ def apply_file_patch(fp: FilePatch, original: str | None, source: str = "<patch>
                 have = old_lines[k] if k < len(old_lines) else None
                 if have is None or have.rstrip("\r\n") != text:
                     shown = "end of file" if have is None else repr(have.rstrip("\r\n"))
-                    raise PatchError(f"hunk at patch line {pline} does not match: expected {text!r}, found {shown}",
-                                     fp.path, k + 1)
+                    raise PatchError(
+                        f"hunk at patch line {pline} does not match: expected {text!r}, found {shown}", fp.path, k + 1
+                    )
                 if tag == " ":
                     out.append(have)
                 k += 1

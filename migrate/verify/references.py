@@ -11,6 +11,7 @@ A ``Reference`` computes the expected output of one ``Case`` on the CPU:
 - ``mps_old_outputs``: on an Apple GPU, the real op on ``mps`` before the
   change.  Written for completeness; UNTESTED here (no Apple GPU).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -81,7 +82,6 @@ class TorchCpuReference:
                 raise NotApplicable(first) from None
             raise ReferenceUnavailable(first) from None
 
-
     def alternatives(self, case: Case, expected: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
         """torch CPU's other answers for ``case`` (rules/verify.yaml ``reference_policy``), as (why, tensor).
         A reference that computes otherwise than torch CPU (a subclass overriding ``compute``) has none."""
@@ -106,9 +106,11 @@ class TorchCpuReference:
         return self.fn(*args, **kw)
 
 
-_REFUSED = ("can't be cast to the desired output type",  # TensorIteratorBase::compute_types, on any device
-            "Found dtype ",  # compute_types' check_all_same_dtype ("Found dtype Half but expected Float")
-            "failed to match any schema")  # torch.ops' dispatcher: no overload takes these arguments
+_REFUSED = (
+    "can't be cast to the desired output type",  # TensorIteratorBase::compute_types, on any device
+    "Found dtype ",  # compute_types' check_all_same_dtype ("Found dtype Half but expected Float")
+    "failed to match any schema",
+)  # torch.ops' dispatcher: no overload takes these arguments
 _LOW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -116,8 +118,12 @@ def _float64(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> list
     if expected.dtype not in _LOW_FLOATS:
         return []
     args = case.reference_args()
-    up = [a.to(torch.float64) if isinstance(a, torch.Tensor) and (a.is_floating_point() or (
-        a.dtype != torch.bool and not a.is_complex())) else a for a in args]
+    up = [
+        a.to(torch.float64)
+        if isinstance(a, torch.Tensor) and (a.is_floating_point() or (a.dtype != torch.bool and not a.is_complex()))
+        else a
+        for a in args
+    ]
     if not any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in up):
         return []
     return [ref._call(up, None)]
@@ -132,8 +138,12 @@ def _other_path(ref: TorchCpuReference, case: Case, expected: torch.Tensor) -> l
         return []
     pad = _VECTOR_PAD
     # flattened to the output's shape, then followed by `pad` more elements: no element is in the tail
-    flat = [torch.cat([a.expand(shape).reshape(-1)] * (1 + -(-pad // n)))[: n + pad]
-            if isinstance(a, torch.Tensor) and a.dim() else a for a in args]
+    flat = [
+        torch.cat([a.expand(shape).reshape(-1)] * (1 + -(-pad // n)))[: n + pad]
+        if isinstance(a, torch.Tensor) and a.dim()
+        else a
+        for a in args
+    ]
     vector = ref._call(flat, None)[:n].reshape(shape)
     strided = [torch.stack([a, a], -1)[..., 0] if isinstance(a, torch.Tensor) and a.dim() else a for a in args]
     return [vector, ref._call(strided, case.out)]
@@ -143,8 +153,10 @@ _VECTOR_PAD = 64  # elements, more than any CPU vector (AVX-512 int8: 64)
 
 
 _ALTERNATIVES = {"float64": _float64, "other_path": _other_path}
-_WHY = {"float64": "torch CPU's float64 result (rounded) differs from its float32 one",
-        "other_path": "torch CPU's vectorised and scalar loops give different answers here"}
+_WHY = {
+    "float64": "torch CPU's float64 result (rounded) differs from its float32 one",
+    "other_path": "torch CPU's vectorised and scalar loops give different answers here",
+}
 
 
 class PortReference:
@@ -189,8 +201,12 @@ class PortReference:
             return []
         if not isinstance(res, torch.Tensor) or res.shape != expected.shape:
             return []
-        return [("the old graph's formula in float64 (rounded) differs from its step-by-step rounding",
-                 res.to(expected.dtype))]
+        return [
+            (
+                "the old graph's formula in float64 (rounded) differs from its step-by-step rounding",
+                res.to(expected.dtype),
+            )
+        ]
 
 
 def _port_dag(index, family: str):

@@ -1,4 +1,5 @@
 """Render a verify Report: a plain-text table (default) or JSON."""
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,25 @@ def _num(x: float) -> str:
 def _stats_json(st: Stats | None):
     if st is None:
         return None
-    return {"elements": st.elements, "mismatches": st.mismatches, "max_abs": st.max_abs, "max_rel": st.max_rel,
-            "max_ulp": st.max_ulp, "signed_zeros": st.signed_zeros,
-            "excused": st.excused, "notes": st.notes,
-            "first_failure": None if st.first is None else {
-                "index": list(st.first.index), "actual": _jsonable(st.first.actual),
-                "expected": _jsonable(st.first.expected), "inputs": [_jsonable(v) for v in st.first.inputs],
-                "reason": st.first.reason}}
+    return {
+        "elements": st.elements,
+        "mismatches": st.mismatches,
+        "max_abs": st.max_abs,
+        "max_rel": st.max_rel,
+        "max_ulp": st.max_ulp,
+        "signed_zeros": st.signed_zeros,
+        "excused": st.excused,
+        "notes": st.notes,
+        "first_failure": None
+        if st.first is None
+        else {
+            "index": list(st.first.index),
+            "actual": _jsonable(st.first.actual),
+            "expected": _jsonable(st.first.expected),
+            "inputs": [_jsonable(v) for v in st.first.inputs],
+            "reason": st.first.reason,
+        },
+    }
 
 
 def _jsonable(v):
@@ -34,16 +47,39 @@ def _jsonable(v):
 def to_json(r: Report) -> str:
     src = r.source
     doc = {
-        "family": r.family, "seed": r.seed, "references": r.references, "ok": r.ok,
-        "kernel": None if src is None else {"name": src.name, "helper": src.helper, "file": src.path,
-                                            "call_site": src.call_site, "convention": src.convention},
+        "family": r.family,
+        "seed": r.seed,
+        "references": r.references,
+        "ok": r.ok,
+        "kernel": None
+        if src is None
+        else {
+            "name": src.name,
+            "helper": src.helper,
+            "file": src.path,
+            "call_site": src.call_site,
+            "convention": src.convention,
+        },
         "notes": r.notes,
         "summary": _summary_json(r),
         "overloads": r.overloads,
-        "cells": [{"dtype": c.dtype, "layout": c.layout, "status": c.status, "cases": c.cases, "passed": c.passed,
-                   "samples": c.samples, "skip_reasons": c.skip_reasons,
-                   "kernels": sorted(c.kernels), "stats": _stats_json(c.stats), "failures": c.failures,
-                   "skipped": c.skipped, "references_disagree": _stats_json(c.old_vs_cpu)} for c in r.cells],
+        "cells": [
+            {
+                "dtype": c.dtype,
+                "layout": c.layout,
+                "status": c.status,
+                "cases": c.cases,
+                "passed": c.passed,
+                "samples": c.samples,
+                "skip_reasons": c.skip_reasons,
+                "kernels": sorted(c.kernels),
+                "stats": _stats_json(c.stats),
+                "failures": c.failures,
+                "skipped": c.skipped,
+                "references_disagree": _stats_json(c.old_vs_cpu),
+            }
+            for c in r.cells
+        ],
     }
     return json.dumps(doc, indent=2)
 
@@ -51,9 +87,16 @@ def to_json(r: Report) -> str:
 def _summary_json(r: Report) -> dict:
     own, own_ok = r.totals(opinfo=False)
     ran, ok = r.totals(opinfo=True)
-    return {"cases": {"ran": own, "passed": own_ok},
-            "opinfo": {"opinfos": r.opinfo_names, "samples": sum(c.samples for c in r.cells), "ran": ran,
-                       "passed": ok, "skipped": _skips(r)}}
+    return {
+        "cases": {"ran": own, "passed": own_ok},
+        "opinfo": {
+            "opinfos": r.opinfo_names,
+            "samples": sum(c.samples for c in r.cells),
+            "ran": ran,
+            "passed": ok,
+            "skipped": _skips(r),
+        },
+    }
 
 
 def _skips(r: Report) -> dict[str, int]:
@@ -72,8 +115,10 @@ def summary_lines(r: Report) -> list[str]:
         drawn = sum(c.samples for c in r.cells)
         skips = _skips(r)
         why = "; ".join(f"{n} {reason}" for reason, n in sorted(skips.items(), key=lambda x: -x[1]))
-        lines.append(f"OpInfo samples ({', '.join(r.opinfo_names)}): {drawn} drawn, {ran} ran, {ok} passed, "
-                     f"{sum(skips.values())} skipped" + (f" ({why})" if why else ""))
+        lines.append(
+            f"OpInfo samples ({', '.join(r.opinfo_names)}): {drawn} drawn, {ran} ran, {ok} passed, "
+            f"{sum(skips.values())} skipped" + (f" ({why})" if why else "")
+        )
     lines += [f"overload {o}" for o in r.overloads]
     return lines
 
@@ -97,8 +142,10 @@ def to_text(r: Report) -> str:
     src = r.source
     lines = []
     if src is not None:
-        lines.append(f"verify {r.family}: {src.helper}(iter, \"{src.name}\") at {src.call_site}; kernels from {src.path}"
-                     f" (launch convention {src.convention})")
+        lines.append(
+            f'verify {r.family}: {src.helper}(iter, "{src.name}") at {src.call_site}; kernels from {src.path}'
+            f" (launch convention {src.convention})"
+        )
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
     head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
@@ -115,11 +162,15 @@ def to_text(r: Report) -> str:
         if c.stats.signed_zeros:
             lines.append(f"note {c.dtype} {c.layout}: {c.stats.signed_zeros} signed zero(s) differ (0.0 vs -0.0)")
         if c.stats.excused:
-            lines.append(f"note {c.dtype} {c.layout}: {c.stats.excused} element(s) judged by another answer of "
-                         f"torch CPU (rules/verify.yaml reference_policy): " + "; ".join(c.stats.notes))
+            lines.append(
+                f"note {c.dtype} {c.layout}: {c.stats.excused} element(s) judged by another answer of "
+                f"torch CPU (rules/verify.yaml reference_policy): " + "; ".join(c.stats.notes)
+            )
         if c.old_vs_cpu is not None and not c.old_vs_cpu.ok and c.old_vs_cpu.first is not None:
-            lines.append(f"note {c.dtype} {c.layout}: the old MPSGraph path differed from CPU here: "
-                         f"{c.old_vs_cpu.first.describe()}")
+            lines.append(
+                f"note {c.dtype} {c.layout}: the old MPSGraph path differed from CPU here: "
+                f"{c.old_vs_cpu.first.describe()}"
+            )
     lines += [f"note: {n}" for n in r.notes]
     lines += summary_lines(r)
     passed = sum(c.status == "pass" for c in r.cells)

@@ -1,4 +1,5 @@
 """verify: run a family's Metal kernel as the host would and compare it with references."""
+
 from __future__ import annotations
 
 import tempfile
@@ -130,6 +131,7 @@ def _inputs_at(case: Case, shape):
             else:
                 vals.append(a)
         return tuple(vals)
+
     return at
 
 
@@ -197,8 +199,11 @@ class Runner:
         alts = None
         for flavor in self._flavors():
             host = self._host(flavor)
-            out = torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype) if case.out is not None \
+            out = (
+                torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype)
+                if case.out is not None
                 else None
+            )
             ops = _operands(case)
             if self.source.operand_order is not None and len(ops) == len(self.source.operand_order):
                 ops = [ops[i] for i in self.source.operand_order]  # the CPU iterator's order (kernel_source)
@@ -216,8 +221,9 @@ class Runner:
             if launch is not None:
                 _fill_sentinel(it.output())
                 if launch.kernel not in self.names:
-                    cell.failures.append(f"host picks {launch.kernel}, which the library does not register"
-                                         + _host_notes(launch))
+                    cell.failures.append(
+                        f"host picks {launch.kernel}, which the library does not register" + _host_notes(launch)
+                    )
                     continue
                 try:
                     self.lib.kernel(launch.kernel)(*launch.args, threads=launch.threads)
@@ -271,8 +277,12 @@ def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
     return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
 
 
-def coverage(family_fn, registered: list[torch.dtype], before: list[torch.dtype] | None = None,
-             wanted: list[torch.dtype] | None = None) -> tuple[list[str], list[Cell]]:
+def coverage(
+    family_fn,
+    registered: list[torch.dtype],
+    before: list[torch.dtype] | None = None,
+    wanted: list[torch.dtype] | None = None,
+) -> tuple[list[str], list[Cell]]:
     """dtypes the torch CPU op accepts that no kernel registers: (notes, failing "coverage" cells).
 
     A failure when the tree before the patch registered the dtype, or when the kernel registers
@@ -287,8 +297,13 @@ def coverage(family_fn, registered: list[torch.dtype], before: list[torch.dtype]
         if dt in registered or (wanted is not None and dt not in wanted):
             continue
         if before is not None and dt in before:
-            cells.append(Cell(name, "coverage", failures=[
-                f"the tree before the patch registers a {name} kernel, the patched tree does not"]))
+            cells.append(
+                Cell(
+                    name,
+                    "coverage",
+                    failures=[f"the tree before the patch registers a {name} kernel, the patched tree does not"],
+                )
+            )
             continue
         try:
             family_fn.compute(Case(dt, "probe", tuple(torch.ones(2, dtype=dt) for _ in range(family_fn.arity))))
@@ -296,8 +311,15 @@ def coverage(family_fn, registered: list[torch.dtype], before: list[torch.dtype]
             continue
         peers = [n for g in table()["coverage_groups"] if name in g for n in g if n in names.values()]
         if peers:
-            cells.append(Cell(name, "coverage", failures=[
-                f"torch CPU supports {name} and {', '.join(peers)} kernels are registered, but no {name} kernel is"]))
+            cells.append(
+                Cell(
+                    name,
+                    "coverage",
+                    failures=[
+                        f"torch CPU supports {name} and {', '.join(peers)} kernels are registered, but no {name} kernel is"
+                    ],
+                )
+            )
         else:
             notes.append(f"coverage: torch CPU supports {name} but no {name} kernel is registered")
     return notes, cells
@@ -313,12 +335,21 @@ def compile_source(source: KernelSource, root: Path, opts: Options):
         if opts.backend == "cuda":  # the same cases and references, kernels on an NVIDIA GPU (PTX built here)
             be = get_backend("cuda", root=root, compile_timeout=opts.compile_timeout)
         else:
-            be = get_backend("cpu", root=root, checked=opts.checked, timeout=opts.timeout, memory=opts.memory,
-                             compile_timeout=opts.compile_timeout)
+            be = get_backend(
+                "cpu",
+                root=root,
+                checked=opts.checked,
+                timeout=opts.timeout,
+                memory=opts.memory,
+                compile_timeout=opts.compile_timeout,
+            )
         if source.template:
+
             def build(text: str):
-                return be.compile_shader(text, source.include_dirs, filename=Path(source.path).stem + ".metal",
-                                         opt=opts.opt)
+                return be.compile_shader(
+                    text, source.include_dirs, filename=Path(source.path).stem + ".metal", opt=opts.opt
+                )
+
             lib = TemplateLibrary(build, source.template)
             lib.library(("float", "float"))  # a source that cannot compile at all: exit 2, not FAIL rows
             return lib
@@ -351,8 +382,13 @@ def _registered_before(root: Path, family: str, tmp: Path, index):
         return set()
 
 
-def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: Options | None = None,
-           references: list[Reference] | None = None) -> Report:
+def verify(
+    root: Path,
+    family: str,
+    patch: tuple[str, str] | None = None,
+    opts: Options | None = None,
+    references: list[Reference] | None = None,
+) -> Report:
     """Verify ``family``'s kernel in the tree at ``root`` (``patch``: (diff text, name) applied in memory)."""
     opts = opts or Options()
     seed = opts.seed if opts.seed is not None else table()["seed"]
@@ -381,10 +417,12 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
 
             negated = negated_by_cpu_kernel(base, family, site.extra)
             cpu.scalar_kwargs = {site.extra: -value if negated else value, **dict(site.reference_kwargs)}
-            notes.append(f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
-                         + (f"; {negated}: the reference gets {site.extra}={-value}" if negated else "")
-                         + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
-                         + "; OpInfo samples (their own or the default scalar) are not run for this launch")
+            notes.append(
+                f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
+                + (f"; {negated}: the reference gets {site.extra}={-value}" if negated else "")
+                + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
+                + "; OpInfo samples (their own or the default scalar) are not run for this launch"
+            )
             opts.opinfo = False  # the launch binds one value for every case; a sample's would differ
         references = [cpu]
         from migrate.verify.references import old_reference
@@ -399,8 +437,10 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         else:
             notes.append(why)
     if source.operand_order is not None:
-        notes.append(f"the kernel gets the inputs in the order of the CPU iterator (schema inputs "
-                     f"{source.operand_order}), as the stub's iterator hands them")
+        notes.append(
+            f"the kernel gets the inputs in the order of the CPU iterator (schema inputs "
+            f"{source.operand_order}), as the stub's iterator hands them"
+        )
     from migrate.verify.params_host import prepare
 
     notes += prepare(source, references, opts, family)  # a launch with a struct of run-time scalars
@@ -434,6 +474,7 @@ def verify(root: Path, family: str, patch: tuple[str, str] | None = None, opts: 
         report.cells += cells.values()
     if opts.large and runner.lib is not None:
         from migrate.verify.large import large_cells
+
         report.cells += large_cells(runner, dtypes, seed)
     if opts.opinfo and "opinfo" in layouts and default_references:
         run_opinfo(report, base, runner, references[1:], dtypes)
@@ -477,8 +518,13 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
         for d in dtypes:
             run = ops.OpInfoRun(op.formatted_name, d)
             cases = ops.sample_cases(op, d, runner.source.arity, run, seen)
-            cell = Cell(dtype_name(d), f"opinfo:{op.formatted_name}", samples=run.samples,
-                        skip_reasons=dict(run.skipped), skipped=[run.unsupported] if run.unsupported else [])
+            cell = Cell(
+                dtype_name(d),
+                f"opinfo:{op.formatted_name}",
+                samples=run.samples,
+                skip_reasons=dict(run.skipped),
+                skipped=[run.unsupported] if run.unsupported else [],
+            )
             for case in cases:
                 sub.run_case(case, cell)
             report.cells.append(cell)
@@ -491,4 +537,3 @@ def first_failure(cell: Cell) -> str:
         return cell.failures[0]
     m: Mismatch | None = cell.stats.first
     return m.describe() if m else ""
-

@@ -7,6 +7,7 @@ launcher's definition in the tree binds exactly the convention's ``binds`` throu
 the torch CPU reference gets too: the schema default of the stub's Scalar argument where
 native_functions.yaml gives one (not 0 or 1), else ``FALLBACK_SCALAR``.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,7 +22,7 @@ def _binds(body: str) -> list[str] | None:
     if m is None:
         return None
     depth, cur, args = 0, "", []
-    for ch in body[m.end():]:
+    for ch in body[m.end() :]:
         if ch in "([{<" and not (ch == "<" and cur.strip() == ""):
             depth += ch in "([{"
         if ch in ")]}":
@@ -56,9 +57,18 @@ def scalar_site(ix, fns) -> Site | None:
                 marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
                 body = _body(ix, defn)
                 promotes = helper if arity == 2 and all(k.encode() in body for k in marks) else ""
-                return Site(key, m.group(1).decode(), helper, arity, fn.path, _line(data, fn.span.start + m.start()),
-                            fn.name, dense="dense_kernel" in conv, extra=m.group(2).decode().strip(),
-                            promotes=promotes)
+                return Site(
+                    key,
+                    m.group(1).decode(),
+                    helper,
+                    arity,
+                    fn.path,
+                    _line(data, fn.span.start + m.start()),
+                    fn.name,
+                    dense="dense_kernel" in conv,
+                    extra=m.group(2).decode().strip(),
+                    promotes=promotes,
+                )
     return None
 
 
@@ -70,7 +80,10 @@ def scalar_value(ix, family: str, name: str) -> tuple[float, str]:
         if m and float(m.group(1)) not in (0.0, 1.0):
             return float(m.group(1)), f"the schema default of {e.overload_name}"
         if m:
-            return FALLBACK_SCALAR, f"the schema default {m.group(1)} would not show it: verify binds {FALLBACK_SCALAR:g}"
+            return (
+                FALLBACK_SCALAR,
+                f"the schema default {m.group(1)} would not show it: verify binds {FALLBACK_SCALAR:g}",
+            )
     return FALLBACK_SCALAR, f"{name} has no schema default: verify binds {FALLBACK_SCALAR:g}"
 
 

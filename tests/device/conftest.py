@@ -1,4 +1,5 @@
 """Shared fixtures: compile each test TU once per session (cold cache OK)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Compile cache: reuse across backends/processes, invalidation by headers."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,10 @@ def test_cached_second_compile_and_other_process(cpu, cache_dir):
     out = torch.zeros(3, dtype=torch.int32)
     lib.k(out, threads=[3])
     assert out.tolist() == [17, 17, 17]
-    code = ("import torch; from migrate.device import get_backend; be = get_backend('cpu'); "
-            f"lib = be.compile_shader({src!r}); print(be.last_build.cached)")
+    code = (
+        "import torch; from migrate.device import get_backend; be = get_backend('cpu'); "
+        f"lib = be.compile_shader({src!r}); print(be.last_build.cached)"
+    )
     env = dict(os.environ, MPS_MIGRATE_CACHE=str(cache_dir), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     res = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env)
     assert res.stdout.strip() == "True", res.stderr
@@ -35,6 +38,7 @@ def test_cached_second_compile_and_other_process(cpu, cache_dir):
 
 def test_headers_of_migrated_tree_are_used_and_tracked(cpu, tmp_path):
     import torch as _t
+
     inc = Path(_t.__file__).parent / "include" / "c10" / "metal"
     tree = tmp_path / "pytorch"
     shutil.copytree(inc, tree / "c10" / "metal")

@@ -1,6 +1,7 @@
 """Every upstream .metal file of PyTorch 2.6.0 and 2.7.0a0 compiles on the CPU
 backend (one test per file, -O0), and real kernels from files that need the
 newer runtime features run and match torch CPU."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,14 @@ def _cases():
         files = sorted((root / KERNELS).glob("*.metal")) if root is not None else []
         if not files:
             why = reason or f"no .metal files under {KERNELS}"
-            out.append(pytest.param(version, None, id=f"{version}-unavailable",
-                                    marks=pytest.mark.skip(reason=f"PyTorch {version} tree unavailable: {why}")))
+            out.append(
+                pytest.param(
+                    version,
+                    None,
+                    id=f"{version}-unavailable",
+                    marks=pytest.mark.skip(reason=f"PyTorch {version} tree unavailable: {why}"),
+                )
+            )
         out += [pytest.param(version, f.name, id=f"{version}-{f.stem}") for f in files]
     return out
 
@@ -54,8 +61,10 @@ def lib27(cpu):
 def test_cross_runs(lib27):
     lib = lib27("CrossKernel.metal")
     g = torch.Generator().manual_seed(0)
-    for kernel, a, b in (("cross_float", *torch.randn(2, 8, 3, generator=g)),
-                         ("cross_int", *torch.randint(-9, 9, (2, 8, 3), generator=g, dtype=torch.int32))):
+    for kernel, a, b in (
+        ("cross_float", *torch.randn(2, 8, 3, generator=g)),
+        ("cross_int", *torch.randint(-9, 9, (2, 8, 3), generator=g, dtype=torch.int32)),
+    ):
         out = torch.empty_like(a)
         rows = torch.arange(8, dtype=torch.int32) * 3 * a.element_size()
         offsets = torch.stack([rows, rows, rows, torch.zeros(8, dtype=torch.int32)], 1)  # uint3: 16 bytes
@@ -70,8 +79,14 @@ def test_renorm_runs(lib27):
     torch.testing.assert_close(factor, torch.where(norm > 1.0, 1.0 / (norm + 1e-7), torch.ones(4)))
 
 
-@pytest.mark.parametrize("kernel,ref", [("i0_float_float", torch.special.i0), ("i1_float_float", torch.special.i1),
-                                        ("entr_float_float", torch.special.entr)])
+@pytest.mark.parametrize(
+    "kernel,ref",
+    [
+        ("i0_float_float", torch.special.i0),
+        ("i1_float_float", torch.special.i1),
+        ("entr_float_float", torch.special.entr),
+    ],
+)
 def test_special_ops_run(lib27, kernel, ref):
     x = torch.linspace(-6, 6, 97)
     out = torch.empty(97)
@@ -79,8 +94,15 @@ def test_special_ops_run(lib27, kernel, ref):
     torch.testing.assert_close(out, ref(x), rtol=2e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("kernel,dtype", [("exp_float_float", torch.float32), ("exp_float_int", torch.int32),
-                                          ("sqrt_float_long", torch.int64), ("tanh_half_half", torch.float16)])
+@pytest.mark.parametrize(
+    "kernel,dtype",
+    [
+        ("exp_float_float", torch.float32),
+        ("exp_float_int", torch.int32),
+        ("sqrt_float_long", torch.int64),
+        ("tanh_half_half", torch.float16),
+    ],
+)
 def test_unary_runs(lib27, kernel, dtype):
     x = torch.linspace(-4, 9, 64).to(dtype)
     op = getattr(torch, kernel.split("_")[0])

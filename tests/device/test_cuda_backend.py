@@ -1,5 +1,6 @@
 """CUDA backend: MSL -> PTX here (zig's clang, libdevice), checked by ptxas where present;
 running kernels needs an NVIDIA GPU (those tests skip with the reason elsewhere)."""
+
 from __future__ import annotations
 
 import re
@@ -77,8 +78,7 @@ def test_arg_table_reader_fills_ptx_trailing_zeros():
 
 def test_compile_errors_name_the_users_line(cuda):
     with pytest.raises(MetalCompileError) as e:
-        cuda.compile_shader("kernel void k(device float* o [[buffer(0)]]) {\n  o[0] = nope;\n}\n",
-                            filename="bad.metal")
+        cuda.compile_shader("kernel void k(device float* o [[buffer(0)]]) {\n  o[0] = nope;\n}\n", filename="bad.metal")
     assert e.value.diagnostics[0].file == "bad.metal" and e.value.diagnostics[0].line == 2
 
 

@@ -1,5 +1,6 @@
 """verify --large (cuda): the cases past 2^31 and 2^32 elements, built and planned without a GPU
 (tensors on the meta device); running them is bench/gpu_run.py's part (e)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -48,8 +49,9 @@ def test_2_7_unary_host_cannot_index_past_2_32_threads(tmp_path, monkeypatch):
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
     root = corpus.pytorch_270a0_root()
     source = locate(root, "exp", {}, tmp_path)
-    lib = get_backend("cuda", root=root).compile_shader(source.text, source.include_dirs,
-                                                        filename=Path(source.path).name)
+    lib = get_backend("cuda", root=root).compile_shader(
+        source.text, source.include_dirs, filename=Path(source.path).name
+    )
     ref = TorchCpuReference("exp")
     runner = Runner(source, lib, [ref], Options(backend="cuda"))
     dt = large_cases(registered_dtypes(source))[0].dtype  # uint8: exp_float_uchar is registered

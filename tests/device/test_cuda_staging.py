@@ -5,6 +5,7 @@ the CPU backend's kernel on those copies, so what the GPU would read and write i
 Regression (GPU run 1): the const buffers' device copies were freed as soon as they were made;
 torch's caching allocator gave their blocks to the next copies, so a binary kernel's input,
 other and output shared one block and the output kept verify's poison."""
+
 from __future__ import annotations
 
 import weakref
@@ -58,6 +59,7 @@ class HostDevice:
             ptrs = torch.empty(0, dtype=torch.int64).set_(self.copies[table_ptr].untyped_storage())[:n].tolist()
             assert len(set(p for p in ptrs if p)) == len([p for p in ptrs if p]), "two buffers share a device block"
             kernel(*[self.copies[p] for p in ptrs], threads=threads)
+
         return run
 
 

@@ -1,12 +1,19 @@
 """Bad input: compile errors mapped to the user's lines, unsupported features,
 argument errors, out-of-bounds accesses, TORCH_REPORT_ERROR."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
-from migrate.device import (KernelArgumentError, KernelRuntimeError, MetalCompileError, OutOfBoundsAccess,
-                            UnknownKernelError, UnsupportedMetalFeature)
+from migrate.device import (
+    KernelArgumentError,
+    KernelRuntimeError,
+    MetalCompileError,
+    OutOfBoundsAccess,
+    UnknownKernelError,
+    UnsupportedMetalFeature,
+)
 
 KERNELS = r"""
 #include <c10/metal/error.h>
@@ -43,20 +50,21 @@ def test_compile_error_points_at_user_line(cpu):
 
 def test_missing_header_reported(cpu):
     with pytest.raises(MetalCompileError, match="nope.h"):
-        cpu.compile_shader('#include <c10/metal/nope.h>\n', filename="x.metal")
+        cpu.compile_shader("#include <c10/metal/nope.h>\n", filename="x.metal")
 
 
-@pytest.mark.parametrize("snippet,feature", [
-    ("texture2d<float> t;", "textures"),
-    ("quad_shuffle(1.0f, 0);", "quad-group functions"),
-])
+@pytest.mark.parametrize(
+    "snippet,feature",
+    [
+        ("texture2d<float> t;", "textures"),
+        ("quad_shuffle(1.0f, 0);", "quad-group functions"),
+    ],
+)
 def test_unsupported_feature_named(cpu, snippet, feature):
     src = f"#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* o) {{\n  {snippet}\n}}\n"
     with pytest.raises(UnsupportedMetalFeature) as e:
         cpu.compile_shader(src, filename="f.metal")
     assert feature in str(e.value) and "f.metal:4" in str(e.value)
-
-
 
 
 def test_unknown_kernel_and_argument_count(lib):

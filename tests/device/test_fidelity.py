@@ -1,5 +1,6 @@
 """Metal language fidelity: overload sets, bool/packed vectors, matrices,
 simdgroup_matrix, [[threadgroup(N)]] parameters, constant expressions."""
+
 from __future__ import annotations
 
 import pytest
@@ -163,8 +164,10 @@ def test_tree_resolves_aten_kernel_headers(cpu, tmp_path):
     hdr = tmp_path / "aten" / "src" / "ATen" / "native" / "mps" / "kernels"
     hdr.mkdir(parents=True)
     (hdr / "Twice.h").write_text("#pragma once\ntemplate <typename T> inline T twice(T x) { return x + x; }\n")
-    src = ("#include <ATen/native/mps/kernels/Twice.h>\n"
-           "kernel void k(device float* o, uint i [[thread_position_in_grid]]) { o[i] = twice(float(i)); }\n")
+    src = (
+        "#include <ATen/native/mps/kernels/Twice.h>\n"
+        "kernel void k(device float* o, uint i [[thread_position_in_grid]]) { o[i] = twice(float(i)); }\n"
+    )
     o = torch.empty(3)
     get_backend("cpu", root=tmp_path).compile_shader(src, opt=0).k(o, threads=[3])
     assert o.tolist() == [0.0, 2.0, 4.0]
@@ -176,7 +179,7 @@ def test_half_conversions_bit_exact(lib):
     lib.from_half(wide, every, threads=[65536])
     assert torch.equal(wide.view(torch.int32), every.float().view(torch.int32))
     g = torch.Generator().manual_seed(2)
-    bits = torch.randint(-2**31, 2**31 - 1, (1 << 16,), generator=g, dtype=torch.int64).to(torch.int32)
+    bits = torch.randint(-(2**31), 2**31 - 1, (1 << 16,), generator=g, dtype=torch.int64).to(torch.int32)
     x = torch.cat([bits.view(torch.float32), wide, wide.nextafter(wide + 1), wide.nextafter(wide - 1)])
     x = x[~x.isnan()]  # NaN payloads are implementation-defined
     out = torch.empty(x.numel(), dtype=torch.float16)

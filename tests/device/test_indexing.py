@@ -1,6 +1,7 @@
 """Every REGISTER_* family of c10/metal/indexing.h, run on the CPU backend and
 compared with torch CPU: dense, ILP, scalar, strided (transposed, broadcast
 stride 0, odd and empty shapes), cast and castout variants."""
+
 from __future__ import annotations
 
 import pytest
@@ -106,8 +107,9 @@ def test_unary_castout_variants(lib, dtype):
     check(out, ref_sq(xt).to(torch.float32))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32],
-                         ids=["float", "half", "bfloat", "int"])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32], ids=["float", "half", "bfloat", "int"]
+)
 def test_unary_transcendental_int_to_float(lib, dtype):
     t = METAL[dtype]
     x = make((301,), dtype) if dtype != torch.int32 else torch.arange(-20, 20, dtype=torch.int32)
@@ -178,7 +180,11 @@ def test_binary_strided(lib, dtype, layout):
     if layout == "transposed":
         a, b, out = make((13, 7), dtype, 1).t(), make((7, 13), dtype, 2), torch.empty(13, 7, dtype=dtype).t()
     elif layout == "broadcast":
-        a, b, out = make((7, 1), dtype, 1).expand(7, 13), make((13,), dtype, 2).expand(7, 13), torch.empty(7, 13, dtype=dtype)
+        a, b, out = (
+            make((7, 1), dtype, 1).expand(7, 13),
+            make((13,), dtype, 2).expand(7, 13),
+            torch.empty(7, 13, dtype=dtype),
+        )
     elif layout == "odd3d":
         a = make((3, 5, 9), dtype, 1)[:, ::2, 1:]
         b, out = make((3, 3, 8), dtype, 2), torch.empty(3, 3, 8, dtype=dtype)
@@ -190,10 +196,15 @@ def test_binary_strided(lib, dtype, layout):
     check(out, ref_bsub(a, b))
 
 
-CAST_INPUTS = {torch.float32: (torch.float16, torch.int32), torch.float16: (torch.bfloat16, torch.bool),
-               torch.bfloat16: (torch.float32, torch.int64), torch.int32: (torch.int64, torch.uint8),
-               torch.int64: (torch.int32, torch.int16), torch.bool: (torch.float32, torch.int32),
-               torch.complex64: (torch.float32, torch.complex64)}
+CAST_INPUTS = {
+    torch.float32: (torch.float16, torch.int32),
+    torch.float16: (torch.bfloat16, torch.bool),
+    torch.bfloat16: (torch.float32, torch.int64),
+    torch.int32: (torch.int64, torch.uint8),
+    torch.int64: (torch.int32, torch.int16),
+    torch.bool: (torch.float32, torch.int32),
+    torch.complex64: (torch.float32, torch.complex64),
+}
 
 
 def _cast_ref(x, dtype):
@@ -221,23 +232,26 @@ def test_binary_cast_variants(lib, dtype):
     k("dense_broadcast_cast")(out, a, bc, 3, sz, threads=[n])
     check(out, ref_bsub(_cast_ref(a, dtype), rep))
     out = torch.empty(n, dtype=dtype)
-    k("dense_broadcast_rhs_cast")(out, bc, a, 3, (b.element_size(), a.element_size(), SCALAR_TYPE[tb], SCALAR_TYPE[ta]),
-                                  threads=[n])
+    k("dense_broadcast_rhs_cast")(
+        out, bc, a, 3, (b.element_size(), a.element_size(), SCALAR_TYPE[tb], SCALAR_TYPE[ta]), threads=[n]
+    )
     check(out, ref_bsub(rep, _cast_ref(a, dtype)))
     s = b[:1].clone()
     out = torch.empty(n, dtype=dtype)
     k("dense_scalar_cast")(out, a, s, sz, threads=[n])
     check(out, ref_bsub(_cast_ref(a, dtype), _cast_ref(s, dtype).expand(n)))
     out = torch.empty(n, dtype=dtype)
-    k("dense_scalar_lhs_cast")(out, s, a, (b.element_size(), a.element_size(), SCALAR_TYPE[tb], SCALAR_TYPE[ta]),
-                               threads=[n])
+    k("dense_scalar_lhs_cast")(
+        out, s, a, (b.element_size(), a.element_size(), SCALAR_TYPE[tb], SCALAR_TYPE[ta]), threads=[n]
+    )
     check(out, ref_bsub(_cast_ref(s, dtype).expand(n), _cast_ref(a, dtype)))
     at = make((13, 5), ta, 5).t() if ta != torch.uint8 else torch.arange(65, dtype=ta).reshape(13, 5).t()
     bt = make((5, 13), tb, 6) if tb not in (torch.uint8, torch.int16) else torch.arange(65, dtype=tb).reshape(5, 13)
     out = torch.empty(5, 13, dtype=dtype)
     sizes, (so, sa, sb) = geometry(out, at, bt)
-    k("strided_cast")(out, at, bt, sizes, so, sa, sb, (len(sizes), SCALAR_TYPE[ta], SCALAR_TYPE[tb], 0),
-                      threads=[out.numel()])
+    k("strided_cast")(
+        out, at, bt, sizes, so, sa, sb, (len(sizes), SCALAR_TYPE[ta], SCALAR_TYPE[tb], 0), threads=[out.numel()]
+    )
     check(out, ref_bsub(_cast_ref(at, dtype), _cast_ref(bt, dtype)))
 
 
@@ -259,8 +273,16 @@ def test_binary_comparison_and_castout(lib, dtype):
     outf = torch.empty(6, 7, dtype=torch.float32)
     sizes, (so, sa, sb) = geometry(outf, a, b)
     getattr(lib, f"blt_strided_castout_float_{t}")(
-        outf, a, b, sizes, so, sa, sb, (2, SCALAR_TYPE[dtype], SCALAR_TYPE[dtype], SCALAR_TYPE[torch.float32]),
-        threads=[42])
+        outf,
+        a,
+        b,
+        sizes,
+        so,
+        sa,
+        sb,
+        (2, SCALAR_TYPE[dtype], SCALAR_TYPE[dtype], SCALAR_TYPE[torch.float32]),
+        threads=[42],
+    )
     check(outf, (a < b).float())
 
 
@@ -308,8 +330,9 @@ def test_binary_alpha_all_variants(lib, dtype):
     k("strided")(out, at, bt, alpha, sizes, so, sa, sb, (2,), threads=[36])
     check(out, ref_badd(at, bt, al))
     out = torch.empty(4, 9, dtype=dtype)
-    k("strided_cast")(out, at, bt, alpha, sizes, so, sa, sb, (2, SCALAR_TYPE[dtype], SCALAR_TYPE[dtype], 0),
-                      threads=[36])
+    k("strided_cast")(
+        out, at, bt, alpha, sizes, so, sa, sb, (2, SCALAR_TYPE[dtype], SCALAR_TYPE[dtype], 0), threads=[36]
+    )
     check(out, ref_badd(at, bt, al))
 
 
@@ -335,8 +358,9 @@ def test_ternary_all_variants(lib, dtype):
         bh = bt.to(torch.int32) if dtype != torch.float32 else bt.half()
         out = torch.empty(5, 3, dtype=dtype).t()
         sizes, (so, sa, sb, sc) = geometry(out, at, bh, ct)
-        getattr(lib, f"tfma_strided_cast_{t}")(out, at, bh, ct, sizes, so, sa, sb, sc, 2,
-                                               (st, SCALAR_TYPE[bh.dtype], st, 0), threads=[15])
+        getattr(lib, f"tfma_strided_cast_{t}")(
+            out, at, bh, ct, sizes, so, sa, sb, sc, 2, (st, SCALAR_TYPE[bh.dtype], st, 0), threads=[15]
+        )
         check(out, ref_tfma(at, bh.to(dtype), ct))
 
 

@@ -1,6 +1,7 @@
 """Kernels run in a confined worker process: planted crashes, hangs and hostile kernels end in a
 KernelFault naming the kernel and the signal, the caller survives and the next launch runs in a
 restarted worker. Limits are small so the tests stay fast."""
+
 from __future__ import annotations
 
 import platform
@@ -134,14 +135,19 @@ def test_endless_loop_times_out(lib):
 
 
 def test_barrier_reached_by_half_the_threadgroup(lib):
-    with pytest.raises(KernelRuntimeError, match=r"deadlock: threadgroup_barrier reached by 32 of 64 threads "
-                                                 r"of threadgroup \[0, 0, 0\]"):
+    with pytest.raises(
+        KernelRuntimeError,
+        match=r"deadlock: threadgroup_barrier reached by 32 of 64 threads "
+        r"of threadgroup \[0, 0, 0\]",
+    ):
         lib.half_barrier(np.zeros(64, np.float32), group_size=[64])
     add_one_still_works(lib)
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                    reason="integer division by zero traps on x86-64 only (aarch64 returns 0)")
+@pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"),
+    reason="integer division by zero traps on x86-64 only (aarch64 returns 0)",
+)
 def test_integer_division_by_zero_traps(lib):
     with pytest.raises(KernelFault) as e:
         lib.int_div(np.ones(4, np.int32), np.zeros(4, np.int32))

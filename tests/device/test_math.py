@@ -1,4 +1,5 @@
 """Math functions of the CPU backend's metal_stdlib that need their own type's bits."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """MPS backend argument handling (pure; the backend itself cannot run here)."""
+
 from __future__ import annotations
 
 import pytest

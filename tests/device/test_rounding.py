@@ -1,4 +1,5 @@
 """Each half/bfloat/float operation of a kernel rounds to its type, as on the GPU: no excess precision, no fusion."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,10 @@ template [[host_name("mul_add_float")]] kernel void mul_add<float>(device float*
 """
 
 
-@pytest.mark.parametrize("dtype, name", [(torch.float16, "mul_add_half"), (torch.bfloat16, "mul_add_bfloat"),
-                                         (torch.float32, "mul_add_float")])
+@pytest.mark.parametrize(
+    "dtype, name",
+    [(torch.float16, "mul_add_half"), (torch.bfloat16, "mul_add_bfloat"), (torch.float32, "mul_add_float")],
+)
 def test_mul_add_rounds_after_each_operation(cpu, dtype, name):
     lib = cpu.compile_shader(SRC)
     g = torch.Generator().manual_seed(7)

@@ -1,4 +1,5 @@
 """Barriers, threadgroup memory, SIMD collectives, atomics and thread positions."""
+
 from __future__ import annotations
 
 import pytest
@@ -91,7 +92,7 @@ def test_threadgroup_sum_reduction(lib, n, group):
     ngroups = (n + group - 1) // group
     out = torch.full((ngroups,), float("nan"))
     lib.group_sum(out, x, n, threads=[n], group_size=[group])
-    ref = torch.stack([x[i * group:(i + 1) * group].sum() for i in range(ngroups)])
+    ref = torch.stack([x[i * group : (i + 1) * group].sum() for i in range(ngroups)])
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
 
 
@@ -110,19 +111,19 @@ def test_simd_collectives(lib):
     o = out.view(n, 6)
     for base in (0, 32, 64):
         lanes = min(32, n - base)
-        v = x[base:base + lanes]
+        v = x[base : base + lanes]
         # lane 31 keeps its value; reading a lane that does not exist (partial
         # simdgroup) gives 0, as Apple GPUs do in practice
         down = torch.cat([v[1:], v[-1:] if lanes == 32 else torch.zeros(1)])
-        torch.testing.assert_close(o[base:base + lanes, 0], down)
+        torch.testing.assert_close(o[base : base + lanes, 0], down)
         excl = torch.cat([torch.zeros(1), v.cumsum(0)[:-1]])
-        torch.testing.assert_close(o[base:base + lanes, 1], excl, rtol=1e-5, atol=1e-5)
-        assert (o[base:base + lanes, 2] == v[3]).all()
+        torch.testing.assert_close(o[base : base + lanes, 1], excl, rtol=1e-5, atol=1e-5)
+        assert (o[base : base + lanes, 2] == v[3]).all()
         ballot = sum(1 << i for i in range(lanes) if v[i] > 0)
-        assert (o[base:base + lanes, 3] == float(ballot)).all()
+        assert (o[base : base + lanes, 3] == float(ballot)).all()
         even = v[0::2].sum()
-        torch.testing.assert_close(o[base:base + lanes:2, 4], even.expand((lanes + 1) // 2), rtol=1e-5, atol=1e-5)
-        assert (o[base:base + lanes, 5] == base // 32).all()
+        torch.testing.assert_close(o[base : base + lanes : 2, 4], even.expand((lanes + 1) // 2), rtol=1e-5, atol=1e-5)
+        assert (o[base : base + lanes, 5] == base // 32).all()
 
 
 def test_thread_positions_partial_groups(lib):

@@ -1,4 +1,5 @@
 """CpuBackend.compile_shader: torch.mps.compile_shader, run on the CPU."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,10 +35,19 @@ class CpuBackend:
     `timeout` wall-clock seconds per launch, `memory` bytes of address space; isolate=False loads
     them into this process (fastest; a crashing kernel takes the process down).
     compile_timeout: seconds the compiler may take per stage (a MetalCompileError past it)."""
+
     name = "cpu"
 
-    def __init__(self, root: str | Path | None = None, opt: int = 1, checked: bool = False, isolate: bool = True,
-                 timeout: float | None = None, memory: int | None = None, compile_timeout: float | None = None):
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        opt: int = 1,
+        checked: bool = False,
+        isolate: bool = True,
+        timeout: float | None = None,
+        memory: int | None = None,
+        compile_timeout: float | None = None,
+    ):
         from ..isolation.client import Limits
 
         require_module("ziglang")  # the compiler, run as `python -m ziglang`
@@ -46,30 +56,40 @@ class CpuBackend:
         self.checked = checked
         self.isolate = isolate
         defaults = Limits()
-        self.limits = Limits(defaults.timeout if timeout is None else float(timeout),
-                             defaults.memory if memory is None else int(memory))
+        self.limits = Limits(
+            defaults.timeout if timeout is None else float(timeout), defaults.memory if memory is None else int(memory)
+        )
         self.compile_timeout = COMPILE_TIMEOUT if compile_timeout is None else float(compile_timeout)
         self.last_build: Built | None = None
 
-    def compile_shader(self, source: str, include_dirs: list[str | Path] | None = None, *,
-                       filename: str = "shader.metal", opt: int | None = None,
-                       checked: bool | None = None) -> LibraryBase:
+    def compile_shader(
+        self,
+        source: str,
+        include_dirs: list[str | Path] | None = None,
+        *,
+        filename: str = "shader.metal",
+        opt: int | None = None,
+        checked: bool | None = None,
+    ) -> LibraryBase:
         if not isinstance(source, str):
             raise KernelArgumentError(f"compile_shader needs MSL source text, got {type(source).__name__}")
         level = self.opt if opt is None else opt
         if self.isolate:  # the worker starts while the shader builds
             from ..isolation.client import POOL
+
             POOL.get(self.limits)
         if level not in (0, 1, 2, 3):
             raise KernelArgumentError(f"opt must be 0-3, got {level!r}")
         try:
-            built = build(source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level,
-                          self.compile_timeout)
+            built = build(
+                source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level, self.compile_timeout
+            )
         except OSError as e:
             raise BackendUnavailable(f"CPU backend cannot build: {e}") from e
         self.last_build = built
         checked = self.checked if checked is None else checked
         if self.isolate:
             from ..isolation.library import IsolatedLibrary
+
             return IsolatedLibrary(built.so_path, built.meta, checked, self.limits)
         return CpuLibrary(built.so_path, built.meta, checked)

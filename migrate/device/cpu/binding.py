@@ -5,6 +5,7 @@ pointer; Python numbers, numpy scalars and 0-dim tensors bound to a constant
 slot become a small buffer holding the value in the parameter's type;
 tuples/lists become small constant arrays.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -18,8 +19,14 @@ KIND_NAMES = {-1: "unused", 0: "opaque", 1: "float", 2: "half", 3: "bfloat", 4: 
 
 
 class ArgInfo(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("size", ctypes.c_int32), ("elem_size", ctypes.c_int32),
-                ("lanes", ctypes.c_int32), ("is_const", ctypes.c_int32), ("is_pointer", ctypes.c_int32)]
+    _fields_ = [
+        ("kind", ctypes.c_int32),
+        ("size", ctypes.c_int32),
+        ("elem_size", ctypes.c_int32),
+        ("lanes", ctypes.c_int32),
+        ("is_const", ctypes.c_int32),
+        ("is_pointer", ctypes.c_int32),
+    ]
 
 
 @dataclass
@@ -55,8 +62,9 @@ def _pack_elem(value, info: ArgInfo, what: str) -> bytes:
             return bytes([1 if value else 0])
     except (TypeError, ValueError, OverflowError) as e:
         raise KernelArgumentError(f"{what}: cannot convert {value!r}: {e}") from None
-    raise KernelArgumentError(f"{what}: a Python value cannot be bound to an untyped (void/struct) buffer; "
-                              "pass a tensor or numpy array")
+    raise KernelArgumentError(
+        f"{what}: a Python value cannot be bound to an untyped (void/struct) buffer; pass a tensor or numpy array"
+    )
 
 
 def _value_buffer(values: list, info: ArgInfo, what: str) -> Bound:
@@ -111,5 +119,7 @@ def bind(arg, info: ArgInfo, what: str) -> Bound:
         return _value_buffer(values, info, what)
     if arg is None:
         raise KernelArgumentError(f"{what}: None cannot be bound to a buffer")
-    raise KernelArgumentError(f"{what}: unsupported argument type {type(arg).__name__} "
-                              "(expected a CPU tensor, numpy array, number or tuple of numbers)")
+    raise KernelArgumentError(
+        f"{what}: unsupported argument type {type(arg).__name__} "
+        "(expected a CPU tensor, numpy array, number or tuple of numbers)"
+    )

@@ -7,6 +7,7 @@ Cache layout (`migrate.cache.cache_base()`, subfolder cpu-v1):
 Files are written to a unique temporary name and renamed into place, so
 concurrent processes never see a partial file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -116,25 +117,36 @@ def _compile_error(stage: str, stderr: str, user_src: Path, filename: str, sourc
 
 def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subprocess.CompletedProcess:
     """Run a compiler stage in its own process group; past `timeout` the whole group is killed."""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise MetalCompileError(f"Metal compile error in {filename}\n{stage} did not finish within {timeout:g} s "
-                                "and was stopped (a template explosion or endless #include?)") from None
+        raise MetalCompileError(
+            f"Metal compile error in {filename}\n{stage} did not finish within {timeout:g} s "
+            "and was stopped (a template explosion or endless #include?)"
+        ) from None
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def build(source: str, include_dirs: list[Path], filename: str = "shader.metal", opt: int = 1,
-          timeout: float = COMPILE_TIMEOUT) -> Built:
+def build(
+    source: str,
+    include_dirs: list[Path],
+    filename: str = "shader.metal",
+    opt: int = 1,
+    timeout: float = COMPILE_TIMEOUT,
+) -> Built:
     t0 = time.perf_counter()
     root = cache_root()
     filename = Path(filename).name or "shader.metal"
-    k1 = _sha(json.dumps([FORMAT, toolchain.runtime_fingerprint(), source, filename,
-                          [str(p) for p in include_dirs], opt]).encode())
+    k1 = _sha(
+        json.dumps(
+            [FORMAT, toolchain.runtime_fingerprint(), source, filename, [str(p) for p in include_dirs], opt]
+        ).encode()
+    )
     manifest = root / f"{k1}.manifest.json"
     try:
         man = json.loads(manifest.read_text())
@@ -159,11 +171,16 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
     meta = {
         "filename": filename,
         "kernels": [
-            {"name": k.host_name, "index": i, "fibers": k.uses_sync,
-             "nslots": (max(k.slots) + 1) if k.slots else 0,
-             "params": [{"text": p.text, "attr": list(p.attr)} for p in k.params],
-             "slots": {str(s): pi for s, pi in k.slots.items()},
-             "file": k.origin.file.replace(str(src), filename), "line": k.origin.line}
+            {
+                "name": k.host_name,
+                "index": i,
+                "fibers": k.uses_sync,
+                "nslots": (max(k.slots) + 1) if k.slots else 0,
+                "params": [{"text": p.text, "attr": list(p.attr)} for p in k.params],
+                "slots": {str(s): pi for s, pi in k.slots.items()},
+                "file": k.origin.file.replace(str(src), filename),
+                "line": k.origin.line,
+            }
             for i, k in enumerate(result.kernels)
         ],
     }

@@ -6,6 +6,7 @@ Each launch runs twice: once with the buffers flush against the guard that
 follows them (catches overruns) and once flush against the guard before them
 (catches underruns); results are copied back from the second run.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -68,8 +69,11 @@ class Shadow:
                 _libc.mprotect(base + guard, data_bytes, mmap.PROT_READ | mmap.PROT_WRITE)
                 data = base + guard + (data_bytes - size if flush_end else 0)
                 ctypes.memmove(data, lo, size)
-                self.regions.append(_Region(base, total, lo, hi, data,
-                                            ((base, base + guard), (base + guard + data_bytes, base + total))))
+                self.regions.append(
+                    _Region(
+                        base, total, lo, hi, data, ((base, base + guard), (base + guard + data_bytes, base + total))
+                    )
+                )
                 self.members.append(members)
         except BaseException:
             self.close()

@@ -1,4 +1,5 @@
 """Generated `extern "C"` launchers, one per host_name (called via ctypes)."""
+
 from __future__ import annotations
 
 from .prepass import POSITION_ATTRS, Kernel
@@ -27,8 +28,7 @@ def launcher(idx: int, k: Kernel) -> str:
     params = ", ".join(p.text for p in k.params)
     args = call_args(k)
     nslots = max(k.slots) + 1 if k.slots else 0
-    info = "\n".join(
-        f"  out[{slot}] = __msl_info<__A::arg<{pi}>>();" for slot, pi in sorted(k.slots.items()))
+    info = "\n".join(f"  out[{slot}] = __msl_info<__A::arg<{pi}>>();" for slot, pi in sorted(k.slots.items()))
     fibers = "true" if k.uses_sync else "false"
     return f"""
 #line {k.origin.line} "{_quote(k.origin.file)}"

@@ -3,6 +3,7 @@
 Tokens keep the origin (file, line, column) given by the `# N "file"` line
 markers, so diagnostics and rewrites map back to the user's source.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,31 @@ IDENT, NUMBER, STRING, CHAR, PUNCT, DIRECTIVE = "ident", "number", "string", "ch
 # Longest punctuators first. `>>` is deliberately NOT a token: template
 # argument lists are closed one `>` at a time, shifts are two adjacent `>`.
 _PUNCTS = [
-    "<<=", ">>=", "...", "->*", "::", "->", "++", "--", "<<", "<=", ">=",
-    "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##",
+    "<<=",
+    ">>=",
+    "...",
+    "->*",
+    "::",
+    "->",
+    "++",
+    "--",
+    "<<",
+    "<=",
+    ">=",
+    "==",
+    "!=",
+    "&&",
+    "||",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "%=",
+    "&=",
+    "|=",
+    "^=",
+    ".*",
+    "##",
 ]
 _LEX = re.compile(
     r"""
@@ -134,8 +158,16 @@ def render(tokens: list[Token]) -> str:
     cur_file, cur_line = None, 0
     prev: Token | None = None
     for t in tokens:
-        if (prev is not None and t.text[0] == ">" and prev.text == ">" and t.kind == PUNCT
-                and t.line == prev.line and t.col == prev.col + 1 and t.file == prev.file and out[-1] == " "):
+        if (
+            prev is not None
+            and t.text[0] == ">"
+            and prev.text == ">"
+            and t.kind == PUNCT
+            and t.line == prev.line
+            and t.col == prev.col + 1
+            and t.file == prev.file
+            and out[-1] == " "
+        ):
             out.pop()  # `a >> b` was lexed as two `>`
         prev = t
         if t.file != cur_file or t.line < cur_line or t.line > cur_line + 8:

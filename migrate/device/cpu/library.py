@@ -1,4 +1,5 @@
 """A compiled shader library: kernels by host_name, called like compile_shader's."""
+
 from __future__ import annotations
 
 import ctypes
@@ -18,13 +19,22 @@ SMALL_LAUNCH = 1 << 14  # threads; below this one OS thread is faster
 
 
 class _Dispatch(ctypes.Structure):
-    _fields_ = [("threads", ctypes.c_uint32 * 3), ("group", ctypes.c_uint32 * 3), ("ngroups", ctypes.c_uint32 * 3),
-                ("nworkers", ctypes.c_int32), ("checked", ctypes.c_int32),
-                ("guards", ctypes.POINTER(ctypes.c_uint64)), ("nguards", ctypes.c_int32),
-                ("status", ctypes.c_int32), ("fault_addr", ctypes.c_uint64),
-                ("fault_tpig", ctypes.c_uint32 * 3), ("fault_tgpig", ctypes.c_uint32 * 3),
-                ("fault_lid", ctypes.c_uint32 * 3), ("message", ctypes.c_char * 256),
-                ("fault_signal", ctypes.c_int32)]
+    _fields_ = [
+        ("threads", ctypes.c_uint32 * 3),
+        ("group", ctypes.c_uint32 * 3),
+        ("ngroups", ctypes.c_uint32 * 3),
+        ("nworkers", ctypes.c_int32),
+        ("checked", ctypes.c_int32),
+        ("guards", ctypes.POINTER(ctypes.c_uint64)),
+        ("nguards", ctypes.c_int32),
+        ("status", ctypes.c_int32),
+        ("fault_addr", ctypes.c_uint64),
+        ("fault_tpig", ctypes.c_uint32 * 3),
+        ("fault_tgpig", ctypes.c_uint32 * 3),
+        ("fault_lid", ctypes.c_uint32 * 3),
+        ("message", ctypes.c_char * 256),
+        ("fault_signal", ctypes.c_int32),
+    ]
 
 
 def _workers() -> int:
@@ -40,7 +50,7 @@ def _read_errors(ptr: int) -> list[str]:
     out = []
     for i in range(count):
         off = 4 + i * 512
-        cstr = lambda a, n: raw[off + a:off + a + n].split(b"\0", 1)[0].decode(errors="replace")  # noqa: E731
+        cstr = lambda a, n: raw[off + a : off + a + n].split(b"\0", 1)[0].decode(errors="replace")  # noqa: E731
         line = struct.unpack_from("<I", raw, off + 508)[0]
         out.append(f"{cstr(0, 128)}:{line}: {cstr(256, 250)} (in {cstr(128, 128)})")
     return out
@@ -50,7 +60,7 @@ def arg_infos(dll, meta: dict) -> list[ArgInfo]:
     """The binder's view of each buffer slot of a kernel, asked from its library."""
     infos = (ArgInfo * max(1, meta["nslots"]))()
     getattr(dll, f"__msl_info_{meta['index']}")(infos)
-    return list(infos)[:meta["nslots"]]
+    return list(infos)[: meta["nslots"]]
 
 
 class KernelBase:
@@ -62,8 +72,7 @@ class KernelBase:
         self.meta = meta
         self.args = args
         self._param_of = {int(s): pi for s, pi in meta["slots"].items()}
-        self.error_slots = [s for s, pi in self._param_of.items()
-                            if "ErrorMessages" in meta["params"][pi]["text"]]
+        self.error_slots = [s for s, pi in self._param_of.items() if "ErrorMessages" in meta["params"][pi]["text"]]
 
     @property
     def uses_fibers(self) -> bool:
@@ -89,8 +98,9 @@ class KernelBase:
             if bounds[s].ptr and bounds[s].nbytes >= ERROR_MESSAGES_SIZE:
                 reports += _read_errors(bounds[s].ptr)
         if reports:
-            raise KernelRuntimeError(f"{self.name} reported {len(reports)} error(s):\n  " + "\n  ".join(reports),
-                                     tuple(reports))
+            raise KernelRuntimeError(
+                f"{self.name} reported {len(reports)} error(s):\n  " + "\n  ".join(reports), tuple(reports)
+            )
 
     def bind(self, args, threads, group_size) -> tuple[list[Bound], tuple, tuple]:
         """Python arguments -> (one Bound per slot, threads, group)."""
@@ -103,7 +113,8 @@ class KernelBase:
                 auto_err.append(s)
         if len(args) != nslots:
             raise KernelArgumentError(
-                f"{self.name} takes {nslots} buffer argument(s), got {len(args)}: {self.signature()}")
+                f"{self.name} takes {nslots} buffer argument(s), got {len(args)}: {self.signature()}"
+            )
         t, g = geometry([a for a in args if a is not None], threads, group_size)
         bounds: list[Bound] = []
         for s, (a, info) in enumerate(zip(args, self.args)):
@@ -163,9 +174,11 @@ class CpuKernel(KernelBase):
                     tpig, tgpig = tuple(d.fault_tpig), tuple(d.fault_tgpig)
                     where = "before the start of" if off is not None and off < 0 else "past the end of"
                     size = bounds[arg].nbytes if arg is not None else 0
-                    msg = (f"{self.name}: out-of-bounds access {where} buffer argument {arg} "
-                           f"(byte offset {off}, buffer has {size} bytes) by thread_position_in_grid={list(tpig)} "
-                           f"(threadgroup {list(tgpig)}); no memory was modified")
+                    msg = (
+                        f"{self.name}: out-of-bounds access {where} buffer argument {arg} "
+                        f"(byte offset {off}, buffer has {size} bytes) by thread_position_in_grid={list(tpig)} "
+                        f"(threadgroup {list(tgpig)}); no memory was modified"
+                    )
                     raise OutOfBoundsAccess(msg, self.name, arg, off, tpig, tgpig)
                 if d.status == 3:
                     raise self._fault(d, shadow)
@@ -186,8 +199,10 @@ class CpuKernel(KernelBase):
         if starts and sig != "SIGFPE" and addr >= 4096:
             p, i = max(starts)
             where += f", byte offset {addr - p} from buffer argument {i} ({shadow.bounds[i].nbytes} bytes)"
-        msg = (f"{self.name}: {sig} at {where} by thread_position_in_grid={list(tpig)} "
-               f"(threadgroup {list(tgpig)}); no memory was modified")
+        msg = (
+            f"{self.name}: {sig} at {where} by thread_position_in_grid={list(tpig)} "
+            f"(threadgroup {list(tgpig)}); no memory was modified"
+        )
         return KernelFault(msg, self.name, sig, addr, tpig, tgpig)
 
 
@@ -221,8 +236,7 @@ class LibraryBase:
             if meta is None:
                 close = difflib.get_close_matches(name, self._meta, n=3)
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
-                raise UnknownKernelError(f"no kernel named {name!r} in this library "
-                                         f"({len(self._meta)} kernels){hint}")
+                raise UnknownKernelError(f"no kernel named {name!r} in this library ({len(self._meta)} kernels){hint}")
             k = self._kernels[name] = self._make_kernel(meta)
         return k
 

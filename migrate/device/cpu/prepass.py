@@ -9,6 +9,7 @@ Works on the token stream of `clang -E` output (lexer.py), never on raw text:
 - `threadgroup` objects -> `static thread_local` (one per emulated group);
 - names unsupported Metal features.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from ..errors import MetalCompileError, UnsupportedMetalFeature
 from .lexer import IDENT, NUMBER, PUNCT, STRING, Token, is_float_literal, render, tokenize
 
 VECTOR_TYPES = frozenset(
-    f"{s}{n}" for s in ("float", "half", "bfloat", "int", "uint", "short", "ushort", "char",
-                        "uchar", "long", "ulong", "bool") for n in (2, 3, 4)
+    f"{s}{n}"
+    for s in ("float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool")
+    for n in (2, 3, 4)
 )
 CTOR_TYPES = VECTOR_TYPES | {"half", "bfloat"}
 
@@ -42,8 +44,15 @@ POSITION_ATTRS = {
     "thread_index_in_quadgroup": "(__t.tiitg & 3u)",
     "quadgroup_index_in_threadgroup": "(__t.tiitg >> 2)",
 }
-IGNORED_ATTRS = {"host_name", "buffer", "kernel", "max_total_threads_per_threadgroup", "visible",
-                 "user", "early_fragment_tests"}
+IGNORED_ATTRS = {
+    "host_name",
+    "buffer",
+    "kernel",
+    "max_total_threads_per_threadgroup",
+    "visible",
+    "user",
+    "early_fragment_tests",
+}
 TG_ATTRS = ("threadgroup", "__msl_threadgroup")  # [[threadgroup(N)]] parameters
 UNSUPPORTED_ATTRS = {
     "texture": "textures ([[texture(N)]])",
@@ -67,8 +76,12 @@ UNSUPPORTED_NAMES = {
     "acceleration_structure": "ray tracing",
     "mesh_grid_properties": "mesh shaders",
 }
-UNSUPPORTED_PREFIXES = (("texture", "textures"), ("depth2d", "depth textures"), ("depthcube", "depth textures"),
-                        ("quad_", "quad-group functions"))
+UNSUPPORTED_PREFIXES = (
+    ("texture", "textures"),
+    ("depth2d", "depth textures"),
+    ("depthcube", "depth textures"),
+    ("quad_", "quad-group functions"),
+)
 STD_ATTR_NAMES = {"maybe_unused", "nodiscard", "fallthrough", "noreturn", "deprecated", "likely", "unlikely"}
 SYNC_NAMES = ("simd_", "simdgroup_barrier", "threadgroup_barrier", "simdgroup_load", "simdgroup_store")
 
@@ -138,14 +151,19 @@ def _match_angle(tokens: list[Token], i: int) -> int:
 
 
 def _is_attr_start(tokens: list[Token], i: int) -> bool:
-    return (i + 1 < len(tokens) and tokens[i].kind == PUNCT and tokens[i].text == "["
-            and tokens[i + 1].kind == PUNCT and tokens[i + 1].text == "[")
+    return (
+        i + 1 < len(tokens)
+        and tokens[i].kind == PUNCT
+        and tokens[i].text == "["
+        and tokens[i + 1].kind == PUNCT
+        and tokens[i + 1].text == "["
+    )
 
 
 def _parse_attr(tokens: list[Token], i: int) -> tuple[int, list[tuple[str, list[Token], Token]]]:
     """Attribute block at i -> (index after it, [(name, arg tokens, name token)])."""
     end = _match(tokens, i, "[", "]")
-    inner = tokens[i + 2:end - 1]
+    inner = tokens[i + 2 : end - 1]
     items: list[tuple[str, list[Token], Token]] = []
     k = 0
     while k < len(inner):
@@ -157,7 +175,7 @@ def _parse_attr(tokens: list[Token], i: int) -> tuple[int, list[tuple[str, list[
         args: list[Token] = []
         if k < len(inner) and inner[k].text == "(":
             close = _match(inner, k, "(", ")")
-            args = inner[k + 1:close]
+            args = inner[k + 1 : close]
             k = close + 1
         items.append((name_tok.text, args, name_tok))
         if k < len(inner) and inner[k].text == ",":
@@ -269,8 +287,7 @@ class _Scanner:
                 name = self._body_name(i)
                 if name:
                     end = _match(toks, i, "{", "}")
-                    self.bodies.setdefault(name, set()).update(
-                        x.text for x in toks[i + 1:end] if x.kind == IDENT)
+                    self.bodies.setdefault(name, set()).update(x.text for x in toks[i + 1 : end] if x.kind == IDENT)
                 ns.append(None)
             elif t.kind == PUNCT and t.text == "}":
                 if ns:
@@ -292,7 +309,11 @@ class _Scanner:
                     if depth == 0:
                         break
                 j -= 1
-            if j > 0 and toks[j - 1].kind == IDENT and toks[j - 1].text not in ("if", "for", "while", "switch", "catch"):
+            if (
+                j > 0
+                and toks[j - 1].kind == IDENT
+                and toks[j - 1].text not in ("if", "for", "while", "switch", "catch")
+            ):
                 return toks[j - 1].text
             if j > 1 and toks[j - 1].text == ")" and toks[j - 2].text == "(":
                 return "operator()"
@@ -338,7 +359,7 @@ class _Scanner:
         while i < len(toks) and toks[i].text != "(":
             if toks[i].text == "<":
                 close = _match_angle(toks, i)
-                callee.extend(toks[i:close + 1])
+                callee.extend(toks[i : close + 1])
                 i = close + 1
                 continue
             if _is_attr_start(toks, i):
@@ -349,7 +370,7 @@ class _Scanner:
         if not callee or i >= len(toks):
             raise MetalCompileError(f"{toks[k].file}:{toks[k].line}: cannot parse kernel declaration")
         close = _match(toks, i, "(", ")")
-        params = _parse_params(toks[i + 1:close])
+        params = _parse_params(toks[i + 1 : close])
         after = close + 1
         while after < len(toks) and _is_attr_start(toks, after):
             after, items = _parse_attr(toks, after)
@@ -360,7 +381,7 @@ class _Scanner:
         if is_inst:
             base = [t.text for t in callee]
             if "<" in base:
-                base = base[:base.index("<")]
+                base = base[: base.index("<")]
             short = base[-1]
             self.insts.append((host or short, callee, params, toks[k]))
             return
@@ -368,7 +389,7 @@ class _Scanner:
         if not is_def:
             return
         end = _match(toks, after, "{", "}")
-        body = {t.text for t in toks[after + 1:end] if t.kind == IDENT}
+        body = {t.text for t in toks[after + 1 : end] if t.kind == IDENT}
         key = (name_tok.text, len(params))
         has_attrs = any(p.attr for p in params)
         if self._is_template(k):
@@ -419,7 +440,8 @@ def _assign_slots(kernel: Kernel) -> None:
         if p.attr and p.attr[0] == "buffer":
             if not p.attr[1].isdigit():
                 raise MetalCompileError(
-                    f"{kernel.origin.file}:{kernel.origin.line}: [[buffer({p.attr[1]})]] must be an integer literal")
+                    f"{kernel.origin.file}:{kernel.origin.line}: [[buffer({p.attr[1]})]] must be an integer literal"
+                )
             kernel.slots[int(p.attr[1])] = idx
         elif p.attr is None:
             while nxt in used:
@@ -435,13 +457,14 @@ def find_kernels(tokens: list[Token]) -> tuple[list[Kernel], set[str]]:
     kernels: list[Kernel] = []
     for host, callee, params, origin in sc.insts:
         base = [t.text for t in callee]
-        short = base[:base.index("<")][-1] if "<" in base else base[-1]
+        short = base[: base.index("<")][-1] if "<" in base else base[-1]
         key = (short, len(params))
         defn = sc.defs.get(key)
         if defn is None:
             raise MetalCompileError(
                 f"{origin.file}:{origin.line}: error: no kernel template '{short}' with {len(params)} "
-                f"parameters for host_name '{host}'")
+                f"parameters for host_name '{host}'"
+            )
         for p, d in zip(params, defn):
             p.attr = d.attr
         targs = {t.text for t in callee if t.kind == IDENT}
@@ -527,8 +550,11 @@ def rewrite(tokens: list[Token], type_templates: set[str]) -> list[Token]:
             close = _match_angle(toks, i + 1)
             names = set()
             for k in range(i + 2, close):
-                if toks[k].text in ("typename", "class") and toks[k + 1].kind == IDENT and \
-                        toks[k + 2].text in (",", ">", "=", "..."):
+                if (
+                    toks[k].text in ("typename", "class")
+                    and toks[k + 1].kind == IDENT
+                    and toks[k + 2].text in (",", ">", "=", "...")
+                ):
                     names.add(toks[k + 1].text)
             scopes.append([names, depth, False])
         elif text == "using" and scopes and depth > scopes[-1][1] and i + 2 < n and toks[i + 2].text == "=":
@@ -549,16 +575,19 @@ def rewrite(tokens: list[Token], type_templates: set[str]) -> list[Token]:
                 out.append(sub(t, "static"))
                 out.append(sub(t, "thread_local"))
             continue
-        if nxt == "(" and prev not in (".", "->", "operator", "~", "::", "struct", "class") \
-                and (text in CTOR_TYPES or text in type_names()) and not _is_declarator(toks, i + 1):
+        if (
+            nxt == "("
+            and prev not in (".", "->", "operator", "~", "::", "struct", "class")
+            and (text in CTOR_TYPES or text in type_names())
+            and not _is_declarator(toks, i + 1)
+        ):
             out.append(sub(t, "__msl_ctor"))
             out.append(sub(t, "<", PUNCT))
             out.append(t)
             out.append(sub(t, ">", PUNCT))
             i += 1
             continue
-        if nxt == "<" and text in type_templates and prev not in (".", "->", "template", "using",
-                                                                   "struct", "class"):
+        if nxt == "<" and text in type_templates and prev not in (".", "->", "template", "using", "struct", "class"):
             close = _match_angle(toks, i + 1)
             if close + 1 < n and toks[close + 1].text == "(" and not _is_declarator(toks, close + 1):
                 prefix: list[Token] = []
@@ -567,7 +596,7 @@ def rewrite(tokens: list[Token], type_templates: set[str]) -> list[Token]:
                     del out[-2:]
                 if out and out[-1].text == "::":
                     prefix = [out.pop()] + prefix
-                inner = rewrite(toks[i:close + 1], type_templates)
+                inner = rewrite(toks[i : close + 1], type_templates)
                 out.append(sub(t, "__msl_ctor"))
                 out.append(sub(t, "<", PUNCT))
                 out.extend(prefix)
@@ -582,8 +611,13 @@ def rewrite(tokens: list[Token], type_templates: set[str]) -> list[Token]:
 
 def _is_declarator(toks: list[Token], i: int) -> bool:
     """`T (*name)(` / `T (&name)` after a type: a declaration, not a cast."""
-    return (i + 3 < len(toks) and toks[i].text == "(" and toks[i + 1].text in ("*", "&")
-            and toks[i + 2].kind == IDENT and toks[i + 3].text == ")")
+    return (
+        i + 3 < len(toks)
+        and toks[i].text == "("
+        and toks[i + 1].text in ("*", "&")
+        and toks[i + 2].kind == IDENT
+        and toks[i + 3].text == ")"
+    )
 
 
 def _is_pointer_decl(toks: list[Token], i: int) -> bool:

@@ -1,4 +1,5 @@
 """The pinned compiler (clang from the `ziglang` wheel) and its flags."""
+
 from __future__ import annotations
 
 import functools
@@ -16,13 +17,21 @@ from ...resources import kernels_dir
 # Every half/bfloat operation rounds (as on the GPU); no a*b+c fusion.
 NUMERICS_FLAGS = (
     "-ffp-contract=off",
-    "-Xclang", "-ffloat16-excess-precision=none",
-    "-Xclang", "-fbfloat16-excess-precision=none",
+    "-Xclang",
+    "-ffloat16-excess-precision=none",
+    "-Xclang",
+    "-fbfloat16-excess-precision=none",
     "-fno-math-errno",
     "-fno-strict-aliasing",
 )
-COMMON_FLAGS = ("-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-color-diagnostics",
-                "-fno-caret-diagnostics", "-ferror-limit=6")
+COMMON_FLAGS = (
+    "-std=c++17",
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fno-color-diagnostics",
+    "-fno-caret-diagnostics",
+    "-ferror-limit=6",
+)
 METAL_VERSION = 310  # Metal 3.1: `if IF_CONSTEXPR` is a plain `if`, both branches must compile
 
 
@@ -69,11 +78,25 @@ def compiler_id() -> str:
 
 def preprocess_cmd(src: Path, include_dirs: list[Path]) -> list[str]:
     d = msl_dir()
-    cmd = compiler_cmd() + ["-E", "-x", "c++", *COMMON_FLAGS, *target_flags(), "-nostdinc", "-nostdinc++",
-                            f"-I{d / 'include'}"]
+    cmd = compiler_cmd() + [
+        "-E",
+        "-x",
+        "c++",
+        *COMMON_FLAGS,
+        *target_flags(),
+        "-nostdinc",
+        "-nostdinc++",
+        f"-I{d / 'include'}",
+    ]
     cmd += [f"-I{p}" for p in include_dirs]
-    cmd += ["-include", str(d / "prepass.h"), "-D__METAL__=1", f"-D__METAL_VERSION__={METAL_VERSION}",
-            "-D__MPS_MIGRATE_CPU__=1", str(src)]
+    cmd += [
+        "-include",
+        str(d / "prepass.h"),
+        "-D__METAL__=1",
+        f"-D__METAL_VERSION__={METAL_VERSION}",
+        "-D__MPS_MIGRATE_CPU__=1",
+        str(src),
+    ]
     return cmd
 
 
@@ -95,10 +118,29 @@ def vector_math() -> tuple[str, ...]:
 def compile_cmd(src: Path, out: Path, opt: int) -> list[str]:
     d = msl_dir()
     return compiler_cmd() + [
-        "-shared", "-fPIC", f"-O{opt}", "-g0", "-w", *COMMON_FLAGS, *NUMERICS_FLAGS, *target_flags(),
-        "-fvisibility=hidden", "-fno-finite-loops", *vector_math(), f"-I{d}",
-        "-include", str(d / "metal_stdlib.h"), "-x", "c++", str(src), "-x", "none", "-o", str(out),
-        "-lm", "-lpthread",
+        "-shared",
+        "-fPIC",
+        f"-O{opt}",
+        "-g0",
+        "-w",
+        *COMMON_FLAGS,
+        *NUMERICS_FLAGS,
+        *target_flags(),
+        "-fvisibility=hidden",
+        "-fno-finite-loops",
+        *vector_math(),
+        f"-I{d}",
+        "-include",
+        str(d / "metal_stdlib.h"),
+        "-x",
+        "c++",
+        str(src),
+        "-x",
+        "none",
+        "-o",
+        str(out),
+        "-lm",
+        "-lpthread",
     ]
 
 
@@ -117,7 +159,7 @@ def runtime_fingerprint() -> str:
     return h.hexdigest()
 
 
-PROBE = "#include <cstdint>\nextern \"C\" int __msl_probe(int x) { return x + 1; }\n"
+PROBE = '#include <cstdint>\nextern "C" int __msl_probe(int x) { return x + 1; }\n'
 
 
 def ensure_runtime(cache: Path, opt: int = 0, announce_after: float = 2.0, progress_every: float = 10.0) -> None:
@@ -135,8 +177,9 @@ def ensure_runtime(cache: Path, opt: int = 0, announce_after: float = 2.0, progr
     with tempfile.TemporaryDirectory(dir=cache, prefix=".probe-") as tmp:
         src, out = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
         src.write_text(PROBE)
-        proc = subprocess.Popen(compile_cmd(src, out, opt), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            compile_cmd(src, out, opt), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         announced = False
         while True:
             try:
@@ -144,8 +187,10 @@ def ensure_runtime(cache: Path, opt: int = 0, announce_after: float = 2.0, progr
                 break
             except subprocess.TimeoutExpired:
                 if not announced:
-                    say("first use of the CPU backend on this machine: zig builds its C++ runtime once "
-                        "(about a minute)...")
+                    say(
+                        "first use of the CPU backend on this machine: zig builds its C++ runtime once "
+                        "(about a minute)..."
+                    )
                     announced = True
                 else:
                     say(f"  still building the C++ runtime ({time.monotonic() - t0:.0f} s)")

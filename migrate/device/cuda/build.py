@@ -7,6 +7,7 @@ directory where they lie inside it: a cache built here and carried to a GPU mach
   <k1>.manifest.json   header dependencies (+ hashes) -> build key k2
   <k2>.json, <k2>.ptx  kernel metadata (argument tables read from the PTX) and the PTX
 """
+
 from __future__ import annotations
 
 import json
@@ -60,22 +61,31 @@ def arg_tables(ptx: str) -> dict[int, list[list[int]]]:
         raw = [int(x, 0) for x in (m[4] or "").replace(" ", "").split(",") if x]
         if m[1] == "b8":  # little-endian bytes; PTX leaves out trailing zeros
             data = bytes(v & 0xFF for v in raw) + bytes(int(m[3]) - len(raw))
-            ints = [int.from_bytes(data[i:i + 4], "little", signed=True) for i in range(0, len(data), 4)]
+            ints = [int.from_bytes(data[i : i + 4], "little", signed=True) for i in range(0, len(data), 4)]
         else:
             ints = [v - (1 << 32) if v >= 1 << 31 else v for v in raw] + [0] * (int(m[3]) - len(raw))
-        out[int(m[2])] = [ints[i:i + 6] for i in range(0, len(ints), 6)]
+        out[int(m[2])] = [ints[i : i + 6] for i in range(0, len(ints), 6)]
     return out
 
 
-def build(source: str, include_dirs: list[Path], filename: str = "shader.metal", opt: int = 2,
-          timeout: float = 600.0, assemble: bool = False) -> Built:
+def build(
+    source: str,
+    include_dirs: list[Path],
+    filename: str = "shader.metal",
+    opt: int = 2,
+    timeout: float = 600.0,
+    assemble: bool = False,
+) -> Built:
     """assemble: also run ptxas (where present) on the PTX, so unresolved calls and
     PTX the driver would reject are compile errors here."""
     t0 = time.perf_counter()
     root = cache_root()
     filename = Path(filename).name or "shader.metal"
-    k1 = _sha(json.dumps([FORMAT, toolchain.runtime_fingerprint(), source, filename,
-                          [_rel(p) for p in include_dirs], opt]).encode())
+    k1 = _sha(
+        json.dumps(
+            [FORMAT, toolchain.runtime_fingerprint(), source, filename, [_rel(p) for p in include_dirs], opt]
+        ).encode()
+    )
     manifest = root / f"{k1}.manifest.json"
     try:
         man = json.loads(manifest.read_text())
@@ -87,8 +97,10 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
 
     lib = toolchain.libdevice()
     if lib is None:
-        raise BackendUnavailable("CUDA backend: no prebuilt PTX for this shader and no libdevice.10.bc to build it "
-                                 "(set MPS_MIGRATE_LIBDEVICE or CUDA_HOME, or pip install nvidia-cuda-nvcc-cu12)")
+        raise BackendUnavailable(
+            "CUDA backend: no prebuilt PTX for this shader and no libdevice.10.bc to build it "
+            "(set MPS_MIGRATE_LIBDEVICE or CUDA_HOME, or pip install nvidia-cuda-nvcc-cu12)"
+        )
     try:
         cpu_toolchain.compiler_id()
     except Exception as e:  # pragma: no cover
@@ -105,8 +117,11 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
     cu = text + "\n" + launchers(result.kernels)
     cu = cu.replace(str(src), filename)
     flags = toolchain.compile_cmd(Path("x.cu"), Path("x.ptx"), opt, lib)[3:]
-    k2 = _sha(json.dumps([toolchain.runtime_fingerprint(), cpu_toolchain.compiler_id(), flags[:-3],
-                          _sha(lib.read_bytes()), cu]).encode())
+    k2 = _sha(
+        json.dumps(
+            [toolchain.runtime_fingerprint(), cpu_toolchain.compiler_id(), flags[:-3], _sha(lib.read_bytes()), cu]
+        ).encode()
+    )
     ptx, meta_path = root / f"{k2}.ptx", root / f"{k2}.json"
     cached = ptx.exists() and meta_path.exists()
     if not cached:
@@ -122,13 +137,19 @@ def build(source: str, include_dirs: list[Path], filename: str = "shader.metal",
             meta = {
                 "filename": filename,
                 "kernels": [
-                    {"name": k.host_name, "index": i, "entry": f"__msl_cuda_{i}", "fibers": k.uses_sync,
-                     "nslots": (max(k.slots) + 1) if k.slots else 0,
-                     "params": [{"text": p.text, "attr": list(p.attr)} for p in k.params],
-                     "slots": {str(s): pi for s, pi in k.slots.items()},
-                     "tgmem": sorted(int(p.attr[1]) for p in k.params if p.attr[0] == "tgmem"),
-                     "args": tables.get(i, [])[:(max(k.slots) + 1) if k.slots else 0],
-                     "file": k.origin.file.replace(str(src), filename), "line": k.origin.line}
+                    {
+                        "name": k.host_name,
+                        "index": i,
+                        "entry": f"__msl_cuda_{i}",
+                        "fibers": k.uses_sync,
+                        "nslots": (max(k.slots) + 1) if k.slots else 0,
+                        "params": [{"text": p.text, "attr": list(p.attr)} for p in k.params],
+                        "slots": {str(s): pi for s, pi in k.slots.items()},
+                        "tgmem": sorted(int(p.attr[1]) for p in k.params if p.attr[0] == "tgmem"),
+                        "args": tables.get(i, [])[: (max(k.slots) + 1) if k.slots else 0],
+                        "file": k.origin.file.replace(str(src), filename),
+                        "line": k.origin.line,
+                    }
                     for i, k in enumerate(result.kernels)
                 ],
             }
@@ -160,5 +181,6 @@ def check_ptx(ptx: Path, filename: str, timeout: float = 600.0) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()][:5]
-        raise MetalCompileError(f"Metal compile error in {filename}\nptxas rejects the generated PTX:\n"
-                                + "\n".join(lines))
+        raise MetalCompileError(
+            f"Metal compile error in {filename}\nptxas rejects the generated PTX:\n" + "\n".join(lines)
+        )

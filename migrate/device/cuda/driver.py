@@ -1,5 +1,6 @@
 """The CUDA driver API through ctypes (libcuda ships with every NVIDIA driver), sharing
 torch's primary context so that torch's CUDA tensors are valid kernel pointers."""
+
 from __future__ import annotations
 
 import ctypes
@@ -23,8 +24,9 @@ def lib() -> ctypes.CDLL:
     except ImportError:
         raise BackendUnavailable("CUDA backend: running kernels needs torch with CUDA") from None
     if not torch.cuda.is_available():
-        raise BackendUnavailable("CUDA backend: no CUDA GPU here (torch.cuda.is_available() is False); "
-                                 "kernels compile to PTX but cannot run")
+        raise BackendUnavailable(
+            "CUDA backend: no CUDA GPU here (torch.cuda.is_available() is False); kernels compile to PTX but cannot run"
+        )
     try:
         cu = ctypes.CDLL("libcuda.so.1")
     except OSError as e:
@@ -52,6 +54,7 @@ def ensure_context() -> ctypes.CDLL:
     check(cu, cu.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
     if not ctx.value:
         import torch
+
         dev = ctypes.c_int()
         check(cu, cu.cuDeviceGet(ctypes.byref(dev), torch.cuda.current_device()), "cuDeviceGet")
         check(cu, cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
@@ -70,31 +73,47 @@ class Module:
         vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
         code = cu.cuModuleLoadDataEx(ctypes.byref(self.handle), ctypes.c_char_p(ptx + b"\0"), 2, opts, vals)
         if code != 0:
-            raise BackendUnavailable(f"CUDA driver rejects the PTX: {error_text(cu, code)}: "
-                                     f"{log.value.decode(errors='replace').strip()[:400]}")
+            raise BackendUnavailable(
+                f"CUDA driver rejects the PTX: {error_text(cu, code)}: "
+                f"{log.value.decode(errors='replace').strip()[:400]}"
+            )
         self._fns: dict[str, ctypes.c_void_p] = {}
 
     def function(self, name: str) -> ctypes.c_void_p:
         fn = self._fns.get(name)
         if fn is None:
             fn = ctypes.c_void_p()
-            check(self.cu, self.cu.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
-                  f"cuModuleGetFunction({name})")
+            check(
+                self.cu,
+                self.cu.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
+                f"cuModuleGetFunction({name})",
+            )
             self._fns[name] = fn
         return fn
 
     def launch(self, name: str, grid, block, shared: int, table_ptr: int, threads) -> None:
         cu, fn = self.cu, self.function(name)
         if shared > 48 * 1024:
-            check(cu, cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
-                  "cuFuncSetAttribute")
+            check(
+                cu,
+                cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
+                "cuFuncSetAttribute",
+            )
         vals = [ctypes.c_void_p(table_ptr)] + [ctypes.c_uint32(v) for v in threads]
         params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
-        code = cu.cuLaunchKernel(fn, *[ctypes.c_uint(v) for v in grid], *[ctypes.c_uint(v) for v in block],
-                                 ctypes.c_uint(shared), None, params, None)
+        code = cu.cuLaunchKernel(
+            fn,
+            *[ctypes.c_uint(v) for v in grid],
+            *[ctypes.c_uint(v) for v in block],
+            ctypes.c_uint(shared),
+            None,
+            params,
+            None,
+        )
         if code == 0:
             code = cu.cuCtxSynchronize()
         if code != 0:
             text = error_text(cu, code)
-            raise KernelFault(f"{name}: CUDA error {code} ({text}) during the launch; the GPU context may be "
-                              "unusable now", name, text)
+            raise KernelFault(
+                f"{name}: CUDA error {code} ({text}) during the launch; the GPU context may be unusable now", name, text
+            )

@@ -1,4 +1,5 @@
 """Generated __global__ entry points, one per host_name, and their argument tables."""
+
 from __future__ import annotations
 
 from ..cpu.launchers import _quote, call_args
@@ -11,7 +12,8 @@ def launcher(idx: int, k: Kernel) -> str:
     nslots = max(k.slots) + 1 if k.slots else 0
     info = ", ".join(
         f"__msl_info<__msl_k{idx}::__A::arg<{k.slots[s]}>>()" if s in k.slots else "__msl_arginfo{-1, 0, 0, 0, 0, 0}"
-        for s in range(nslots))
+        for s in range(nslots)
+    )
     return f"""
 #line {k.origin.line} "{_quote(k.origin.file)}"
 namespace __msl_k{idx} {{

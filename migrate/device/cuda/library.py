@@ -3,6 +3,7 @@
 CPU tensors, numpy arrays and Python values are bound as the CPU backend binds them, copied
 to the GPU for the launch and back afterwards (non-const buffers); CUDA tensors bind as they are.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -54,8 +55,9 @@ class CudaKernel(KernelBase):
         mod = self.lib.module()
         grid = tuple((t[i] + g[i] - 1) // g[i] for i in range(3))
         if any(grid[i] > MAX_GRID[i] for i in range(3)):
-            raise KernelArgumentError(f"{self.name}: {list(grid)} threadgroups exceed CUDA's grid limits "
-                                      f"{list(MAX_GRID)}")
+            raise KernelArgumentError(
+                f"{self.name}: {list(grid)} threadgroups exceed CUDA's grid limits {list(MAX_GRID)}"
+            )
 
         def launch(table_ptr: int) -> None:
             torch.cuda.synchronize()
@@ -66,8 +68,11 @@ class CudaKernel(KernelBase):
     def copied_back(self) -> list[int]:
         """Buffer slots whose device copy is copied back after a launch: all but const ones
         (an ErrorMessages slot is written by the kernel, whatever its qualifier)."""
-        return [s for s, info in enumerate(self.args)
-                if info.kind != -1 and not (info.is_const and s not in self.error_slots)]
+        return [
+            s
+            for s, info in enumerate(self.args)
+            if info.kind != -1 and not (info.is_const and s not in self.error_slots)
+        ]
 
     def run_staged(self, bounds: list[Bound], to_device, launch) -> None:
         """Copy the host buffers to the device (to_device: uint8 tensor -> its device copy), call
@@ -107,6 +112,7 @@ class CudaLibrary(LibraryBase):
     def module(self):
         if self._module is None:
             from .driver import Module
+
             self._module = Module(self.path.read_bytes())
         return self._module
 

@@ -1,5 +1,6 @@
 """compute-sanitizer (racecheck, memcheck) around a CUDA-backend run: races between the
 threads of a threadgroup (a missing barrier) and out-of-bounds accesses on the GPU."""
+
 from __future__ import annotations
 
 import glob
@@ -38,9 +39,17 @@ def run_tool(tool: str, argv: list[str], only_ours: bool = True) -> tuple[int, i
         cmd += ["--racecheck-report", "hazard"]
     if only_ours:  # torch's own kernels are not under test
         cmd += ["--kernel-regex", "kns=__msl_cuda_"]
-    proc = subprocess.run(cmd + [sys.executable, *argv], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
-                              str(Path(__file__).resolve().parents[3]), os.environ.get("PYTHONPATH")]))})
+    proc = subprocess.run(
+        cmd + [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(Path(__file__).resolve().parents[3]), os.environ.get("PYTHONPATH")])
+            ),
+        },
+    )
     out = proc.stdout + proc.stderr
     if only_ours and proc.returncode not in (0, 1, 86) and "kernel-regex" in out:
         return run_tool(tool, argv, only_ours=False)
@@ -61,7 +70,9 @@ def verify_under_sanitizers(args) -> int:
         if tool == TOOLS[0]:
             sys.stdout.write("\n".join(ln for ln in out.splitlines() if not ln.startswith("=========")) + "\n")
         hazards = [ln for ln in out.splitlines() if ln.startswith("=========") and ("Error" in ln or "hazard" in ln)]
-        print(f"{tool}: {found} {'hazard' if tool == 'racecheck' else 'error'}(s)" +
-              ("".join(f"\n  {h}" for h in hazards[:10]) if found else ""))
+        print(
+            f"{tool}: {found} {'hazard' if tool == 'racecheck' else 'error'}(s)"
+            + ("".join(f"\n  {h}" for h in hazards[:10]) if found else "")
+        )
         worst = max(worst, rc, 1 if found else 0)
     return worst

@@ -1,4 +1,5 @@
 """CUDA-mode clang (zig's, no CUDA installation) and libdevice, ptxas where present."""
+
 from __future__ import annotations
 
 import functools
@@ -54,15 +55,24 @@ def ptxas() -> str | None:
 
 # zig's libc++ as `zig c++` configures it (its flags, read off `zig c++ -###`); clang in
 # CUDA mode would otherwise take the host's libstdc++.
-LIBCXX_DEFINES = tuple("""__GLIBC_MINOR__=31 _LIBCPP_ABI_VERSION=1 _LIBCPP_ABI_NAMESPACE=__1 _LIBCPP_HAS_THREADS=1
+LIBCXX_DEFINES = tuple(
+    """__GLIBC_MINOR__=31 _LIBCPP_ABI_VERSION=1 _LIBCPP_ABI_NAMESPACE=__1 _LIBCPP_HAS_THREADS=1
 _LIBCPP_HAS_MONOTONIC_CLOCK _LIBCPP_HAS_TERMINAL _LIBCPP_HAS_MUSL_LIBC=0 _LIBCXXABI_DISABLE_VISIBILITY_ANNOTATIONS
 _LIBCPP_DISABLE_VISIBILITY_ANNOTATIONS _LIBCPP_HAS_VENDOR_AVAILABILITY_ANNOTATIONS=0 _LIBCPP_HAS_FILESYSTEM=1
 _LIBCPP_HAS_RANDOM_DEVICE _LIBCPP_HAS_LOCALIZATION _LIBCPP_HAS_UNICODE _LIBCPP_HAS_WIDE_CHARACTERS
 _LIBCPP_HAS_NO_STD_MODULES _LIBCPP_HAS_TIME_ZONE_DATABASE _LIBCPP_PSTL_BACKEND_SERIAL
 _LIBCPP_HARDENING_MODE=_LIBCPP_HARDENING_MODE_NONE
-_LIBCPP_ASSERTION_SEMANTIC_DEFAULT=_LIBCPP_ASSERTION_SEMANTIC_IGNORE""".split())
-SYSTEM_DIRS = ("libcxx/include", "libcxxabi/include", "include", "libc/include/x86-linux-gnu",
-               "libc/include/generic-glibc", "libc/include/x86-linux-any", "libc/include/any-linux-any")
+_LIBCPP_ASSERTION_SEMANTIC_DEFAULT=_LIBCPP_ASSERTION_SEMANTIC_IGNORE""".split()
+)
+SYSTEM_DIRS = (
+    "libcxx/include",
+    "libcxxabi/include",
+    "include",
+    "libc/include/x86-linux-gnu",
+    "libc/include/generic-glibc",
+    "libc/include/x86-linux-any",
+    "libc/include/any-linux-any",
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -77,17 +87,47 @@ def zig_lib() -> Path:
 
 def include_flags() -> list[str]:
     z = zig_lib()
-    return (["-nostdinc", "-nostdinc++"] + [f"-isystem{z / d}" for d in SYSTEM_DIRS]
-            + [f"-D{d}" for d in LIBCXX_DEFINES])
+    return ["-nostdinc", "-nostdinc++"] + [f"-isystem{z / d}" for d in SYSTEM_DIRS] + [f"-D{d}" for d in LIBCXX_DEFINES]
 
 
 def compile_cmd(src: Path, out: Path, opt: int, lib: Path) -> list[str]:
     d = msl_dir()
-    return [sys.executable, "-m", "ziglang", "clang", "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={ARCH}",
-            "-nocudalib", "-nocudainc", "--cuda-path=/nonexistent", "-Wno-unknown-cuda-version", "-Xclang", "-target-feature", "-Xclang", PTX_ISA,
-            "-S", f"-O{opt}", "-g0", "-w", *cpu_toolchain.COMMON_FLAGS, *cpu_toolchain.NUMERICS_FLAGS,
-            "-fno-finite-loops", *include_flags(), f"-I{d}", "-include", str(d / "cuda_runtime.h"),
-            "-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib), str(src), "-o", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "ziglang",
+        "clang",
+        "-x",
+        "cuda",
+        "--cuda-device-only",
+        f"--cuda-gpu-arch={ARCH}",
+        "-nocudalib",
+        "-nocudainc",
+        "--cuda-path=/nonexistent",
+        "-Wno-unknown-cuda-version",
+        "-Xclang",
+        "-target-feature",
+        "-Xclang",
+        PTX_ISA,
+        "-S",
+        f"-O{opt}",
+        "-g0",
+        "-w",
+        *cpu_toolchain.COMMON_FLAGS,
+        *cpu_toolchain.NUMERICS_FLAGS,
+        "-fno-finite-loops",
+        *include_flags(),
+        f"-I{d}",
+        "-include",
+        str(d / "cuda_runtime.h"),
+        "-Xclang",
+        "-mlink-builtin-bitcode",
+        "-Xclang",
+        str(lib),
+        str(src),
+        "-o",
+        str(out),
+    ]
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,8 +135,11 @@ def runtime_fingerprint() -> str:
     """Everything besides the shader that decides the PTX, readable without a compiler
     (the GPU machine finds prebuilt PTX by it)."""
     h = hashlib.sha256()
-    h.update(repr((ARCH, PTX_ISA, cpu_toolchain.COMMON_FLAGS, cpu_toolchain.NUMERICS_FLAGS,
-                   cpu_toolchain.METAL_VERSION)).encode())
+    h.update(
+        repr(
+            (ARCH, PTX_ISA, cpu_toolchain.COMMON_FLAGS, cpu_toolchain.NUMERICS_FLAGS, cpu_toolchain.METAL_VERSION)
+        ).encode()
+    )
     for f in sorted(msl_dir().rglob("*")):
         if f.is_file():
             h.update(f.name.encode())

@@ -5,6 +5,7 @@ shared arena, asks the worker to run it, and copies the spans back when it succe
 worker, a reply that does not come within the timeout, or a fault reported by the worker
 becomes a KernelFault naming the kernel and the signal.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -21,8 +22,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import (DeviceError, KernelArgumentError, KernelFault, KernelRuntimeError, OutOfBoundsAccess,
-                      UnknownKernelError)
+from ..errors import (
+    DeviceError,
+    KernelArgumentError,
+    KernelFault,
+    KernelRuntimeError,
+    OutOfBoundsAccess,
+    UnknownKernelError,
+)
 from .protocol import recv, send
 
 START_TIMEOUT = 60.0  # seconds for a worker to start (Python start-up on a loaded machine)
@@ -54,9 +61,16 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-_SIGNAL_WHAT = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGFPE": "arithmetic trap",
-                "SIGILL": "illegal instruction (a trap)", "SIGABRT": "abort", "SIGKILL": "killed",
-                "SIGXCPU": "CPU time limit exceeded", "SIGTRAP": "trap"}
+_SIGNAL_WHAT = {
+    "SIGSEGV": "segmentation fault",
+    "SIGBUS": "bus error",
+    "SIGFPE": "arithmetic trap",
+    "SIGILL": "illegal instruction (a trap)",
+    "SIGABRT": "abort",
+    "SIGKILL": "killed",
+    "SIGXCPU": "CPU time limit exceeded",
+    "SIGTRAP": "trap",
+}
 
 
 _OOM_TEXT = "cannot allocate memory"  # glibc's words (thread-local data) and the runtime's (a failed malloc)
@@ -79,16 +93,28 @@ class WorkerProcess:
         self.loaded: dict[str, dict] = {}
         self.peak_memory = 0
         parent, child = socket.socketpair()
-        env = {"PATH": "/usr/bin:/bin", "HOME": self.folder, "TMPDIR": self.folder, "LANG": "C.UTF-8",
-               "PYTHONPATH": _package_root(), "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": self.folder,
+            "TMPDIR": self.folder,
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": _package_root(),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
         if os.environ.get("MPS_MIGRATE_THREADS"):
             env["MPS_MIGRATE_THREADS"] = os.environ["MPS_MIGRATE_THREADS"]
         open(self.arena_path, "wb").close()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "migrate.device.isolation.worker", str(child.fileno()), str(limits.memory)],
-                cwd=self.folder, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(child.fileno(),), start_new_session=True)
+                cwd=self.folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(child.fileno(),),
+                start_new_session=True,
+            )
         child.close()
         self.sock = parent
         self._sandbox: list[str] | None = None  # read from the worker's first message, when first needed
@@ -177,8 +203,12 @@ class WorkerProcess:
                 time.sleep(0.005)
         self.kill()
         if timed_out:
-            raise KernelFault(f"{kernel}: timeout: no result after {timeout:g} s (wall clock); the worker was "
-                              "killed and is restarted for the next launch", kernel, "timeout")
+            raise KernelFault(
+                f"{kernel}: timeout: no result after {timeout:g} s (wall clock); the worker was "
+                "killed and is restarted for the next launch",
+                kernel,
+                "timeout",
+            )
         why = self.status()
         sig = why.split(" ")[0]
         limit = f"{self.limits.memory >> 20} MiB address-space limit"
@@ -188,8 +218,12 @@ class WorkerProcess:
         elif self.peak_memory * 2 >= self.limits.memory:
             why += f"; out of memory: the worker used {self.peak_memory >> 20} MiB of its {limit}"
             sig = "out of memory"
-        raise KernelFault(f"{kernel}: the kernel crashed its worker: {why}{self.log_tail()}; the worker is "
-                          "restarted for the next launch", kernel, sig)
+        raise KernelFault(
+            f"{kernel}: the kernel crashed its worker: {why}{self.log_tail()}; the worker is "
+            "restarted for the next launch",
+            kernel,
+            sig,
+        )
 
     def ensure_arena(self, size: int) -> int:
         if size > self.arena_size:
@@ -253,11 +287,23 @@ def rebuild_error(reply: dict, kernel: str) -> DeviceError:
     kind, msg = reply.get("error"), str(reply.get("message", ""))
     pos = lambda k: tuple(reply[k]) if isinstance(reply.get(k), list) else None  # noqa: E731
     if kind == "OutOfBoundsAccess":
-        return OutOfBoundsAccess(msg, kernel, reply.get("argument"), reply.get("byte_offset"),
-                                 pos("thread_position"), pos("threadgroup_position"))
+        return OutOfBoundsAccess(
+            msg,
+            kernel,
+            reply.get("argument"),
+            reply.get("byte_offset"),
+            pos("thread_position"),
+            pos("threadgroup_position"),
+        )
     if kind == "KernelFault":
-        return KernelFault(msg, kernel, str(reply.get("signal")), reply.get("address"), pos("thread_position"),
-                           pos("threadgroup_position"))
+        return KernelFault(
+            msg,
+            kernel,
+            str(reply.get("signal")),
+            reply.get("address"),
+            pos("thread_position"),
+            pos("threadgroup_position"),
+        )
     if kind == "MemoryError":
         return KernelFault(f"{kernel}: {msg}", kernel, "out of memory")
     cls = _ERRORS.get(kind)

@@ -1,4 +1,5 @@
 """A compiled library whose kernels run in the worker process (the library is never loaded here)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -26,8 +27,17 @@ class IsolatedKernel(KernelBase):
             ctypes.memmove(base + off, lo, hi - lo)
             for i in members:
                 slots[i] = [off + bounds[i].ptr - lo, bounds[i].nbytes]
-        msg = {"op": "launch", "path": str(lib.path), "kernel": self.name, "slots": slots, "threads": list(t),
-               "group": list(g), "checked": checked, "arena": worker.arena_size, "cpu": lib.limits.cpu}
+        msg = {
+            "op": "launch",
+            "path": str(lib.path),
+            "kernel": self.name,
+            "slots": slots,
+            "threads": list(t),
+            "group": list(g),
+            "checked": checked,
+            "arena": worker.arena_size,
+            "cpu": lib.limits.cpu,
+        }
         reply = worker.call(msg, lib.limits.timeout, self.name)
         if not reply.get("ok"):
             raise rebuild_error(reply, self.name)
@@ -59,8 +69,11 @@ class IsolatedLibrary(LibraryBase):
         if key not in w.loaded:
             reply = w.call({"op": "load", "path": key, "meta": self.meta}, self.limits.timeout, self.path.name)
             if "args" not in reply:
-                raise KernelFault(f"{self.path.name}: loading the library failed in the worker: "
-                                  f"{reply.get('message', reply)}", self.path.name, "load")
+                raise KernelFault(
+                    f"{self.path.name}: loading the library failed in the worker: {reply.get('message', reply)}",
+                    self.path.name,
+                    "load",
+                )
             w.loaded[key] = reply["args"]
         return w
 

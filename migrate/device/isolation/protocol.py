@@ -1,4 +1,5 @@
 """Length-prefixed JSON messages over a socket (the worker's replies are data, never code)."""
+
 from __future__ import annotations
 
 import json

@@ -8,6 +8,7 @@
 Each step reports what it did or why it could not: `apply()` returns those lines.
 seccomp is not used: Landlock and the namespaces cover files and network.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -38,8 +39,9 @@ def set_limits(memory_bytes: int) -> list[str]:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    return [f"limits: address space {memory_bytes >> 20} MiB, CPU time per launch, files written <= 1 GiB, "
-            "no core files"]
+    return [
+        f"limits: address space {memory_bytes >> 20} MiB, CPU time per launch, files written <= 1 GiB, no core files"
+    ]
 
 
 def limit_cpu(seconds: float) -> None:
@@ -83,7 +85,7 @@ def _landlock(folder: str) -> list[str]:
     fs = FS_WRITE | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
     net = NET_TCP if abi >= 4 else 0
     scope = SCOPE_ALL if abi >= 6 else 0
-    attr = struct.pack("<QQQ", fs, net, scope)[:8 if abi < 4 else 16 if abi < 6 else 24]
+    attr = struct.pack("<QQQ", fs, net, scope)[: 8 if abi < 4 else 16 if abi < 6 else 24]
     buf = ctypes.create_string_buffer(attr, len(attr))
     fd = _libc.syscall(SYS_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), 0)
     if fd < 0:

@@ -6,6 +6,7 @@ FD is a connected socket to the parent; messages are length-prefixed JSON (never
 parent must not trust what comes back). Buffers live in the shared file `arena` of the worker's
 folder (its working directory), mapped by both processes; the parent copies tensors in and out.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,12 @@ class Worker:
         if lib is None:
             lib = self.libs[msg["path"]] = CpuLibrary(msg["path"], msg["meta"])
         kernels = lib._meta.values()
-        return {"args": {k["name"]: [tuple(getattr(a, f) for f, _ in a._fields_) for a in arg_infos(lib._dll, k)]
-                         for k in kernels}}
+        return {
+            "args": {
+                k["name"]: [tuple(getattr(a, f) for f, _ in a._fields_) for a in arg_infos(lib._dll, k)]
+                for k in kernels
+            }
+        }
 
     def launch(self, msg: dict) -> dict:
         from migrate.device.cpu.binding import Bound
