@@ -193,8 +193,8 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
         cpu = positions(ix.tree.root, shared.kernel_name, meta)
         params = [p.name for p in _params(*function_text(ix, im.function))]
         mine = [params.index(n.name) for n in dag.inputs if n.name in params]
-        if cpu is None or len(mine) != len(dag.inputs) or cpu == mine:
-            continue
+        if cpu is None or len(mine) != len(dag.inputs) or cpu[: len(mine)] == mine:
+            continue  # threshold's iterator is (self, self): its unary kernel reads operand 0, the graph's self
         theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name, meta) or ())
         if sorted(cpu) == sorted(mine) and len(set(cpu)) == len(cpu):
             by_pos = dict(zip(mine, dag.inputs))

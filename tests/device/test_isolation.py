@@ -163,7 +163,7 @@ def test_unbounded_allocation_is_out_of_memory(backend):
     small = get_backend("cpu", timeout=120, memory=512 << 20).compile_shader(PLANTED, opt=1)
     with pytest.raises(KernelFault) as e:
         small.hog(np.zeros(1, np.float32))
-    assert e.value.signal == "out of memory" and "of its 512 MiB address-space limit" in str(e.value)
+    assert e.value.signal == "out of memory" and "512 MiB address-space limit" in str(e.value)
     add_one_still_works(small)
 
 
