@@ -10,10 +10,11 @@ import torch
 
 from migrate.index import Index
 from migrate.port.batch import combined_kernels, plan_all
-from migrate.port.cpu_iter import iterator_inputs, positions
+from migrate.port.cpu_iter import calls_stub_on_its_iterator, iterator_inputs, negated_scalars, positions
 from migrate.port.listing import verdict
 from migrate.port.locate import scalar_feeds
 from migrate.port.patch import plan_port, translate_family
+from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify
 
@@ -230,3 +231,49 @@ def test_a_port_adds_no_finding_to_the_tree(real_ix, family):
     new = apply_edits(real_ix.tree.sources, plan_port(real_ix, family).edits)
     after = findings(load_tree(REAL, {**real_ix.tree.sources, **new}))
     assert sorted(after - before) == []
+
+
+@pytest.mark.parametrize("family", ["where", "scatter_reduce"])
+def test_a_stub_registered_only_by_the_familys_own_graph_is_no_reroute(real_ix, family):
+    """where_kernel's only MPS registration is where's own MPSGraph code (where_kernel_mps): "rerouting" onto it
+    would delete MPS's where. Only another family's registration (sub onto add's) is something to ride on."""
+    with pytest.raises(PortBlocked):
+        plan_port(real_ix, family)
+
+
+def test_sub_waits_for_add_on_the_real_tree(real_ix):
+    with pytest.raises(PortBlocked, match=r"port add first \(mps-migrate port add\)") as e:
+        plan_port(real_ix, "sub")
+    assert e.value.after == "add"
+
+
+def test_only_a_structured_kernel_running_the_stub_on_its_own_iterator_rides_on_it(tmp_path, real_ix):
+    root = _native(
+        tmp_path,
+        """
+TORCH_IMPL_FUNC(s_out) (const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& result) {
+  add_stub(device_type(), *this, -alpha);
+}
+TORCH_IMPL_FUNC(i_out) (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& result) {
+  for (const auto i : c10::irange(numel)) {
+    auto iter = TensorIterator::binary_op(selfSlice, selfSlice, sourceSlice);
+    add_stub(iter.device_type(), iter, alpha);
+  }
+}
+""",
+    )
+    assert calls_stub_on_its_iterator(root, "s_out", "add_stub") and negated_scalars(root, "s_out", "add_stub") == [
+        "alpha"
+    ]
+    assert not calls_stub_on_its_iterator(root, "i_out", "add_stub") and not calls_stub_on_its_iterator(
+        root, "s_out", "mul_stub"
+    )
+    # in a batch, only sub is planned after add's port: index_add and embedding_dense_backward reach add_stub
+    # through a slice loop or helpers, which is not add's computation
+    rows = plan_all(real_ix, ["add", "sub", "index_add", "embedding_dense_backward"])
+    assert {r.family: r.after for r in rows} == {
+        "add": "",
+        "sub": "add",
+        "index_add": "",
+        "embedding_dense_backward": "",
+    }

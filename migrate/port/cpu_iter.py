@@ -108,20 +108,35 @@ def ranks(pos: list[int]) -> list[int]:
     return [order.index(p) for p in pos]
 
 
-def negated_scalars(root, kernel: str, stub: str) -> list[str]:
-    """Scalar arguments ``kernel`` (a structured TORCH_IMPL_FUNC or a plain definition) passes to ``stub``
-    negated: sub_out calls add_stub(device_type(), *this, -alpha) -> ["alpha"]."""
+def _body(root, kernel: str) -> bytes | None:
+    """The body of ``kernel``: a structured TORCH_IMPL_FUNC or a plain definition."""
     heads = [
         rb"\bTORCH_IMPL_FUNC\s*\(\s*" + re.escape(kernel.encode()) + rb"\s*\)\s*\(([^()]*)\)\s*\{",
         _heads(kernel, None)[0],
     ]
-    call = re.compile(rb"\b" + re.escape(stub.encode()) + rb"\s*\(([^;]*)\)\s*;")
     for head in heads:
         got = _definition(str(root), head, kernel.encode())
-        if got is None:
-            continue
-        m = call.search(got[1])
-        if m is None:
-            return []
-        return [a.group(1).decode() for a in re.finditer(rb",\s*-\s*(\w+)\s*(?=,|$)", m.group(1))]
-    return []
+        if got is not None:
+            return got[1]
+    return None
+
+
+def calls_stub_on_its_iterator(root, kernel: str, stub: str) -> bool:
+    """``kernel`` is a structured kernel that runs ``stub`` on its own iterator, ``stub(device_type(), *this,
+    ...)``: what it computes is the stub's computation. Plain kernels are not judged: index_add_cpu_out calls
+    add_stub(iter.device_type(), iter, alpha) too, on a slice iterator per index."""
+    body = _body(root, kernel)
+    if body is None:
+        return False
+    own = rb"device_type\s*\(\s*\)\s*,\s*\*\s*this\s*[,)]"
+    return re.search(rb"\b" + re.escape(stub.encode()) + rb"\s*\(\s*" + own, body) is not None
+
+
+def negated_scalars(root, kernel: str, stub: str) -> list[str]:
+    """Scalar arguments ``kernel`` (a structured TORCH_IMPL_FUNC or a plain definition) passes to ``stub``
+    negated: sub_out calls add_stub(device_type(), *this, -alpha) -> ["alpha"]."""
+    body = _body(root, kernel)
+    m = re.search(rb"\b" + re.escape(stub.encode()) + rb"\s*\(([^;]*)\)\s*;", body) if body is not None else None
+    if m is None:
+        return []
+    return [a.group(1).decode() for a in re.finditer(rb",\s*-\s*(\w+)\s*(?=,|$)", m.group(1))]

@@ -285,13 +285,22 @@ def _onto_registered_stub(ix: Index, family: str) -> Port | None:
     if not impls:
         return None
     try:
-        stub = _stub_for(ix, family, impls, foreign=True)
-    except PortBlocked:
-        return None
+        _stub_for(ix, family, impls)
+        return None  # the family's own stub: the usual port
+    except PortBlocked as exc:
+        if exc.construct != "another family's stub":
+            return None
+    stub = _stub_for(ix, family, impls, foreign=True)
     owner = stub.removesuffix("_stub")
-    if owner == family or stub not in ix.registrations or family in ix.functor_registrations:
-        return None
-    from migrate.port.cpu_iter import negated_scalars
+    from migrate.port.stub_impl import replaced
+
+    if stub not in ix.registrations or all(r in replaced(impls) for r in ix.registrations[stub]):
+        return None  # registered only by the family's own MPSGraph code (where_kernel_mps): nothing to ride on
+    from migrate.port.cpu_iter import calls_stub_on_its_iterator, negated_scalars
+
+    shared = {d.kernel_name for im in impls for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys}
+    if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
+        return None  # index_add's CPU kernel reaches add_stub through helpers: not add's computation
 
     regs = ix.functor_registrations.get(owner, ())
     arity = 1 if any("UNARY" in r.macro for r in regs) else 2
