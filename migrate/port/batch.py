@@ -72,7 +72,7 @@ def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
         except (PortBlocked, NothingToPort, ValueError):
             continue
         if _kernel_paths(row.port):  # only a reroute rides on another port (its kernel edits would not combine)
-            row.port, row.patch, row.target = None, "", ""
+            row.port, row.patch, row.target, row.convention, row.changes = None, "", "", "", []
             continue
         row.after, row.base, row.verify = owner, base, ""
         row.detail = f"planned after {owner}'s port (its patch applies on top of {owner}.diff)"

@@ -306,7 +306,7 @@ def _onto_registered_stub(ix: Index, family: str) -> Port | None:
     arity = 1 if any("UNARY" in r.macro for r in regs) else 2
     port = Port(family, owner, arity, None, None, impls, stub)  # type: ignore[arg-type]
     fns = ", ".join(sorted({r.function for r in ix.registrations[stub]}))
-    kernels = sorted({d.kernel_name for im in impls for d in im.entry.dispatch if "CPU" in d.keys})
+    kernels = sorted(shared)
     neg = sorted({n for k in kernels for n in negated_scalars(ix.tree.root, k, stub)})
     how = f" with {', '.join('-' + n for n in neg)}" if neg else ""
     port.notes.append(
