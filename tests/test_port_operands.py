@@ -13,7 +13,7 @@ from migrate.port.batch import combined_kernels, plan_all
 from migrate.port.cpu_iter import calls_stub_on_its_iterator, iterator_inputs, negated_scalars, positions
 from migrate.port.listing import verdict
 from migrate.port.locate import scalar_feeds
-from migrate.port.patch import plan_port, translate_family
+from migrate.port.patch import apply_edits, plan_port, translate_family
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify
@@ -106,16 +106,9 @@ def test_operands_follow_the_meta_functions_iterator(real_ix):
         if e.path.endswith(".metal") and "leaky_relu_backward_functor" in e.replacement
     )
     assert "(float(a) > 0.0f) ? float(b)" in metal
-    after = Index(load_tree(REAL, overlay={e.path: _applied(e.path, port.edits) for e in port.edits}))
+    after = Index(load_tree(REAL, overlay=apply_edits(real_ix.tree.sources, port.edits)))
     assert operand_order(after, "leaky_relu_backward") == [1, 0]
     assert operand_order(after, "hardtanh_backward") is None
-
-
-def _applied(path: str, edits) -> bytes:
-    data = (REAL / path).read_bytes()
-    for e in sorted((e for e in edits if e.path == path), key=lambda e: e.start, reverse=True):
-        data = data[: e.start] + e.replacement.encode() + data[e.end :]
-    return data
 
 
 # ------------------------------------------------------------ scalar placeholders
@@ -157,7 +150,6 @@ def test_a_batch_adds_shared_kernel_templates_once(real_ix):
 # ------------------------------------------------------------ verify of the ports
 def _verify(real_ix, family: str, layouts: list[str]):
     from migrate.apply import unified_diff
-    from migrate.port.patch import apply_edits
 
     port = plan_port(real_ix, family)
     new = apply_edits(real_ix.tree.sources, port.edits)
@@ -205,7 +197,6 @@ def test_dropping_an_old_complex_path_is_a_behaviour_change(real_ix):
 def test_a_scalar_launch_runs_no_opinfo_sample(real_ix):
     """add's launch binds alpha = 2 for every case; OpInfo's samples use alpha's default 1: not run."""
     from migrate.apply import unified_diff
-    from migrate.port.patch import apply_edits
 
     port = plan_port(real_ix, "add")
     new = apply_edits(real_ix.tree.sources, port.edits)
@@ -222,7 +213,6 @@ def test_a_port_adds_no_finding_to_the_tree(real_ix, family):
     narrowing (MPS013), _prelu_kernel's old function prelu_mps goes (MPS004), signbit's out= casts are not an
     int-to-float family missing bool (MPS008)."""
     from migrate.lint import lint_tree
-    from migrate.port.patch import apply_edits
 
     def findings(tree):
         return {(f.code, f.path, f.message) for f in lint_tree(tree).findings}

@@ -20,6 +20,7 @@ from migrate.index import Index
 from migrate.port.locate import mpsgraph_families
 from migrate.port.patch import NothingToPort, Port, apply_edits, plan_port
 from migrate.port.translate import PortBlocked
+from migrate.tree import load_tree
 
 
 @dataclass
@@ -63,8 +64,6 @@ def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
         first = by_family.get(owner)
         if first is None or first.port is None:
             continue
-        from migrate.tree import load_tree
-
         base = apply_edits(ix.tree.sources, first.port.edits)
         row = by_family[fam]
         try:

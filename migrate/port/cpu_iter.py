@@ -31,18 +31,29 @@ def _heads(kernel: str, meta: tuple[str, str] | None) -> list[bytes]:
     return heads
 
 
+@lru_cache(maxsize=4)
+def _native_files(root: str) -> tuple[tuple[str, bytes], ...]:
+    """The tree's native .cpp files (name, bytes), read once per tree for every definition looked up."""
+    native = Path(root) / _NATIVE
+    if not native.is_dir():
+        return ()
+    return tuple((f.name, f.read_bytes()) for f in sorted(native.glob("*.cpp")))
+
+
+@lru_cache(maxsize=64)
+def _code(root: str, name: str) -> bytes:
+    """A native file with comments and strings blanked, offsets kept (scrubbed once per file)."""
+    return SourceFile(dict(_native_files(root))[name]).code
+
+
 @lru_cache(maxsize=256)
 def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes] | None:
     """(parameter names, body) of the first definition matching ``head`` in the tree's native .cpp files."""
-    native = Path(root) / _NATIVE
-    if not native.is_dir():
-        return None
     pattern = re.compile(head)
-    for f in sorted(native.glob("*.cpp")):
-        data = f.read_bytes()
+    for name, data in _native_files(root):
         if needle not in data:
             continue
-        code = SourceFile(data).code  # comments and strings blanked, offsets kept
+        code = _code(root, name)
         m = pattern.search(code)
         if m is None:
             continue

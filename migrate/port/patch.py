@@ -278,6 +278,11 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
     return stub
 
 
+def _registered_arity(ix: Index, functor: str) -> int:
+    """1 when the functor's registrations are unary (REGISTER_UNARY_*), else 2."""
+    return 1 if any("UNARY" in r.macro for r in ix.functor_registrations.get(functor, ())) else 2
+
+
 def _onto_registered_stub(ix: Index, family: str) -> Port | None:
     """sub_out calls add_stub(..., -alpha): once add_stub has an MPS registration, sub needs no kernel of its
     own -- MPS joins sub's CPU line and runs what CPU runs, the stub with the negated scalar."""
@@ -302,9 +307,7 @@ def _onto_registered_stub(ix: Index, family: str) -> Port | None:
     if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
         return None  # index_add's CPU kernel reaches add_stub through helpers: not add's computation
 
-    regs = ix.functor_registrations.get(owner, ())
-    arity = 1 if any("UNARY" in r.macro for r in regs) else 2
-    port = Port(family, owner, arity, None, None, impls, stub)  # type: ignore[arg-type]
+    port = Port(family, owner, _registered_arity(ix, owner), None, None, impls, stub)  # type: ignore[arg-type]
     fns = ", ".join(sorted({r.function for r in ix.registrations[stub]}))
     kernels = sorted(shared)
     neg = sorted({n for k in kernels for n in negated_scalars(ix.tree.root, k, stub)})
@@ -531,9 +534,7 @@ def _hand_written(ix: Index, family: str) -> Port | None:
                     "skeleton placeholder",
                     fn.span.where,
                 )
-    regs = ix.functor_registrations[family]
-    arity = 1 if any("UNARY" in r.macro for r in regs) else 2
-    return Port(family, family, arity, None, None, impls, stub)  # type: ignore[arg-type]
+    return Port(family, family, _registered_arity(ix, family), None, None, impls, stub)  # type: ignore[arg-type]
 
 
 def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool = True) -> Port:
