@@ -2,11 +2,12 @@
 
 A job is ``(kind, path, data, reader, kwargs, extra)``: ``reader`` is ``"module:function"``,
 called as ``function(data, path, **kwargs)``; ``kind``, ``path``, ``data`` and ``extra`` key the
-parse cache as ``cache.cached`` does.  Uncached jobs go to worker processes (forked, Linux only:
-a fork needs no re-import) when there are enough bytes to parse for the start-up to pay and
-idle cores to run them (a loaded machine parses faster in one process); a worker returns the
-model in migrate.codec form (tree-sitter objects never cross a process).
-``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
+parse cache as ``cache.cached`` does.  When there are enough uncached bytes for the start-up to
+pay and idle cores to run them (a loaded machine parses faster in one process), the jobs are
+split by estimated cost: this process parses one share while forked children (Linux only: a
+fork needs no re-import) parse the others and send their models back in migrate.codec form
+(tree-sitter objects never cross a process).  A child that fails leaves its share to this
+process.  ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import sys
 
 from migrate import cache
 
-MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, worth a pool
+MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, worth a second process
+COST_PER_BYTE = {"yaml": 0.5}  # relative to host and Metal sources (measured on the 2.6.0 tree)
 
 
 def _parse(job):
@@ -26,10 +28,8 @@ def _parse(job):
     return getattr(importlib.import_module(module), name)(data, path, **kwargs)
 
 
-def _parse_blob(job) -> bytes:
-    from migrate import codec
-
-    return codec.dumps(_parse(job))
+def _cost(job) -> float:
+    return len(job[2]) * COST_PER_BYTE.get(job[0], 1.0)
 
 
 def _workers(jobs: list) -> int:
@@ -53,31 +53,82 @@ def parse_all(jobs: list) -> list:
     """The model of every job, in order."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
-    n = _workers([jobs[k] for k in todo])
-    if n > 1:
-        blobs = _in_pool(n, {k: jobs[k] for k in sorted(todo, key=lambda k: -len(jobs[k][2]))})  # largest first
-        if blobs is not None:
-            from migrate import codec
+    mine, *theirs = shares(todo, [_cost(jobs[k]) for k in todo], _workers([jobs[k] for k in todo]))
+    children = [_fork(share, jobs) for share in theirs]
+    for k in mine:
+        models[k] = _parse_cached(jobs[k])
+    for share, child in zip(theirs, children):
+        blobs = _collect(child)
+        if blobs is None:  # no child, or it failed: parse its share here
+            for k in share:
+                models[k] = _parse_cached(jobs[k])
+            continue
+        from migrate import codec
 
-            for k, blob in blobs.items():
-                kind, path, data, _, _, extra = jobs[k]
-                models[k] = codec.loads(blob)
-                cache.store_blob(kind, path, data, blob, *extra)
-            return models
-    for k in todo:
-        kind, path, data, _, _, extra = jobs[k]
-        models[k] = cache.cached(kind, path, data, lambda: _parse(jobs[k]), *extra)
+        for k, blob in blobs:
+            kind, path, data, _, _, extra = jobs[k]
+            models[k] = codec.loads(blob)
+            cache.store_blob(kind, path, data, blob, *extra)
     return models
 
 
-def _in_pool(n: int, jobs: dict[int, tuple]) -> dict[int, bytes] | None:
-    """Job index -> codec blob of its model; None when no pool could start."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def shares(todo: list[int], costs: list[float], n: int) -> list[list[int]]:
+    """``todo`` split into ``n`` lists of about equal cost, largest first (the first is this
+    process's: it does not pay a child's encoding, so it takes the extra when costs tie)."""
+    out: list[list[int]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for k, c in sorted(zip(todo, costs), key=lambda kc: -kc[1]):
+        i = min(range(n), key=lambda i: (load[i], i))
+        out[i].append(k)
+        load[i] += c
+    return [sorted(s) for s in out]
 
+
+def _parse_cached(job):
+    kind, path, data, _, _, extra = job
+    return cache.cached(kind, path, data, lambda: _parse(job), *extra)
+
+
+def _fork(share: list[int], jobs: list) -> tuple[int, int] | None:
+    """Start a child parsing ``share``: (pid, read end of its pipe), or None when none could start."""
     try:
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
-    except (OSError, ValueError):
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+    except OSError:
         return None
-    with pool:
-        return dict(zip(jobs, pool.map(_parse_blob, jobs.values())))
+    if pid:
+        os.close(wfd)
+        return pid, rfd
+    code = 1
+    try:  # the child: parse everything first, then send (a full pipe must not stall the parsing)
+        import marshal
+
+        from migrate import codec
+
+        out = marshal.dumps([(k, codec.dumps(_parse(jobs[k]))) for k in share])
+        view = memoryview(out)
+        while view:
+            view = view[os.write(wfd, view) :]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _collect(child: tuple[int, int] | None) -> list[tuple[int, bytes]] | None:
+    """The child's (job, codec blob) pairs, or None when it failed."""
+    if child is None:
+        return None
+    import marshal
+
+    pid, rfd = child
+    parts = []
+    with os.fdopen(rfd, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            parts.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    try:
+        return marshal.loads(b"".join(parts))
+    except (EOFError, ValueError, TypeError):
+        return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from migrate import cache, parse_pool
@@ -26,17 +28,42 @@ def same(a, b) -> None:
 def test_pool_reads_what_one_process_reads(root, monkeypatch, tmp_path):
     root = MINI if root == MINI else pytorch_260_root()
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
-    pools = []
-    real = parse_pool._in_pool
-    monkeypatch.setattr(parse_pool, "_in_pool", lambda n, jobs: pools.append((n, len(jobs))) or real(n, jobs))
+    forks = []
+    real = parse_pool._fork
+    monkeypatch.setattr(parse_pool, "_fork", lambda share, jobs: forks.append(len(share)) or real(share, jobs))
     with cache.disable_cache():
         one, pooled = read(root, monkeypatch, 1), read(root, monkeypatch, 2)
     assert one.hosts and one.metals
-    assert pools == [(2, 1 + len(one.hosts) + sum("#" not in k for k in one.metals))]  # every file, in 2 processes
+    files = 1 + len(one.hosts) + sum("#" not in k for k in one.metals)
+    assert len(forks) == 1 and 0 < forks[0] < files  # one child parsed a share, this process the rest
     same(one, pooled)
     assert lint_tree(one).findings == lint_tree(pooled).findings
     filled = read(root, monkeypatch, 2)  # the pool writes the cache entries ...
     same(one, filled)
-    assert len(pools) == 2
+    assert len(forks) == 2
     monkeypatch.setattr(parse_pool, "_parse", None)  # ... that a later read serves: nothing is parsed again
     same(one, read(root, monkeypatch, 1))
+
+
+def test_a_failed_child_leaves_its_share_to_this_process(monkeypatch, tmp_path):
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
+    real = parse_pool._parse
+
+    def parse(job):
+        if os.getpid() != parent:
+            os._exit(3)  # the child dies mid-share
+        return real(job)
+
+    parent = os.getpid()
+    monkeypatch.setattr(parse_pool, "_parse", parse)
+    with cache.disable_cache():
+        pooled = read(MINI, monkeypatch, 2)
+        one = read(MINI, monkeypatch, 1)
+    same(one, pooled)
+
+
+def test_shares_balance_cost_and_keep_every_job_once():
+    got = parse_pool.shares([0, 1, 2, 3, 4], [10, 1, 7, 3, 4], 2)
+    assert sorted(k for s in got for k in s) == [0, 1, 2, 3, 4]
+    assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [13, 12]  # this process's share first
+    assert parse_pool.shares([5, 6], [1, 1], 1) == [[5, 6]]
