@@ -8,6 +8,7 @@ split by estimated cost: this process parses one share while forked children (Li
 fork needs no re-import) parse the others and send their models back in migrate.codec form
 (tree-sitter objects never cross a process).  A child that fails leaves its share to this
 process.  ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
+``run_beside`` runs other work (lint's review rules) in a child the same way.
 """
 
 from __future__ import annotations
@@ -33,20 +34,26 @@ def _cost(job) -> float:
 
 
 def _workers(jobs: list) -> int:
-    if sys.platform != "linux" or len(jobs) < 2:
+    if len(jobs) < 2:
         return 1
     sizes = sorted(len(j[2]) for j in jobs)
     if sum(sizes[:-1]) < MIN_PARALLEL_BYTES:
         return 1
+    return min(idle_workers(), len(jobs))
+
+
+def idle_workers() -> int:
+    """Processes worth running: ``MPS_MIGRATE_JOBS``, else the cores other processes leave idle (1 off Linux)."""
+    if sys.platform != "linux":
+        return 1
     wanted = os.environ.get("MPS_MIGRATE_JOBS", "")
     if wanted.isdigit() and int(wanted) > 0:
-        return min(int(wanted), len(jobs))
+        return int(wanted)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    idle = cores - int(os.getloadavg()[0])  # cores other processes are not already using
-    return max(1, min(idle, len(jobs), 8))
+    return max(1, min(cores - int(os.getloadavg()[0]), 8))  # a loaded machine runs faster in one process
 
 
 def parse_all(jobs: list) -> list:
@@ -58,7 +65,7 @@ def parse_all(jobs: list) -> list:
     for k in mine:
         models[k] = _parse_cached(jobs[k])
     for share, child in zip(theirs, children):
-        blobs = _collect(child)
+        blobs = child.result() if child is not None else None
         if blobs is None:  # no child, or it failed: parse its share here
             for k in share:
                 models[k] = _parse_cached(jobs[k])
@@ -89,46 +96,71 @@ def _parse_cached(job):
     return cache.cached(kind, path, data, lambda: _parse(job), *extra)
 
 
-def _fork(share: list[int], jobs: list) -> tuple[int, int] | None:
-    """Start a child parsing ``share``: (pid, read end of its pipe), or None when none could start."""
-    try:
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid:
-        os.close(wfd)
-        return pid, rfd
-    code = 1
-    try:  # the child: parse everything first, then send (a full pipe must not stall the parsing)
-        import marshal
+def _fork(share: list[int], jobs: list) -> Child | None:
+    """A child parsing ``share``; its result is a marshal list of (job, codec blob)."""
 
+    def work():
         from migrate import codec
 
-        out = marshal.dumps([(k, codec.dumps(_parse(jobs[k]))) for k in share])
-        view = memoryview(out)
-        while view:
-            view = view[os.write(wfd, view) :]
-        code = 0
-    finally:
-        os._exit(code)
+        return [(k, codec.dumps(_parse(jobs[k]))) for k in share]
+
+    return Child.start(work, "marshal")
 
 
-def _collect(child: tuple[int, int] | None) -> list[tuple[int, bytes]] | None:
-    """The child's (job, codec blob) pairs, or None when it failed."""
-    if child is None:
-        return None
+def run_beside(work) -> Child | None:
+    """``work()`` (returning picklable data) in a forked child, or None when none could start."""
+    return Child.start(work, "pickle")
+
+
+class Child:
+    """A forked process computing one value and sending it back through a pipe."""
+
+    def __init__(self, pid: int, rfd: int, codec: str):
+        self.pid, self.rfd, self.codec = pid, rfd, codec
+
+    @classmethod
+    def start(cls, work, codec: str) -> Child | None:
+        try:
+            rfd, wfd = os.pipe()
+            pid = os.fork()
+        except OSError:
+            return None
+        if pid:
+            os.close(wfd)
+            return cls(pid, rfd, codec)
+        code = 1
+        try:  # the child: compute everything first, then send (a full pipe must not stall the work)
+            out = memoryview(_dumps(codec, work()))
+            while out:
+                out = out[os.write(wfd, out) :]
+            code = 0
+        finally:
+            os._exit(code)
+
+    def result(self):
+        """The child's value, or None when it failed."""
+        parts = []
+        with os.fdopen(self.rfd, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                parts.append(chunk)
+        _, status = os.waitpid(self.pid, 0)
+        if status != 0:
+            return None
+        try:
+            return _loads(self.codec, b"".join(parts))
+        except Exception:  # a truncated or foreign stream: the caller does the work itself
+            return None
+
+
+def _dumps(codec: str, value) -> bytes:
     import marshal
+    import pickle
 
-    pid, rfd = child
-    parts = []
-    with os.fdopen(rfd, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            parts.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    if status != 0:
-        return None
-    try:
-        return marshal.loads(b"".join(parts))
-    except (EOFError, ValueError, TypeError):
-        return None
+    return marshal.dumps(value) if codec == "marshal" else pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+
+def _loads(codec: str, data: bytes):
+    import marshal
+    import pickle
+
+    return marshal.loads(data) if codec == "marshal" else pickle.loads(data)

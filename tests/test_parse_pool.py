@@ -67,3 +67,22 @@ def test_shares_balance_cost_and_keep_every_job_once():
     assert sorted(k for s in got for k in s) == [0, 1, 2, 3, 4]
     assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [13, 12]  # this process's share first
     assert parse_pool.shares([5, 6], [1, 1], 1) == [[5, 6]]
+
+
+def test_review_rules_run_beside_the_index_rules(monkeypatch, tmp_path):
+    from migrate import lint
+
+    root = pytorch_260_root()
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
+    tree = load_tree(root)
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "1")
+    alone = lint_tree(tree).findings
+    assert {f.code for f in alone} & lint.BESIDE  # the tree has review findings to move
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    children = []
+    real = parse_pool.run_beside
+    monkeypatch.setattr(parse_pool, "run_beside", lambda work: children.append(1) or real(work))
+    assert lint_tree(tree).findings == alone and children == [1]
+    monkeypatch.setattr(parse_pool, "run_beside", lambda work: real(lambda: os._exit(3)))  # a child that dies
+    assert lint_tree(tree).findings == alone
+    assert lint_tree(tree, only_paths=[next(iter(tree.metals))]).findings is not None and children == [1]
