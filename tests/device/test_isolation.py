@@ -4,7 +4,10 @@ restarted worker. Limits are small so the tests stay fast."""
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +21,8 @@ PLANTED = r"""
 using namespace metal;
 extern "C" void* malloc(ulong n);
 extern "C" int open(constant char* path, int flags, ...);
+extern "C" int truncate(constant char* path, long n);
+extern "C" int ftruncate(int fd, long n);
 
 kernel void add_one(device float* y [[buffer(0)]], constant float* x [[buffer(1)]],
                     uint i [[thread_position_in_grid]]) {
@@ -53,6 +58,16 @@ kernel void hog(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]
     prev = p;
   }
   y[i] = prev[0];
+}
+kernel void write_constant(constant float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+  ((device float*)x)[i] = -1.0f;
+  y[i] = 1.0f;
+}
+kernel void shrink_arena(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  y[i] = 2.0f;
+  truncate("arena", 0);  // every way to the shared buffers, after the kernel's last store
+  for (int fd = 3; fd < 256; ++fd) ftruncate(fd, 0);
 }
 kernel void create_file(constant char* path [[buffer(0)]], device int* fd [[buffer(1)]],
                         uint i [[thread_position_in_grid]]) {
@@ -97,6 +112,34 @@ def test_aliased_buffers_stay_aliased_across_the_worker(lib):
     z = np.zeros(16, np.float32)
     lib.add_one(z[8:], z[:8])  # views of one array: the worker sees one span
     assert z.tolist() == [0.0] * 8 + [1.0] * 8
+
+
+def test_constant_buffers_are_not_copied_back(lib):
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    lib.write_constant(x, y)
+    assert x.tolist() == [1.0] * 8 and y.tolist() == [1.0] * 8
+    get_backend("cpu", isolate=False).compile_shader(PLANTED, opt=1).write_constant(x, y)
+    assert x.tolist() == [-1.0] * 8  # in this process the cast write lands: the copy-back rule kept x
+
+
+SHRINK = """
+import numpy as np
+from migrate.device import get_backend
+lib = get_backend("cpu", timeout=10, memory=1 << 30).compile_shader({src!r}, opt=1)
+y = np.zeros(4, np.float32)
+lib.shrink_arena(y)
+print(y.tolist())
+"""
+
+
+def test_worker_cannot_shrink_the_shared_arena(lib, cache_dir):
+    # a truncated shared mapping would be a SIGBUS in the parent's copy-back: run it in a child
+    env = dict(os.environ, MPS_MIGRATE_CACHE=str(cache_dir))
+    out = subprocess.run(
+        [sys.executable, "-c", SHRINK.format(src=PLANTED)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[2.0, 2.0, 2.0, 2.0]"
 
 
 def test_out_of_bounds_write_far_past_the_buffer(lib):

@@ -1,7 +1,9 @@
 """The parent's side: one persistent worker per limit setting, restarted after a crash or timeout.
 
 A launch copies every bound buffer (overlapping ones as one span, so aliasing holds) into the
-shared arena, asks the worker to run it, and copies the spans back when it succeeded. A dead
+shared arena, asks the worker to run it, and copies the spans back when it succeeded (spans of
+`constant` buffers only are not copied back). The arena is a memfd sealed against shrinking, so
+the worker cannot truncate it under the parent's mapping (a SIGBUS in the parent). A dead
 worker, a reply that does not come within the timeout, or a fault reported by the worker
 becomes a KernelFault naming the kernel and the signal.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import fcntl
 import mmap
 import os
 import shutil
@@ -76,6 +79,13 @@ _SIGNAL_WHAT = {
 _OOM_TEXT = "cannot allocate memory"  # glibc's words (thread-local data) and the runtime's (a failed malloc)
 
 
+def _sealed_memfd() -> int:
+    """The arena's memory: it can grow (the parent's ftruncate) but never shrink, and its seals are final."""
+    fd = os.memfd_create("mps-migrate-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return fd
+
+
 def _package_root() -> str:
     return str(Path(__file__).resolve().parents[3])
 
@@ -87,7 +97,7 @@ class WorkerProcess:
         self.limits = limits
         self.folder = tempfile.mkdtemp(prefix="mps-migrate-worker-")
         self.log = os.path.join(self.folder, "worker.log")
-        self.arena_path = os.path.join(self.folder, "arena")
+        self.arena_fd = _sealed_memfd()
         self.arena_size = 0
         self.arena: mmap.mmap | None = None
         self.loaded: dict[str, dict] = {}
@@ -103,16 +113,22 @@ class WorkerProcess:
         }
         if os.environ.get("MPS_MIGRATE_THREADS"):
             env["MPS_MIGRATE_THREADS"] = os.environ["MPS_MIGRATE_THREADS"]
-        open(self.arena_path, "wb").close()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "migrate.device.isolation.worker", str(child.fileno()), str(limits.memory)],
+                [
+                    sys.executable,
+                    "-m",
+                    "migrate.device.isolation.worker",
+                    str(child.fileno()),
+                    str(limits.memory),
+                    str(self.arena_fd),
+                ],
                 cwd=self.folder,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                pass_fds=(child.fileno(),),
+                pass_fds=(child.fileno(), self.arena_fd),
                 start_new_session=True,
             )
         child.close()
@@ -229,9 +245,8 @@ class WorkerProcess:
         if size > self.arena_size:
             size = max(size, 2 * self.arena_size, 1 << 20)
             size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-            with open(self.arena_path, "r+b") as f:
-                f.truncate(size)
-                self.arena = mmap.mmap(f.fileno(), size)
+            os.ftruncate(self.arena_fd, size)
+            self.arena = mmap.mmap(self.arena_fd, size)
             self._arena_keep = ctypes.c_char.from_buffer(self.arena)
             self.arena_size = size
         return ctypes.addressof(self._arena_keep)
@@ -253,6 +268,9 @@ class WorkerProcess:
                 pass
         self.kill()
         self.sock.close()
+        if self.arena_fd >= 0:
+            os.close(self.arena_fd)
+            self.arena_fd = -1
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

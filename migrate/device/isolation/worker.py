@@ -1,10 +1,10 @@
 """The worker process: confines itself, then loads compiled kernel libraries and runs launches.
 
-    python -m migrate.device.isolation.worker FD MEMORY_BYTES
+    python -m migrate.device.isolation.worker FD MEMORY_BYTES ARENA_FD
 
 FD is a connected socket to the parent; messages are length-prefixed JSON (never pickle: the
-parent must not trust what comes back). Buffers live in the shared file `arena` of the worker's
-folder (its working directory), mapped by both processes; the parent copies tensors in and out.
+parent must not trust what comes back). Buffers live in the arena, a memfd (ARENA_FD) mapped by
+both processes and sealed against shrinking; the parent copies tensors in and out.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ def _error(exc: BaseException) -> dict:
 
 
 class Worker:
-    def __init__(self, sock):
+    def __init__(self, sock, arena_fd: int):
         self.sock = sock
+        self.arena_fd = arena_fd
         self.libs: dict[str, object] = {}
         self.arena = None
         self.arena_base = 0
@@ -40,8 +41,7 @@ class Worker:
         if self.arena is not None:
             self.arena_keep = None
             self.arena.close()
-        with open("arena", "r+b") as f:
-            self.arena = mmap.mmap(f.fileno(), size)
+        self.arena = mmap.mmap(self.arena_fd, size)
         self.arena_keep = ctypes.c_char.from_buffer(self.arena)
         self.arena_base = ctypes.addressof(self.arena_keep)
 
@@ -86,11 +86,11 @@ class Worker:
 def main() -> None:
     import socket
 
-    fd, memory = int(sys.argv[1]), int(sys.argv[2])
+    fd, memory, arena_fd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     sandbox = apply(os.getcwd(), memory)
     sock = socket.socket(fileno=fd)
     send(sock, {"sandbox": sandbox, "pid": os.getpid()})
-    Worker(sock).serve()
+    Worker(sock, arena_fd).serve()
 
 
 if __name__ == "__main__":
