@@ -61,7 +61,7 @@ def main() -> None:
     import gc
 
     cores = len(os.sched_getaffinity(0))
-    print(f"{cores} cores, load average {os.getloadavg()[0]:.1f} (auto: a pool only on idle cores)")
+    print(f"{cores} cores, load average {os.getloadavg()[0]:.1f} (auto: one process per idle core, when 2+ are idle)")
     gc.disable()  # as the CLI does
     lint_warm()  # fill the parse cache
     cases = {

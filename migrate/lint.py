@@ -23,8 +23,11 @@ class LintResult:
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
     config = config or Config()
     index = Index(tree, scope=only_paths)
-    rules = [rule for code, rule in all_rules().items() if config.enabled(code)]
-    findings = run_rules(rules, index, beside=only_paths is None and len(tree.metals) >= BESIDE_MIN_METAL)
+    findings: list[Finding] = []
+    for code, rule in all_rules().items():
+        if not config.enabled(code):
+            continue
+        findings.extend(rule.run(index))
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:
@@ -37,27 +40,6 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
         ]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
     return LintResult(tree, index, findings)
-
-
-# The review rules: their per-file analyses (Metal data flow, host bodies) are work the index
-# rules never share, so on a whole tree a forked child runs them while this process runs the rest.
-BESIDE = frozenset({"MPS016", "MPS017", "MPS018", "MPS019", "MPS020", "MPS021"})
-BESIDE_MIN_METAL = 8  # Metal sources (files and inline) before a child pays
-
-
-def run_rules(rules: list, index: Index, beside: bool = False) -> list[Finding]:
-    """Every rule's findings; with ``beside`` (and an idle core) the BESIDE rules run in a child."""
-    from migrate.parse_pool import idle_workers, run_beside
-
-    theirs = [r for r in rules if r.code in BESIDE] if beside and idle_workers() > 1 else []
-    child = run_beside(lambda: [f for r in theirs for f in r.run(index)]) if theirs else None
-    if child is None:
-        theirs = []
-    findings = [f for r in rules if r not in theirs for f in r.run(index)]
-    if child is not None:
-        got = child.result()  # None: the child failed, so its rules run here
-        findings += got if got is not None else [f for r in theirs for f in r.run(index)]
-    return findings
 
 
 def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:

@@ -8,7 +8,6 @@ split by estimated cost: this process parses one share while forked children (Li
 fork needs no re-import) parse the others and send their models back in migrate.codec form
 (tree-sitter objects never cross a process).  A child that fails leaves its share to this
 process.  ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
-``run_beside`` runs other work (lint's review rules) in a child the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +19,10 @@ import sys
 from migrate import cache
 
 MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, worth a second process
+# Without MPS_MIGRATE_JOBS, a second process needs this many idle cores.  On the 2-core VM of the
+# README's measurements a second process saves a third of the parse when both cores are free, and costs
+# more than it saves when another process keeps one busy (the load average tells those apart).
+MIN_AUTO_IDLE = 2
 COST_PER_BYTE = {"yaml": 0.5}  # relative to host and Metal sources (measured on the 2.6.0 tree)
 
 
@@ -43,7 +46,8 @@ def _workers(jobs: list) -> int:
 
 
 def idle_workers() -> int:
-    """Processes worth running: ``MPS_MIGRATE_JOBS``, else the cores other processes leave idle (1 off Linux)."""
+    """Processes worth running: ``MPS_MIGRATE_JOBS``, else the cores other processes leave idle when there
+    are MIN_AUTO_IDLE of them (1 off Linux)."""
     if sys.platform != "linux":
         return 1
     wanted = os.environ.get("MPS_MIGRATE_JOBS", "")
@@ -53,7 +57,8 @@ def idle_workers() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores - int(os.getloadavg()[0]), 8))  # a loaded machine runs faster in one process
+    idle = cores - int(os.getloadavg()[0])  # a loaded machine parses faster in one process
+    return min(idle, 8) if idle >= MIN_AUTO_IDLE else 1
 
 
 def parse_all(jobs: list) -> list:
@@ -97,40 +102,42 @@ def _parse_cached(job):
 
 
 def _fork(share: list[int], jobs: list) -> Child | None:
-    """A child parsing ``share``; its result is a marshal list of (job, codec blob)."""
+    """A child parsing ``share``; its result is a list of (job, codec blob)."""
 
     def work():
         from migrate import codec
 
         return [(k, codec.dumps(_parse(jobs[k]))) for k in share]
 
-    return Child.start(work, "marshal")
-
-
-def run_beside(work) -> Child | None:
-    """``work()`` (returning picklable data) in a forked child, or None when none could start."""
-    return Child.start(work, "pickle")
+    return Child.start(work)
 
 
 class Child:
-    """A forked process computing one value and sending it back through a pipe."""
+    """A forked process computing one value (marshal data) and sending it back through a pipe."""
 
-    def __init__(self, pid: int, rfd: int, codec: str):
-        self.pid, self.rfd, self.codec = pid, rfd, codec
+    def __init__(self, pid: int, rfd: int):
+        self.pid, self.rfd = pid, rfd
 
     @classmethod
-    def start(cls, work, codec: str) -> Child | None:
+    def start(cls, work) -> Child | None:
         try:
             rfd, wfd = os.pipe()
+        except OSError:
+            return None
+        try:
             pid = os.fork()
         except OSError:
+            os.close(rfd)
+            os.close(wfd)
             return None
         if pid:
             os.close(wfd)
-            return cls(pid, rfd, codec)
+            return cls(pid, rfd)
         code = 1
         try:  # the child: compute everything first, then send (a full pipe must not stall the work)
-            out = memoryview(_dumps(codec, work()))
+            import marshal
+
+            out = memoryview(marshal.dumps(work()))
             while out:
                 out = out[os.write(wfd, out) :]
             code = 0
@@ -146,21 +153,9 @@ class Child:
         _, status = os.waitpid(self.pid, 0)
         if status != 0:
             return None
+        import marshal
+
         try:
-            return _loads(self.codec, b"".join(parts))
-        except Exception:  # a truncated or foreign stream: the caller does the work itself
+            return marshal.loads(b"".join(parts))
+        except (EOFError, ValueError, TypeError):  # a truncated stream: the caller does the work itself
             return None
-
-
-def _dumps(codec: str, value) -> bytes:
-    import marshal
-    import pickle
-
-    return marshal.dumps(value) if codec == "marshal" else pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-
-
-def _loads(codec: str, data: bytes):
-    import marshal
-    import pickle
-
-    return marshal.loads(data) if codec == "marshal" else pickle.loads(data)

@@ -69,20 +69,12 @@ def test_shares_balance_cost_and_keep_every_job_once():
     assert parse_pool.shares([5, 6], [1, 1], 1) == [[5, 6]]
 
 
-def test_review_rules_run_beside_the_index_rules(monkeypatch, tmp_path):
-    from migrate import lint
-
-    root = pytorch_260_root()
-    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
-    tree = load_tree(root)
-    monkeypatch.setenv("MPS_MIGRATE_JOBS", "1")
-    alone = lint_tree(tree).findings
-    assert {f.code for f in alone} & lint.BESIDE  # the tree has review findings to move
+@pytest.mark.parametrize(("cores", "load", "want"), [(2, 0.0, 2), (2, 1.2, 1), (4, 1.5, 3), (4, 3.0, 1), (16, 0.0, 8)])
+def test_auto_uses_the_idle_cores(monkeypatch, cores, load, want):
+    monkeypatch.delenv("MPS_MIGRATE_JOBS", raising=False)
+    monkeypatch.setattr(parse_pool.sys, "platform", "linux")
+    monkeypatch.setattr(parse_pool.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(parse_pool.os, "getloadavg", lambda: (load, load, load))
+    assert parse_pool.idle_workers() == want
     monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
-    children = []
-    real = parse_pool.run_beside
-    monkeypatch.setattr(parse_pool, "run_beside", lambda work: children.append(1) or real(work))
-    assert lint_tree(tree).findings == alone and children == [1]
-    monkeypatch.setattr(parse_pool, "run_beside", lambda work: real(lambda: os._exit(3)))  # a child that dies
-    assert lint_tree(tree).findings == alone
-    assert lint_tree(tree, only_paths=[next(iter(tree.metals))]).findings is not None and children == [1]
+    assert parse_pool.idle_workers() == 2
