@@ -11,7 +11,7 @@ import torch
 from migrate.device.cpu.launchers import launchers
 from migrate.device.cpu.prepass import prepass
 
-from .indexing_host import ilp_threads
+from .indexing_host import SCALAR_TYPE, ilp_threads
 from .shaders import INDEXING
 
 SPLIT = """
@@ -135,6 +135,10 @@ def test_ilp_fast_rows_and_tails_match_torch(libs, dtype, n):
     out = torch.full_like(x, 7)
     getattr(lib, f"bsub_dense_ilp4_{t}_{t}")(out, x, y, n, threads=[ilp_threads(n)], group_size=[32])
     torch.testing.assert_close(out, x - y * 2, rtol=0, atol=0)
+    if dtype != torch.int32:
+        out = torch.full((n,), 7.0)
+        getattr(lib, f"sq_dense_castout_ilp_{t}")(out, x, (4, SCALAR_TYPE[torch.float32], n), threads=[ilp_threads(n)])
+        torch.testing.assert_close(out, (x * x).float(), rtol=0, atol=0)
 
 
 def test_mixed_rows_fall_back(libs):
