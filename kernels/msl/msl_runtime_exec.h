@@ -566,7 +566,9 @@ static void* __msl_worker(void* arg) {
   return nullptr;
 }
 
-template <void (*Body)(void*, const __msl_tctx&), bool Checked, int NSlots>
+typedef bool (*__msl_cond_fn)(void*, const __msl_tctx&);
+template <void (*Body)(void*, const __msl_tctx&), bool Checked, int NSlots, __msl_cond_fn Cond = nullptr,
+          __msl_body_fn Fast = nullptr>
 static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
   __msl_tctx t;
   const __msl_dispatch* d = j->d;
@@ -582,6 +584,27 @@ static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
     const uint3 tgl = tg, szl = sz;
     for (uint z = 0; z < szl.z; ++z)
       for (uint y = 0; y < szl.y; ++y) {
+        if constexpr (Cond != nullptr) {
+          // The kernel is `P; if (C) A else B` with a side-effect-free P (the pre-pass
+          // checked): when C holds for every thread of the row, the row runs `P; A`, a
+          // body without B's loop, which vectorises across threads.
+          bool all = true;
+#pragma clang loop vectorize(enable) interleave(enable)
+          for (uint x = 0; x < szl.x; ++x) {
+            __msl_tctx tx;
+            __msl_fill_tctx(tx, &dl, tgl, szl, x, y, z);
+            __MSL_CALL_INLINE all &= Cond(env, tx);
+          }
+          if (all) {
+#pragma clang loop vectorize(enable) interleave(enable)
+            for (uint x = 0; x < szl.x; ++x) {
+              __msl_tctx tx;
+              __msl_fill_tctx(tx, &dl, tgl, szl, x, y, z);
+              __MSL_CALL_INLINE Fast(env, tx);
+            }
+            continue;
+          }
+        }
 #pragma clang loop vectorize(enable) interleave(enable)
         for (uint x = 0; x < szl.x; ++x) {
           __msl_tctx tx;
@@ -604,17 +627,19 @@ static void __msl_plain_loop(__msl_job* j, const uint3& tg, const uint3& sz) {
 }
 // Unchecked loops keep `t` and the buffer table local, so fields the kernel
 // does not read are never computed and buffer pointers stay in registers.
-template <void (*Body)(void*, const __msl_tctx&), int NSlots>
+template <void (*Body)(void*, const __msl_tctx&), int NSlots, __msl_cond_fn Cond = nullptr, __msl_body_fn Fast = nullptr>
 static void __msl_plain_group(__msl_job* j, const uint3& tg, const uint3& sz) {
   if (j->d->checked) __msl_plain_loop<Body, true, NSlots>(j, tg, sz);
-  else __msl_plain_loop<Body, false, NSlots>(j, tg, sz);
+  else __msl_plain_loop<Body, false, NSlots, Cond, Fast>(j, tg, sz);
 }
 
 static pthread_mutex_t __msl_checked_lock = PTHREAD_MUTEX_INITIALIZER;
 
-template <void (*Body)(void*, const __msl_tctx&), int NSlots = 0>  // NSlots: env is void*[NSlots]
+// NSlots: env is void*[NSlots]; Cond/Fast: the row-uniform fast path of `P; if (C) A else B`
+template <void (*Body)(void*, const __msl_tctx&), int NSlots = 0, __msl_cond_fn Cond = nullptr,
+          __msl_body_fn Fast = nullptr>
 static int __msl_run(__msl_dispatch* d, void* env, bool fibers) {
-  __msl_job j{d, Body, env, fibers, &__msl_plain_group<Body, NSlots>, 0, 0, 0};
+  __msl_job j{d, Body, env, fibers, &__msl_plain_group<Body, NSlots, Cond, Fast>, 0, 0, 0};
   j.total = (uint64_t)d->ngroups[0] * d->ngroups[1] * d->ngroups[2];
   if (j.total == 0) return 0;
   if (d->checked) {

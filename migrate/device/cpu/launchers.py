@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .prepass import POSITION_ATTRS, Kernel
+from .prepass import POSITION_ATTRS, Kernel, split_name
 
 
 def _quote(path: str) -> str:
@@ -30,6 +30,31 @@ def launcher(idx: int, k: Kernel) -> str:
     nslots = max(k.slots) + 1 if k.slots else 0
     info = "\n".join(f"  out[{slot}] = __msl_info<__A::arg<{pi}>>();" for slot, pi in sorted(k.slots.items()))
     fibers = "true" if k.uses_sync else "false"
+    run = f"__msl_run<__msl_k{idx}::body, {nslots}>(d, bufs, {fibers})"
+    split = ""
+    if k.split:  # row-uniform fast path (prepass._split); only optimised builds vectorise it
+        split = f"""static bool cond(void* __e, const __msl_tctx& __t) {{
+  constexpr bool (*__fn)({params}) = &{split_name(k.callee, "__msl_cond")};
+  void** __b = (void**)__e;
+  (void)__b;
+  bool __r;
+  __MSL_CALL_INLINE __r = __fn({", ".join(args)});
+  return __r;
+}}
+static void fast(void* __e, const __msl_tctx& __t) {{
+  constexpr __F* __fn = &{split_name(k.callee, "__msl_fast")};
+  void** __b = (void**)__e;
+  (void)__b;
+  __MSL_CALL_INLINE __fn({", ".join(args)});
+}}
+"""
+        run = f"""
+#if defined(__OPTIMIZE__)
+  __msl_run<__msl_k{idx}::body, {nslots}, __msl_k{idx}::cond, __msl_k{idx}::fast>(d, bufs, {fibers})
+#else
+  {run}
+#endif
+  """
     return f"""
 #line {k.origin.line} "{_quote(k.origin.file)}"
 namespace __msl_k{idx} {{
@@ -41,9 +66,9 @@ static void body(void* __e, const __msl_tctx& __t) {{
   (void)__b;
   __MSL_CALL_INLINE __fn({", ".join(args)});
 }}
-}}
+{split}}}
 extern "C" __attribute__((visibility("default"))) int __msl_launch_{idx}(void** bufs, __msl_dispatch* d) {{
-  return __msl_run<__msl_k{idx}::body, {nslots}>(d, bufs, {fibers});
+  return {run};
 }}
 extern "C" __attribute__((visibility("default"))) int __msl_info_{idx}(__msl_arginfo* out) {{
   using __A = __msl_k{idx}::__A;

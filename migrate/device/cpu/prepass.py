@@ -105,6 +105,8 @@ class Kernel:
     body_names: set[str] = field(default_factory=set)
     uses_sync: bool = False
     slots: dict[int, int] = field(default_factory=dict)  # buffer index -> param index
+    split: bool = False  # `callee` has row-uniform copies `<name>__msl_cond` / `<name>__msl_fast` (see _split)
+    split_name: str = ""
 
 
 @dataclass
@@ -256,6 +258,8 @@ class _Scanner:
         self.insts: list[tuple[str, list[Token], list[Param], Token]] = []
         self.bodies: dict[str, set[str]] = {}
         self.type_templates: set[str] = set()
+        self.def_count: dict[str, int] = {}  # kernel definitions per name
+        self.splits: dict[str, tuple[int, list[Token]]] = {}  # name -> (insert after index, copies)
 
     def run(self) -> None:
         toks = self.tokens
@@ -391,6 +395,11 @@ class _Scanner:
         end = _match(toks, after, "{", "}")
         body = {t.text for t in toks[after + 1 : end] if t.kind == IDENT}
         key = (name_tok.text, len(params))
+        self.def_count[name_tok.text] = self.def_count.get(name_tok.text, 0) + 1
+        if len(callee) == 1:
+            copies = _split(toks, self._decl_start(k), toks.index(name_tok, k), after, end)
+            if copies:
+                self.splits[name_tok.text] = (end, copies)
         has_attrs = any(p.attr for p in params)
         if self._is_template(k):
             if has_attrs or key not in self.defs:
@@ -399,6 +408,24 @@ class _Scanner:
         else:
             qual = "::".join(ns + ["".join(t.text for t in callee)])
             self.plain_defs.append((host or name_tok.text, params, toks[k], body, qual))
+
+    def _decl_start(self, k: int) -> int:
+        """First token of the kernel definition at tokens[k] (`template` or its specifiers)."""
+        toks = self.tokens
+        j = k - 1
+        while j >= 0 and toks[j].kind == IDENT and toks[j].text in ("static", "inline", "void"):
+            j -= 1
+        if self._is_template(k):
+            depth = 0
+            while j >= 0:
+                if toks[j].text == ">":
+                    depth += 1
+                elif toks[j].text == "<":
+                    depth -= 1
+                    if depth == 0:
+                        return j - 1
+                j -= 1
+        return j + 1
 
     def _is_template(self, k: int) -> bool:
         toks = self.tokens
@@ -451,7 +478,7 @@ def _assign_slots(kernel: Kernel) -> None:
             kernel.slots[nxt] = idx
 
 
-def find_kernels(tokens: list[Token]) -> tuple[list[Kernel], set[str]]:
+def find_kernels(tokens: list[Token]) -> tuple[list[Kernel], set[str], dict[str, tuple[int, list[Token]]]]:
     sc = _Scanner(tokens)
     sc.run()
     kernels: list[Kernel] = []
@@ -469,9 +496,12 @@ def find_kernels(tokens: list[Token]) -> tuple[list[Kernel], set[str]]:
             p.attr = d.attr
         targs = {t.text for t in callee if t.kind == IDENT}
         k = Kernel(host, " ".join(base), params, origin, sc.def_bodies.get(key, set()) | targs)
+        k.split_name = short
         kernels.append(k)
     for host, params, origin, body, qual in sc.plain_defs:
-        kernels.append(Kernel(host, "::" + qual if not qual.startswith("::") else qual, params, origin, body))
+        k = Kernel(host, "::" + qual if not qual.startswith("::") else qual, params, origin, body)
+        k.split_name = qual.rsplit("::", 1)[-1]
+        kernels.append(k)
     seen: dict[str, Kernel] = {}
     for k in kernels:
         if k.host_name in seen:
@@ -479,7 +509,144 @@ def find_kernels(tokens: list[Token]) -> tuple[list[Kernel], set[str]]:
         seen[k.host_name] = k
         _assign_slots(k)
         k.uses_sync = _uses_sync(k.body_names, sc.bodies)
-    return kernels, sc.type_templates
+        k.split = (
+            k.split_name in sc.splits
+            and sc.def_count.get(k.split_name) == 1  # one definition: its copies resolve as the kernel does
+            and not k.uses_sync
+            and not any(p.attr and p.attr[0] == "tgmem" for p in k.params)
+        )
+    used = {k.split_name for k in kernels if k.split}
+    return kernels, sc.type_templates, {n: sc.splits[n] for n in used}
+
+
+# Row-uniform fast path. A kernel `P; if (C) { A } else { B }` whose else branch has a loop
+# (torch's ILP kernels: the tail loop) cannot be vectorised across threads: clang vectorises
+# only inside one thread. The pre-pass copies it as `NAME__msl_cond` (`P; return C;`) and
+# `NAME__msl_fast` (`P; { A }`); the runtime evaluates C for every thread of a row first and,
+# when it holds for all, runs `P; A` for each, a body clang vectorises across threads.
+# A valid GPU schedule, provided P and C change no memory another thread (or A) reads:
+# they may only declare locals, read, compute and call casts/constructors of Metal types.
+SPLIT_IMPURE_WORDS = frozenset(
+    "return goto asm __asm__ throw new delete static thread_local extern volatile __msl_threadgroup "
+    "co_await co_yield co_return if for while do switch break continue case default using typedef".split()
+)
+SPLIT_IMPURE_OPS = frozenset("= ++ -- += -= *= /= %= &= |= ^= <<= >>= { } ->* .* ; #".split())
+SPLIT_PURE_CALLS = (
+    CTOR_TYPES
+    | {"float", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool", "size_t"}
+    | {"static_cast", "const_cast", "reinterpret_cast", "as_type", "sizeof", "alignof", "decltype"}
+)
+SPLIT_SUFFIXES = ("__msl_cond", "__msl_fast")
+
+
+def split_name(callee: str, suffix: str = "") -> str:
+    """`ns :: f < T >` -> `ns :: f<suffix> < T >`."""
+    head, sep, tail = callee.partition(" <")
+    return head + suffix + sep + tail
+
+
+def _pure_expr(toks: list[Token]) -> bool:
+    """No stores, no increments, no calls except casts and constructors of Metal types."""
+    for i, t in enumerate(toks):
+        if t.kind not in (IDENT, NUMBER, PUNCT) and t.kind != "char":
+            return False
+        if (t.kind == IDENT and t.text in SPLIT_IMPURE_WORDS) or (t.kind == PUNCT and t.text in SPLIT_IMPURE_OPS):
+            return False
+        if t.text == "(" and t.kind == PUNCT and i > 0:
+            j = i - 1
+            if toks[j].text == ">" and toks[j].kind == PUNCT:  # `name<args>(`
+                depth = 0
+                while j >= 0:
+                    depth += toks[j].text == ">"
+                    depth -= toks[j].text == "<"
+                    if depth == 0:
+                        break
+                    j -= 1
+                j -= 1
+                if j < 0:
+                    return False
+            if toks[j].kind == IDENT and toks[j].text not in SPLIT_PURE_CALLS:
+                return False
+            if toks[j].text in (")", "]"):  # a call through an expression
+                return False
+    return True
+
+
+def _pure_decl(toks: list[Token]) -> bool:
+    """`TYPE NAME;` or `TYPE NAME = EXPR;` with a pure EXPR."""
+    eq = next((i for i, t in enumerate(toks) if t.text == "=" and t.kind == PUNCT), len(toks))
+    lhs = toks[:eq]
+    if len(lhs) < 2 or lhs[0].kind != IDENT or lhs[-1].kind != IDENT:
+        return False
+    if lhs[-2].kind != IDENT and lhs[-2].text not in (">", "*", "&"):
+        return False
+    for t in lhs:
+        if t.kind == IDENT and t.text in SPLIT_IMPURE_WORDS:
+            return False
+        if t.kind not in (IDENT, NUMBER) and not (t.kind == PUNCT and t.text in ("::", "<", ">", ",", "*", "&")):
+            return False
+    return eq == len(toks) or _pure_expr(toks[eq + 1 :])
+
+
+def _split(toks: list[Token], start: int, name: int, open_: int, close: int) -> list[Token] | None:
+    """The `__msl_cond` and `__msl_fast` copies of the kernel defined by toks[start:close + 1]
+    (name at `name`, body braces at `open_`/`close`), or None when its body is not
+    `P; if (C) { A } else { ..loop.. }` with a pure P and C."""
+    body = toks[open_ + 1 : close]
+    if any(t.text in ("__msl_threadgroup", "static", "thread_local") for t in toks[start:close]):
+        return None
+    i = 0
+    while i < len(body) and body[i].text != "if":
+        j, depth = i, 0
+        while j < len(body) and not (depth == 0 and body[j].text == ";"):
+            if body[j].text in ("{", "}") or body[j].kind not in (IDENT, NUMBER, PUNCT):
+                return None
+            depth += body[j].text in ("(", "[")
+            depth -= body[j].text in (")", "]")
+            j += 1
+        stmt = body[i:j]
+        alias = len(stmt) > 3 and stmt[0].text == "using" and stmt[1].kind == IDENT and stmt[2].text == "="
+        if j == len(body) or not (_pure_expr(stmt[3:]) if alias else _pure_decl(stmt)):
+            return None
+        i = j + 1
+    if i + 1 >= len(body) or body[i + 1].text != "(":
+        return None
+    c_end = _match(body, i + 1, "(", ")")
+    if c_end + 1 >= len(body) or body[c_end + 1].text != "{" or not _pure_expr(body[i + 2 : c_end]):
+        return None
+    a_end = _match(body, c_end + 1, "{", "}")
+    if a_end + 2 >= len(body) or body[a_end + 1].text != "else" or body[a_end + 2].text != "{":
+        return None
+    if _match(body, a_end + 2, "{", "}") != len(body) - 1:
+        return None
+    if not any(t.kind == IDENT and t.text in ("for", "while", "do") for t in body[a_end + 3 :]):
+        return None
+    head = toks[start:open_]
+    voids = [h for h in range(name - start) if head[h].text == "void" and head[h].kind == IDENT]
+    if len(voids) != 1:
+        return None
+    prologue = body[:i]
+    out: list[Token] = []
+    for suffix in SPLIT_SUFFIXES:
+        for h, t in enumerate(head):
+            if t.text == "__msl_kernel":
+                continue
+            if h == name - start:
+                t = Token(IDENT, t.text + suffix, t.file, t.line, t.col)
+            elif h == voids[0] and suffix == "__msl_cond":
+                t = Token(IDENT, "bool", t.file, t.line, t.col)
+            out.append(t)
+        out.append(toks[open_])
+        out.extend(prologue)
+        if suffix == "__msl_cond":
+            at = body[i]
+            out.append(Token(IDENT, "return", at.file, at.line, at.col))
+            out.extend(body[i + 1 : c_end + 1])
+            out.append(Token(PUNCT, ";", at.file, at.line, at.col))
+        else:
+            out.extend(body[c_end + 1 : a_end + 1])
+        out.append(toks[close])
+    return out
 
 
 def rewrite(tokens: list[Token], type_templates: set[str]) -> list[Token]:
@@ -650,7 +817,10 @@ def prepass(preprocessed: str, main_file: str) -> PrepassResult:
                 continue
         norm.append(tokens[i])
         i += 1
-    kernels, type_templates = find_kernels(norm)
+    kernels, type_templates, splits = find_kernels(norm)
+    if splits:  # the copies go right after their kernel's definition, in its namespace
+        after = {end: copies for end, copies in splits.values()}
+        norm = [x for i, t in enumerate(norm) for x in ([t] + after.get(i, []))]
     out = rewrite(norm, type_templates)
     files = sorted({t.file for t in norm})
     return PrepassResult(render(out), kernels, files)
