@@ -33,6 +33,8 @@ GOLDENS = {
     "sign": "dtype branch ([t dataType] == MPSDataTypeInt64) -> per-dtype specialisation on T",
     "leaky_relu": "run-time scalar: the file-local launcher binding it as a float (unary_1d_scalar)",
     "add": "string switch on op_name specialised for its caller; alpha through binary_mps_impl_with_scalar",
+    "clamp_max": "optional bounds: the shared clamp helper (a void helper filling the cached graph) specialised "
+    "for an absent min and a present max; integers through the dtype branch; the Tensor overload rides minimum_stub",
     "rsqrt": "OS-version #ifdef / if inside the graph: the newest macOS's branch",
 }
 

@@ -28,6 +28,8 @@ GOLDEN = PORT / "golden"
 # family -> what the golden shows (unary, binary, alpha, comparison, logical, multi-node graph)
 PORT_GOLDENS = {
     "add": "binary alpha (scalar placeholder in a cached-graph lambda)",
+    "clamp_min": "optional bounds: the shared clamp helper specialised for a present min and an absent max; "
+    "its Tensor overload rides maximum_stub; the stub's header included",
     "atan2": "binary, block passed to the binary helper",
     "copysign": "reroute only: functor and stub exist",
     "exp2": "unary, file-local macro pasting a selector fragment",

@@ -70,8 +70,9 @@ def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
             _plan(Index(load_tree(ix.tree.root, {**ix.tree.sources, **base})), row)
         except (PortBlocked, NothingToPort, ValueError):
             continue
-        if _kernel_paths(row.port):  # only a reroute rides on another port (its kernel edits would not combine)
+        if _kernel_paths(row.port) & _kernel_paths(first.port):  # offsets into a file the first port changed
             row.port, row.patch, row.target, row.convention, row.changes = None, "", "", "", []
+            row.detail += f"; after {owner}'s port it writes to the same kernel file: port it on its own"
             continue
         row.after, row.base, row.verify = owner, base, ""
         row.detail = f"planned after {owner}'s port (its patch applies on top of {owner}.diff)"

@@ -68,6 +68,31 @@ class Node:
         return f"{self.op}({', '.join(map(repr, self.args))})"
 
 
+def same(a: Node, b: Node) -> bool:
+    """The two nodes compute the same thing (structurally)."""
+    if a is b:
+        return True
+    if (a.op, a.name, a.value, a.dtype, len(a.args)) != (b.op, b.name, b.value, b.dtype, len(b.args)):
+        return False
+    if (a.like is None) != (b.like is None) or (a.like is not None and not same(a.like, b.like)):
+        return False
+    return all(same(x, y) for x, y in zip(a.args, b.args))
+
+
+def fold_same_arms(n: Node, memo: dict | None = None) -> Node:
+    """``n`` with every ``dtype_if`` whose two arms compute the same thing replaced by that arm."""
+    memo = {} if memo is None else memo
+    if id(n) in memo:
+        return memo[id(n)]
+    args = tuple(fold_same_arms(a, memo) for a in n.args)
+    if n.op == "dtype_if" and same(args[1], args[2]):
+        out = args[1]
+    else:
+        out = n if args == n.args else Node(n.op, args, n.name, n.value, n.dtype, n.like)
+    memo[id(n)] = out
+    return out
+
+
 @dataclass
 class Dag:
     inputs: list[Node]

@@ -197,6 +197,9 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
             )
             continue
         changes.append(f"behaviour change ({idiom.name}): {idiom.why}; {_example(idiom, hits[0])}")
+    from migrate.port.dag import fold_same_arms
+
+    out = fold_same_arms(out)  # NaN-propagating max in both arms of an integer branch: one formula
     new = Dag(list(dag.inputs), out, dag.source, dag.alpha, notes=dag.notes, params=list(dag.params))
     return new, changes, notes
 

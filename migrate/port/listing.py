@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from migrate.index import Index
 from migrate.port.locate import mpsgraph_families
-from migrate.port.patch import NothingToPort, plan_port, translate_family
+from migrate.port.patch import NothingToPort, own_impls, plan_port, translate_family
 from migrate.port.translate import PortBlocked
 
 
@@ -28,7 +28,7 @@ def verdict(ix: Index, family: str) -> Verdict:
         if ix.routes[e.overload_name].impl in ("mpsgraph", "mixed") and ix.routes[e.overload_name].via == "explicit"
     )
     try:
-        impls, dag = translate_family(ix, family)
+        impls, dag = translate_family(ix, family, own_impls(ix, family))
     except PortBlocked as exc:
         return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
     try:

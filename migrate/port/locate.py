@@ -137,7 +137,7 @@ def _lambda_at(toks: list[o.Tok], i: int) -> bool:
 
 
 def _helper_parser(ix: Index):
-    """name -> (params, body) of a same-tree function taking graph tensors."""
+    """name -> (params, body) of a same-tree function taking graph tensors (or a cached graph)."""
 
     def helper(name: str):
         defs = ix.functions.get(name)
@@ -145,7 +145,8 @@ def _helper_parser(ix: Index):
             return None
         f = defs[0]
         text, line = function_text(ix, f)
-        if "MPSGraphTensor" not in text.split("{", 1)[0]:
+        head = text.split("{", 1)[0]
+        if "MPSGraphTensor" not in head and "CachedGraph" not in head:
             return None
         toks = o.tokenize(text, line)
         for k, t in enumerate(toks):
@@ -179,22 +180,28 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
             if c in ix.functions and c != f.name and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1
         ]
         if _depth == 0 and len(callees) == 1:
-            from migrate.port.specialise import call_literals
+            from migrate.port.specialise import call_literals, call_names
 
             helper = ix.functions[callees[0]][0]
-            literals = call_literals(text, line, callees[0], _params(*function_text(ix, helper)))
+            hparams = _params(*function_text(ix, helper))
+            literals = call_literals(text, line, callees[0], hparams, _params(text, line))
             try:
-                return graph_dag(ix, helper, _depth + 1, literals)
+                dag = graph_dag(ix, helper, _depth + 1, literals)
             except PortBlocked as exc:
                 raise PortBlocked(f"{exc.reason} (in helper {callees[0]})", exc.construct, exc.where) from None
+            names = call_names(text, line, callees[0], hparams)
+            for n in [*dag.inputs, *([dag.alpha] if dag.alpha is not None else []), *dag.params]:
+                n.name = names.get(n.name, n.name)  # the helper's parameter -> the caller's argument
+            return dag
         if callees:
             raise PortBlocked(f"graph built by helpers {', '.join(callees)}", "graph in shared helper", where)
         raise PortBlocked("no graph-building block found", "no graph block", where)
-    from migrate.port.specialise import general_paths
+    from migrate.port.specialise import general_paths, host_facts
 
     known = {**general_paths(text), **(known or {})}
+    facts = host_facts(text, known)
     feeds = scalar_feeds(text)
-    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix), known, feeds).block(b) for b in blocks]
+    dags = [Translator(f"{f.path}:{b.line}", _helper_parser(ix), known, feeds, facts).block(b) for b in blocks]
     shapes = {d.structure() for d in dags}
     if len(shapes) > 1:
         raise PortBlocked(f"{len(blocks)} different graph blocks (chosen at run time)", "several graph blocks", where)
@@ -202,14 +209,20 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     # placeholders of a cached-graph lambda are named after the host tensors: operands follow the
     # signature's order (TensorIterator's input order), not the order the graph created them in
     typed = _params(text, line)
+    present = [  # optional Scalars the caller always passes
+        p.name
+        for p in typed
+        if "Scalar" in p.type and "optional" in p.type.lower() and (k := known.get(p.name)) and k.value is not None
+    ]
     params = [p.name for p in typed]
     if all(n.name in params for n in dag.inputs):
         dag.inputs.sort(key=lambda n: params.index(n.name))
+    scalars = scalar_params(typed) + present  # an optional Scalar the caller always passes is one too
     if dag.alpha is not None:
-        _resolve_alpha(dag, typed, where)
+        _resolve_alpha(dag, scalars, where)
     dag.params.sort(key=lambda n: params.index(n.name) if n.name in params else len(params))  # the signature's order
     for n in dag.params:
-        if n.name not in scalar_params(typed):
+        if n.name not in scalars:
             raise PortBlocked(
                 f"constant from {n.name}, which is not a Scalar argument of the function", "run-time scalar", where
             )
@@ -236,9 +249,8 @@ def _is_scalar_type(t: str) -> bool:
     return "Scalar" in words and "optional" not in t
 
 
-def _resolve_alpha(dag: Dag, params, where: str) -> None:
+def _resolve_alpha(dag: Dag, scalars: list[str], where: str) -> None:
     """The alpha node names one Scalar argument of the function (a scalar placeholder: the only one)."""
-    scalars = scalar_params(params)
     a = dag.alpha
     if a.name is None:
         if len(scalars) != 1:

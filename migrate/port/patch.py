@@ -45,10 +45,11 @@ class Port:
 
 
 # ------------------------------------------------------------- translation
-def translate_family(ix: Index, family: str) -> tuple[list[Impl], Dag]:
+def translate_family(ix: Index, family: str, impls: list[Impl] | None = None) -> tuple[list[Impl], Dag]:
+    """The family's graph (``impls``: only these overloads' implementations)."""
     if family not in ix.families:
         raise KeyError(family)
-    impls = family_impls(ix, family)
+    impls = family_impls(ix, family) if impls is None else impls
     if not impls:
         raise NothingToPort(f"{family}: nothing to port (no overload is routed to MPSGraph code)")
     try:
@@ -115,8 +116,10 @@ def _explain_unreadable(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortB
     )
 
 
-def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
+def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0) -> bool | None:
     """Does the CPU operator accept tensors of ``dtype`` ("int32", "bool")? None: no such aten operator.
+    ``scalars``: its run-time Scalar arguments, passed (as 2, which integral dtypes take too) when the
+    call without them fails (clamp_min(self, min)).
     Needs torch (the [verify] extra): without it the port would register dtypes the operator refuses."""
     import torch
 
@@ -124,11 +127,13 @@ def cpu_takes(family: str, arity: int, dtype: str) -> bool | None:
     if op is None:
         return None
     x = torch.tensor([1, 0, 1], dtype=getattr(torch, dtype))
-    try:
-        op(*([x] * arity))
-        return True
-    except Exception:
-        return False
+    for extra in dict.fromkeys([0, scalars]):
+        try:
+            op(*([x] * arity), *([2] * extra))
+            return True
+        except Exception:
+            continue
+    return False
 
 
 def _ufunc_stub(ix: Index, family: str, im: Impl) -> str | None:
@@ -281,6 +286,48 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
 def _registered_arity(ix: Index, functor: str) -> int:
     """1 when the functor's registrations are unary (REGISTER_UNARY_*), else 2."""
     return 1 if any("UNARY" in r.macro for r in ix.functor_registrations.get(functor, ())) else 2
+
+
+def split_riders(ix: Index, family: str) -> tuple[list[Impl], list[Impl], list[str]]:
+    """``_riders`` of the family's MPSGraph-routed overloads."""
+    return _riders(ix, family, family_impls(ix, family))
+
+
+def own_impls(ix: Index, family: str) -> list[Impl] | None:
+    """The overloads the port translates: all (None) unless some ride another family's stub."""
+    if family not in ix.families or not family_impls(ix, family):
+        return None
+    own, riders, waiting = split_riders(ix, family)
+    return own if (riders or waiting) and own else None
+
+
+def _riders(ix: Index, family: str, impls: list[Impl]) -> tuple[list[Impl], list[Impl], list[str]]:
+    """(overloads the port writes a kernel for, overloads whose shared CPU kernel calls another family's
+    stub on its own iterator -- clamp_min_Tensor_out's maximum_stub -- that MPS registers already: they
+    only reroute, owners of such stubs not registered yet: port those first)."""
+    from migrate.port.cpu_iter import calls_stub_on_its_iterator
+    from migrate.port.stub_impl import replaced
+
+    own, riders, waiting = [], [], []
+    for im in impls:
+        try:
+            _stub_for(ix, family, [im])
+            own.append(im)
+            continue
+        except PortBlocked as exc:
+            owner = exc.after if exc.construct == "another family's stub" else None
+        if not owner:
+            own.append(im)
+            continue
+        stub = owner + "_stub"
+        shared = [d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys]
+        if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
+            own.append(im)  # reached through helpers: not the owner's computation
+        elif stub in ix.registrations and not all(r in replaced(impls) for r in ix.registrations[stub]):
+            riders.append(im)
+        else:
+            waiting.append(stub.removesuffix("_stub"))
+    return own, riders, waiting
 
 
 def _onto_registered_stub(ix: Index, family: str) -> Port | None:
@@ -540,6 +587,40 @@ def _hand_written(ix: Index, family: str) -> Port | None:
 def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool = True) -> Port:
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
+    port = _plan_port(ix, family, torch_dtypes, cleanup)
+    port.edits = with_stub_header(ix, port.edits, port.stub)
+    return port
+
+
+_NATIVE_INCLUDE = re.compile(rb"^#include <ATen/native/[^>]+>[^\n]*\n", re.M)
+_ANY_INCLUDE = re.compile(rb"^#include [<\"][^>\"]+[>\"][^\n]*\n", re.M)
+
+
+def with_stub_header(ix: Index, edits: list[Edit], stub: str) -> list[Edit]:
+    """``edits`` plus the ``#include`` of the header declaring ``stub`` in the host file that registers it,
+    when that file does not include it yet (UnaryKernel.mm includes UnaryOps.h, not Activation.h)."""
+    decl = ix.tree.declared_stubs.get(stub)
+    host = next((e.path for e in edits if f"REGISTER_DISPATCH({stub}," in e.replacement), None)
+    if decl is None or host is None or not decl.path.startswith("aten/src/"):
+        return edits
+    header = decl.path.removeprefix("aten/src/")
+    line = f"#include <{header}>\n".encode()
+    whole = next((e for e in edits if e.path == host and e.start == 0 and e.end == len(ix.tree.sources[host])), None)
+    data = whole.replacement.encode("utf-8", "surrogateescape") if whole else ix.tree.sources[host]
+    if f"<{header}>".encode() in data:
+        return edits
+    native = list(_NATIVE_INCLUDE.finditer(data)) or list(_ANY_INCLUDE.finditer(data))
+    if not native:
+        return edits
+    later = next((m for m in native if m.group(0) > line), None)  # the block's alphabetical place
+    pos = later.start() if later else native[-1].end()
+    if whole is not None:
+        text = (data[:pos] + line + data[pos:]).decode("utf-8", "surrogateescape")
+        return [e if e is not whole else Edit(host, 0, whole.end, text) for e in edits]
+    return edits + [Edit(host, pos, pos, line.decode())]
+
+
+def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Port:
     done = _hand_written(ix, family) or _onto_registered_stub(ix, family)
     if done is not None:
         fb = FixBuilder(ix)
@@ -548,7 +629,22 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
             done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
         _reroute(ix, family, done, fb)
         return done
-    impls, dag = translate_family(ix, family)
+    riders: list[Impl] = []
+    if family in ix.families and family_impls(ix, family):
+        own, riders, waiting = split_riders(ix, family)
+        if own and waiting:
+            names = ", ".join(im.entry.overload_name for im in family_impls(ix, family) if im not in own)
+            raise PortBlocked(
+                f"{names} call{'s' * (len(names.split(', ')) == 1)} {waiting[0]}_stub: port {waiting[0]} first "
+                f"(mps-migrate port {waiting[0]}); {family} then reroutes {'them' if ', ' in names else 'it'} onto "
+                "its registration",
+                "another family's stub",
+                None,
+                after=waiting[0],
+            )
+        impls, dag = translate_family(ix, family, own if riders else None)
+    else:
+        impls, dag = translate_family(ix, family)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
@@ -562,14 +658,25 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     else:
         _check_stub_takes(ix, stub, alpha, dag.source)
     name = family
+    nscalars = (dag.alpha is not None) + len(dag.params)
     ints, bools = (
-        (cpu_takes(family, arity, "int32"), cpu_takes(family, arity, "bool")) if torch_dtypes else (None, None)
+        (cpu_takes(family, arity, "int32", nscalars), cpu_takes(family, arity, "bool", nscalars))
+        if torch_dtypes
+        else (None, None)
     )
     from migrate.port.idioms import apply as torch_faithful
 
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
+    for im in riders:  # they reroute with the rest (_reroute) and their old implementations go
+        shared = next(d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
+        ridden = _stub_for(ix, family, [im], foreign=True)
+        fns = ", ".join(sorted({r.function for r in ix.registrations[ridden]}))
+        port.notes.append(
+            f"{im.entry.overload_name}: {shared} calls {ridden}, which MPS registers already ({fns}): only rerouting"
+        )
+        port.impls.append(im)
     port.notes += list(dag.notes) + [order_note] * bool(order_note) + changes + idiom_notes
     port.notes += _complex_paths(ix, family, impls)
     has_functor = name in ix.functor_registrations
@@ -687,11 +794,54 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit], kernels: froz
     if not outcome.new:
         return edits
     final = {**overlay, **outcome.new}
+    helpers = _helpers_of(ix, kernels)
+    final.update(_without_dead_helpers(ix.tree.root, {**ix.tree.sources, **final}, set(outcome.new), helpers))
     keep = [e for e in edits if e.path not in outcome.new]
     whole = [
         Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)
     ]
     return keep + whole
+
+
+def _helpers_of(ix: Index, kernels: frozenset[str]) -> set[str]:
+    """Static functions the family's old MPS functions call, directly or through each other."""
+    out: set[str] = set()
+    todo = [f for k in kernels for f in ix.functions.get(k, ())]
+    while todo:
+        f = todo.pop()
+        for name in f.calls:
+            for g in ix.functions.get(name, ()):
+                if g.is_static and g.path == f.path and name not in out:
+                    out.add(name)
+                    todo.append(g)
+    return out
+
+
+def _without_dead_helpers(root, sources: dict[str, bytes], paths: set[str], helpers: set[str]) -> dict[str, bytes]:
+    """The files of ``paths`` without the ``helpers`` nothing in them calls any more (a static function is
+    file-local): the shared graph helpers of the last overloads a port removed.  Repeated, for helpers of
+    helpers."""
+    from migrate.tree import load_tree
+
+    changed: dict[str, bytes] = {}
+    while helpers:
+        ix = Index(load_tree(root, {**sources, **changed}))
+        dead = []
+        for p in sorted(paths & set(ix.tree.hosts)):
+            data = ix.tree.sources[p]
+            for f in ix.tree.hosts[p].functions:
+                if f.name in helpers and f.is_static and len(ix.functions.get(f.name, ())) == 1:
+                    uses = len(re.findall(rb"\b" + re.escape(f.name.encode()) + rb"\b", data))
+                    own = len(re.findall(rb"\b" + re.escape(f.name.encode()) + rb"\b", data[f.span.start : f.span.end]))
+                    if uses == own:
+                        dead.append(f)
+        fixes = [fx for f in dead if (fx := ix.fixes.remove_function(f)) is not None]
+        if not fixes:
+            break
+        edits = [e for fx in fixes for e in fx.edits]
+        changed.update(apply_edits({**sources, **changed}, edits))
+        helpers = helpers - {f.name for f in dead}
+    return changed
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:

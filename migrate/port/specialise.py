@@ -16,9 +16,23 @@ from migrate.port import objc as o
 _NULL = ("std::nullopt", "nullopt", "c10::nullopt")
 
 
+class _Present:
+    """A value the caller passes whose content is not known, only that it is there (a Scalar for an
+    optional parameter): ``has_value()`` is true."""
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "PRESENT"
+
+
+PRESENT = _Present()
+
+
 @dataclass(frozen=True)
 class Known:
-    value: object  # str, bool, int/float, or None (an empty optional)
+    value: object  # str, bool, int/float, PRESENT, or None (an empty optional)
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,13 @@ def general_paths(text: str) -> dict[str, GeneralPath]:
     return {m.group(1): GeneralPath(f"{' '.join(m.group(2).split())} != {m.group(3)}") for m in _GENERAL.finditer(text)}
 
 
+_EMPTY_OPTIONALS = ("OptionalScalarRef", "OptionalTensorRef", "optional", "nullopt")
+
+
 def literal(e) -> Known | None:
+    if isinstance(e, o.Call) and not e.args and isinstance(e.func, o.Name):
+        if e.func.id.rsplit("::", 1)[-1] in _EMPTY_OPTIONALS:  # at::OptionalScalarRef(): an empty optional
+            return Known(None)
     if isinstance(e, o.Str):
         return Known(e.text[1:-1] if e.text[:1] == '"' else e.text)
     if isinstance(e, o.Num):
@@ -50,19 +70,68 @@ def literal(e) -> Known | None:
     return None
 
 
-def call_literals(text: str, first_line: int, callee: str, params) -> dict[str, Known]:
-    """Parameter name -> literal value of the first call ``callee(...)`` in ``text`` (a caller's body)."""
+def call_literals(text: str, first_line: int, callee: str, params, caller_params=()) -> dict[str, Known]:
+    """Parameter name -> literal value of the first call ``callee(...)`` in ``text`` (a caller's body).
+    An argument naming one of the caller's ``caller_params`` that is never empty (a ``const Scalar&``
+    passed for an optional parameter) is PRESENT."""
+    args = _call_args(text, first_line, callee)
+    plain = {p.name for p in caller_params if not _optional_type(p.type)}
+    out = {}
+    for prm, a in zip(params, args):
+        v = literal(a)
+        if v is None and isinstance(a, o.Name) and a.id in plain and _optional_type(prm.type):
+            v = Known(PRESENT)
+        if v is not None:
+            out[prm.name] = v
+    return out
+
+
+def call_names(text: str, first_line: int, callee: str, params) -> dict[str, str]:
+    """Parameter name -> the caller's variable passed for it, for arguments that are plain names."""
+    return {prm.name: a.id for prm, a in zip(params, _call_args(text, first_line, callee)) if isinstance(a, o.Name)}
+
+
+def _call_args(text: str, first_line: int, callee: str) -> tuple:
     toks = o.tokenize(text, first_line)
     short = callee.rsplit("::", 1)[-1]
     for k, t in enumerate(toks):
         if t.kind == "id" and t.text.rsplit("::", 1)[-1] == short and k + 1 < len(toks) and toks[k + 1].text == "(":
-            p = o.Parser(toks, k + 1)
             try:
-                args = p.call_args()
+                return tuple(o.Parser(toks, k + 1).call_args())
             except o.ObjcSyntaxError:
-                return {}
-            return {prm.name: v for prm, a in zip(params, args) if (v := literal(a)) is not None}
-    return {}
+                return ()
+    return ()
+
+
+def _optional_type(t: str) -> bool:
+    return "optional" in t.lower()
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a helper's host code says before its graph is built: bools that test whether an optional is
+    there (``const bool has_min = min_opt.has_value();``), host copies of a Scalar's value
+    (``min_scalar = min_opt.get().to<double>()``), and dtypes read off a tensor (``result_type =
+    output_t.scalar_type()``)."""
+
+    known: dict
+    aliases: dict  # host variable -> the Scalar parameter it holds the value of
+    dtype_of: dict  # host variable -> the tensor parameter whose dtype it is
+
+
+_HAS_VALUE = re.compile(r"\bbool\s+(\w+)\s*=\s*\(?\s*(\w+)\s*\.\s*has_value\s*\(\s*\)")
+_VALUE_OF = re.compile(r"\b(\w+)\s*=\s*(\w+)\s*(?:\.\s*get\s*\(\s*\)\s*)?\.\s*to\s*<\s*\w+\s*>\s*\(\s*\)\s*;")
+_DTYPE_OF = re.compile(r"\b(\w+)\s*=\s*(\w+)\s*\.\s*scalar_type\s*\(\s*\)\s*;")
+
+
+def host_facts(text: str, known: dict[str, Known]) -> HostFacts:
+    facts = {}
+    for m in _HAS_VALUE.finditer(text):
+        opt = known.get(m.group(2))
+        if opt is not None:  # `&& min_opt->defined()` after it: a present optional tensor is defined
+            facts[m.group(1)] = Known(opt.value is not None)
+    aliases = {m.group(1): m.group(2) for m in _VALUE_OF.finditer(text) if m.group(1) != m.group(2)}
+    return HostFacts(facts, aliases, {m.group(1): m.group(2) for m in _DTYPE_OF.finditer(text)})
 
 
 def truth(cond, known: dict[str, Known]):

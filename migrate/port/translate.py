@@ -14,7 +14,7 @@ from typing import Callable
 from migrate.port import objc as o
 from migrate.port.dag import DTYPE_WORDS, Dag, Node
 from migrate.port.os_branches import host_os_call, sdk_condition
-from migrate.port.specialise import GeneralPath, numeric_limit, simplify, truth
+from migrate.port.specialise import GeneralPath, HostFacts, numeric_limit, simplify, truth
 from migrate.port.rules import table
 
 
@@ -47,6 +47,18 @@ class DtypeRef:
 @dataclass(frozen=True)
 class Host:
     text: str
+
+
+@dataclass(frozen=True)
+class Unset(Host):
+    """A cached-graph member the graph code never assigned: nil."""
+
+
+class _Void:
+    """What a bare ``return;`` gives: the statements after it do not run."""
+
+
+VOID = _Void()
 
 
 def general_path_test(e) -> bool:
@@ -107,11 +119,13 @@ class Translator:
         helpers: Callable[[str], tuple | None] = lambda name: None,
         known=None,
         feeds: dict[str, str] | None = None,
+        facts: HostFacts | None = None,
     ):
         self.where = where  # "path:line" for messages
         self.feeds = feeds or {}  # cached-graph member -> the host Scalar the function feeds it from
         self.known = known or {}  # host name -> specialise.Known: the caller's literal arguments
         self.helpers = helpers  # name -> (params, body) of a same-tree graph helper, or None
+        self.facts = facts or HostFacts({}, {}, {})  # the function's host code around the graph
         self.t = table()
         self.inputs: list[Node] = []
         self.outputs: dict[str, object] = {}
@@ -142,6 +156,8 @@ class Translator:
             else:
                 env[p.name] = Host(p.name)
         result = self.run(b.body, env, top=True)
+        if result is VOID:
+            result = None
         if result is None and cached:
             outs = {k: v for k, v in self.outputs.items() if isinstance(v, Node) and v.op != "input"}
             named = {k: v for k, v in outs.items() if any(w in k.lower() for w in _OUTPUT_WORDS)}
@@ -227,7 +243,7 @@ class Translator:
                 elif isinstance(value, Node):
                     raise self.blocked(f"graph tensor stored into {_text(tgt)}", "store to host object", s.line)
             elif isinstance(s, o.Return):
-                return self.eval(s.value, env) if s.value is not None else None
+                return self.eval(s.value, env) if s.value is not None else VOID
             elif isinstance(s, o.If):
                 if isinstance(s.cond, o.Name) and s.cond.id == "true":
                     r = self.run(s.then, env)
@@ -245,8 +261,10 @@ class Translator:
                     if r is not None:
                         return r
                     continue
-                decided = truth(s.cond, self.known) if self.known else None
-                if decided is not None:  # a string switch on the caller's literal: specialised
+                decided = self.decide(s.cond, env)
+                if decided is None and self.known:
+                    decided = truth(s.cond, self.known)
+                if decided is not None:  # the caller's literals, or what the host code says, decide it
                     r = self.run(s.then if decided else s.other, env)
                     if r is not None:
                         return r
@@ -267,12 +285,50 @@ class Translator:
                 e = s.expr
                 if isinstance(e, o.Send) and isinstance(self.eval(e.receiver, env), GraphRef):
                     raise self.blocked(f"graph op result discarded ({e.selector})", "discarded op", s.line)
+                if isinstance(e, o.Call) and any(isinstance(self.eval(a, env), CachedRef) for a in e.args):
+                    self.call(e, env)  # clamp_mps_graph(newCachedGraph, ...): a helper that fills the cached graph
         return None
+
+    # ----------------------------------------------------------- host tests
+    def decide(self, e, env: dict) -> bool | None:
+        """A host condition the graph code's own values decide: a graph tensor (set) or nil (an unset
+        member), a bool the host code derives from an optional the caller passes or leaves empty, two
+        dtypes that are the same variable, or an input's dtype against the output's (the kernel computes
+        in the iterator's common dtype, so the cast that branch makes is the iterator's own)."""
+        if isinstance(e, o.Name):
+            if e.id in env:
+                v = env[e.id]
+                return True if isinstance(v, Node) else False if v is None or isinstance(v, Unset) else None
+            k = self.facts.known.get(e.id)
+            return None if k is None else bool(k.value)
+        if isinstance(e, o.Unary) and e.op == "!":
+            d = self.decide(e.expr, env)
+            return None if d is None else not d
+        if isinstance(e, o.Binary) and e.op in ("&&", "||"):
+            left, right = self.decide(e.left, env), self.decide(e.right, env)
+            if e.op == "&&":
+                return False if False in (left, right) else True if left is right is True else None
+            return True if True in (left, right) else False if left is right is False else None
+        if isinstance(e, o.Binary) and e.op in ("==", "!="):
+            left, right = self.eval(e.left, env), self.eval(e.right, env)
+            if isinstance(left, DtypeRef) and isinstance(right, DtypeRef) and left.host and right.host:
+                if left.host == right.host:
+                    return e.op == "=="
+                if self._is_output(left.host) or self._is_output(right.host):
+                    return e.op == "!="
+        return None
+
+    def _is_output(self, host: str) -> bool:
+        return any(w in host.lower() for w in _OUTPUT_WORDS)
 
     # ------------------------------------------------------- dtype branches
     def dtype_test(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
-        """``[t dataType] == MPSDataTypeInt64`` (or ``!=``, ``t.dataType``): decided by the input's dtype
-        at dispatch time, not by the data: (input, dtypes, equal)."""
+        """``[t dataType] == MPSDataTypeInt64`` (or ``!=``, ``t.dataType``), ``isIntegralType(result_type,
+        includeBool)`` on the output's dtype: decided by the dtype at dispatch time, not by the data:
+        (input, dtypes, equal)."""
+        family = self._dtype_family(cond, env)
+        if family is not None:
+            return family
         if not (isinstance(cond, o.Binary) and cond.op in ("==", "!=")):
             return None
         left, right = self.eval(cond.left, env), self.eval(cond.right, env)
@@ -288,21 +344,47 @@ class Translator:
             return None
         return left.like, frozenset({right.dtype}), cond.op == "=="
 
+    def _dtype_family(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
+        negated = isinstance(cond, o.Unary) and cond.op == "!"
+        call = cond.expr if negated else cond
+        if not (isinstance(call, o.Call) and isinstance(call.func, o.Name) and call.args and self.inputs):
+            return None
+        test = call.func.id.rsplit("::", 1)[-1]
+        if test not in ("isIntegralType", "isFloatingType"):
+            return None
+        dtype = self.eval(call.args[0], env)
+        if not (isinstance(dtype, DtypeRef) and dtype.host and self._is_output(dtype.host)):
+            return None
+        from migrate.tables import load_table
+
+        families = load_table("dtypes.yaml")
+        if test == "isFloatingType":
+            names = set(families["float"])
+        else:
+            bools = len(call.args) > 1 and isinstance(call.args[1], o.Name) and call.args[1].id == "true"
+            names = {d for d in families["integral"] if bools or d != "bool"}
+        return self.inputs[0], frozenset(names), not negated
+
     def dtype_branch(self, test, s: o.If, rest: tuple, env: dict):
         """Both arms run symbolically; values that differ become ``dtype_if`` nodes (per-dtype
         specialisation in the functor).  The arm without a return falls through to ``rest``."""
         node, dtypes, equal = test
         env_then, env_else = dict(env), dict(env)
+        before = dict(self.outputs)
         then = self.run(s.then, env_then)
-        other = self.run(s.other, env_else)
         if then is None:
             then = self.run(rest, env_then)
+        stored_then, self.outputs = self.outputs, dict(before)
+        other = self.run(s.other, env_else)
         if other is None:
             other = self.run(rest, env_else)
+        stored_else = self.outputs
         if not equal:
             then, other = other, then
-        if then is None and other is None:
-            return None
+            stored_then, stored_else = stored_else, stored_then
+        self.outputs = self._merge_stores(node, dtypes, stored_then, stored_else, s.line)
+        if then in (None, VOID) and other in (None, VOID):
+            return VOID if VOID in (then, other) else None
         if not (isinstance(then, Node) and isinstance(other, Node)):
             raise self.blocked(
                 f"dtype branch on {node.name} where only one arm returns a graph tensor",
@@ -311,6 +393,21 @@ class Translator:
             )
         return Node("dtype_if", (node, then, other), dtype=",".join(sorted(dtypes)))
 
+    def _merge_stores(self, node, dtypes, then: dict, other: dict, line: int) -> dict:
+        """Cached-graph members after a dtype branch: one value, or a ``dtype_if`` of the two arms'."""
+        merged = {}
+        for key in dict.fromkeys([*then, *other]):
+            a, b = then.get(key), other.get(key)
+            if a is b:
+                merged[key] = a
+            elif isinstance(a, Node) and isinstance(b, Node):
+                merged[key] = Node("dtype_if", (node, a, b), dtype=",".join(sorted(dtypes)))
+            else:
+                raise self.blocked(
+                    f"dtype branch on {node.name} where only one arm sets {key}", "control flow (dtype branch)", line
+                )
+        return merged
+
     # ---------------------------------------------------------- expressions
     def eval(self, e, env: dict):
         if isinstance(e, o.Name):
@@ -318,6 +415,8 @@ class Translator:
                 return env[e.id]
             if e.id == "nil" or e.id == "nullptr":
                 return None
+            if e.id in self.facts.dtype_of:  # result_type = output_t.scalar_type()
+                return DtypeRef(host=self.facts.dtype_of[e.id])
             dt = _dtype_word(e.id)
             if dt is not None and ("MPSDataType" in e.id or "ScalarType" in e.id or e.id.startswith("k")):
                 return DtypeRef(dtype=dt)
@@ -358,7 +457,7 @@ class Translator:
             if isinstance(obj, Node) and e.name == "dataType":
                 return DtypeRef(like=obj)
             if isinstance(obj, CachedRef):
-                return self.outputs.get(e.name, Host(_text(e)))
+                return self.outputs.get(e.name, Unset(_text(e)))
             return Host(_text(e))
         if isinstance(e, o.Send):
             return self.send(e, env)
@@ -387,6 +486,8 @@ class Translator:
             value, dtype = args[0], args[-1]
             if not isinstance(value, (int, float)):
                 host = _scalar_param(e.args[0])
+                if host is None and isinstance(e.args[0], o.Name):
+                    host = self.facts.aliases.get(e.args[0].id)  # min_scalar = min_opt.get().to<double>()
                 if host is None:
                     raise self.blocked(
                         f"constant from a run-time value ({_text(e.args[0])})", "run-time scalar", e.line
@@ -473,6 +574,10 @@ class Translator:
         f = e.func
         if isinstance(f, o.Member) and f.name == "graph" and isinstance(self.eval(f.obj, env), CachedRef):
             return GraphRef()
+        if isinstance(f, o.Member) and f.name == "scalar_type" and not e.args:
+            obj = self.eval(f.obj, env)
+            if isinstance(obj, Host):  # a host tensor's dtype
+                return DtypeRef(host=obj.text)
         name = f.id if isinstance(f, o.Name) else None
         short = name.rsplit("::", 1)[-1] if name else None
         args = [self.eval(a, env) for a in e.args]
@@ -501,10 +606,12 @@ class Translator:
             self.inputs.append(n)
             return n
         if short in ("getMPSDataType", "getMPSScalarType") and len(args) == 1:
+            if isinstance(args[0], DtypeRef):
+                return args[0]
             if isinstance(args[0], Node):
                 return DtypeRef(like=args[0])
             return DtypeRef(host=args[0].text if isinstance(args[0], Host) else None)
-        if name and any(isinstance(a, Node) for a in args):
+        if name and any(isinstance(a, (Node, CachedRef)) for a in args):
             helper = self.helpers(short)
             if helper is None:
                 raise self.blocked(
@@ -521,7 +628,7 @@ class Translator:
                 r = self.run(body, inner)
             finally:
                 self.depth -= 1
-            return r
+            return None if r is VOID else r
         if isinstance(f, o.Name) and isinstance(env.get(f.id), Host) and any(isinstance(a, Node) for a in args):
             raise self.blocked(f"graph built by a block passed in ({f.id})", "block parameter", e.line)
         return Host(_text(e))

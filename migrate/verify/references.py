@@ -166,6 +166,7 @@ class PortReference:
 
     def __init__(self, dag, evaluate, where: str = ""):
         self.dag, self.evaluate, self.where = dag, evaluate, where
+        self.scalars: dict[str, torch.Tensor] = {}  # the graph's run-time scalar, as the launch binds it
 
     def _inputs(self, case: Case):
         args = case.reference_args()
@@ -174,7 +175,7 @@ class PortReference:
         tensors = [a if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=like) for a in args]
         names = [getattr(n, "name", None) for n in getattr(self.dag, "inputs", ())]
         if names and all(names) and len(names) == len(tensors):
-            return dict(zip(names, tensors))
+            return {**dict(zip(names, tensors)), **self.scalars}
         return tensors
 
     def compute(self, case: Case) -> torch.Tensor:

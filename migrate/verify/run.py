@@ -410,6 +410,7 @@ def verify(
             cpu = TorchCpuReference(family)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
+        negated = False  # the CPU kernel negates the scalar before its stub (sub_out: add_stub(-alpha))
         if source.site is not None and source.site.scalar is not None:
             site = source.site
             value = int(site.scalar) if float(site.scalar).is_integer() else site.scalar  # integral inputs take it
@@ -432,6 +433,10 @@ def verify(
         if old is None:
             old, why, where = _old_reference_at_head(root, family, why)
         if old is not None:
+            alpha = getattr(getattr(old, "dag", None), "alpha", None)
+            site = source.site
+            if alpha is not None and alpha.name and site is not None and site.scalar is not None and not negated:
+                old.scalars = {alpha.name: torch.tensor(float(site.scalar), dtype=torch.float64)}
             references.append(old)
             notes.append(f"old MPSGraph reference: DAG of {getattr(old, 'where', '') or family}, read from {where}")
         else:
