@@ -149,3 +149,59 @@ def test_the_port_verifies_on_floats_and_integers_against_both_references(tmp_pa
     assert rep.references == ["torch-cpu", "old-mpsgraph"]
     # the old graph got the run-time bound too: it judged every case
     assert not [s for c in rep.cells for s in c.skipped if s.startswith("old-mpsgraph")]
+
+
+def _minimum_on_mpsgraph(root: Path) -> None:
+    """The tree before minimum's migration: an MPSGraph minimum_out_mps, no minimum_stub registration."""
+    ops = root / OPS
+    (ops / "BinaryKernel.mm").write_text(
+        (ops / "BinaryKernel.mm").read_text().replace("REGISTER_DISPATCH(minimum_stub, &minimum_mps_kernel)\n", "")
+    )
+    metal = root / "aten/src/ATen/native/mps/kernels/BinaryKernel.metal"
+    kernels = metal.read_text()
+    start = kernels.index("struct minimum_functor {")
+    end = kernels.index("};\n", start) + 3
+    kernels = kernels[:start] + kernels[end:]
+    kernels = kernels.replace("REGISTER_FLOAT_BINARY_OP(minimum);\n", "").replace(
+        "REGISTER_INTEGER_BINARY_OP(minimum);\n", ""
+    )
+    metal.write_text(kernels)
+    text = (ops / "BinaryOps.mm").read_text()
+    anchor = "TORCH_IMPL_FUNC(remainder_out_mps)"
+    graph = (
+        "TORCH_IMPL_FUNC(minimum_out_mps)(const Tensor& self, const Tensor& other, const Tensor& output) {\n"
+        "  mps::binaryOpTensor(\n"
+        '      self, other, Scalar(1.0), output, "minimum", ^BinaryOpFn(cachedGraph, primaryCastTensor, '
+        "secondaryCastTensor) {\n"
+        "        MPSGraph* mpsGraph = cachedGraph->graph();\n"
+        "        return [mpsGraph minimumWithNaNPropagationWithPrimaryTensor:primaryCastTensor\n"
+        "                                                    secondaryTensor:secondaryCastTensor\n"
+        "                                                               name:nil];\n"
+        "      });\n"
+        "}\n\n"
+    )
+    (ops / "BinaryOps.mm").write_text(text.replace(anchor, graph + anchor))
+    yaml = root / "aten/src/ATen/native/native_functions.yaml"
+    yaml.write_text(
+        yaml.read_text().replace(
+            "    CPU, CUDA, MPS: minimum_out\n", "    CPU, CUDA: minimum_out\n    MPS: minimum_out_mps\n"
+        )
+    )
+
+
+def test_port_all_writes_a_riding_family_after_the_family_it_rides(tmp_path, capsys):
+    """clamp_max sorts before minimum; its Tensor overload rides minimum_stub, so it is planned, verified and
+    written after minimum's port."""
+    root = copy(tmp_path)
+    _minimum_on_mpsgraph(root)
+    assert main(["port", "clamp_max", "--root", str(root)]) == 2
+    assert "port minimum first" in capsys.readouterr().err
+    assert main(["port", "--all", "--root", str(root), "--write", "--format", "json"]) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    rows = {r["family"]: r for r in report["families"]}
+    assert rows["clamp_max"]["verify"] == "pass" and "after minimum" in rows["clamp_max"]["detail"]
+    assert {"minimum", "clamp_max"} <= set(report["written"])
+    yaml = (root / "aten/src/ATen/native/native_functions.yaml").read_text()
+    assert "CPU, CUDA, MPS: clamp_max_Tensor_out" in yaml and "CPU, CUDA, MPS: minimum_out" in yaml

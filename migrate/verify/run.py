@@ -374,12 +374,15 @@ def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
     return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}
 
 
-def _registered_before(root: Path, family: str, tmp: Path, index):
-    """Input dtypes the unpatched tree registers for ``family``; none when a patch (a port) adds the kernel."""
+def _registered_before(root: Path, family: str, tmp: Path, index, name: str):
+    """Input dtypes the unpatched tree registers for ``family``'s kernel ``name``; none when a patch (a port) adds
+    the kernel, or when the family's kernel there is another one (clamp_min's Tensor overload runs maximum's,
+    which the patch keeps)."""
     try:
-        return registered_dtypes(locate(root, family, {}, tmp, index=index))
+        before = locate(root, family, {}, tmp, index=index)
     except UsageError:
         return set()
+    return registered_dtypes(before) if before.name == name else set()
 
 
 def verify(
@@ -399,7 +402,7 @@ def verify(
     base = Index(load_tree(root))  # the tree before the patch: read once
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
         source = locate(root, family, overlay, Path(tmp), index=None if overlay else base)
-        before = _registered_before(root, family, Path(tmp), base) if overlay else None
+        before = _registered_before(root, family, Path(tmp), base, source.name) if overlay else None
         registered = registered_dtypes(source)
         runnable = [d for d in (opts.dtypes or registered) if d in registered]
         lib = compile_source(source, root, opts) if runnable else None  # nothing to run: no compile
