@@ -304,15 +304,7 @@ class _Scanner:
         while j >= 0 and toks[j].kind == IDENT and toks[j].text in ("const", "noexcept", "override", "final"):
             j -= 1
         if j >= 0 and toks[j].text == ")":
-            depth = 0
-            while j >= 0:
-                if toks[j].text == ")":
-                    depth += 1
-                elif toks[j].text == "(":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j -= 1
+            j = _open_before(toks, j, "(", ")")
             if (
                 j > 0
                 and toks[j - 1].kind == IDENT
@@ -416,15 +408,8 @@ class _Scanner:
         while j >= 0 and toks[j].kind == IDENT and toks[j].text in ("static", "inline", "void"):
             j -= 1
         if self._is_template(k):
-            depth = 0
-            while j >= 0:
-                if toks[j].text == ">":
-                    depth += 1
-                elif toks[j].text == "<":
-                    depth -= 1
-                    if depth == 0:
-                        return j - 1
-                j -= 1
+            opened = _open_before(toks, j, "<", ">")
+            return opened - 1 if opened >= 0 else 0
         return j + 1
 
     def _is_template(self, k: int) -> bool:
@@ -434,16 +419,22 @@ class _Scanner:
             j -= 1
         if j < 0 or toks[j].text != ">":
             return False
-        depth = 0
-        while j >= 0:
-            if toks[j].text == ">":
-                depth += 1
-            elif toks[j].text == "<":
-                depth -= 1
-                if depth == 0:
-                    return j > 0 and toks[j - 1].text == "template"
-            j -= 1
-        return False
+        opened = _open_before(toks, j, "<", ">")
+        return opened > 0 and toks[opened - 1].text == "template"
+
+
+def _open_before(toks, j: int, open_: str, close: str) -> int:
+    """The index of the ``open_`` token matching the ``close`` at ``toks[j]``, or -1."""
+    depth = 0
+    while j >= 0:
+        if toks[j].text == close:
+            depth += 1
+        elif toks[j].text == open_:
+            depth -= 1
+            if depth == 0:
+                return j
+        j -= 1
+    return -1
 
 
 def _uses_sync(start: set[str], bodies: dict[str, set[str]]) -> bool:

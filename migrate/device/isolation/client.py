@@ -1,8 +1,8 @@
 """The parent's side: one persistent worker per limit setting, restarted after a crash or timeout.
 
 A launch copies every bound buffer (overlapping ones as one span, so aliasing holds) into the
-shared arena, asks the worker to run it, and copies the spans back when it succeeded (spans of
-`constant` buffers only are not copied back). The arena is a memfd sealed against shrinking, so
+shared arena, asks the worker to run it, and copies the spans back when it succeeded (`constant`
+ones too: a kernel writing its input must show). The arena is a memfd sealed against shrinking, so
 the worker cannot truncate it under the parent's mapping (a SIGBUS in the parent). A dead
 worker, a reply that does not come within the timeout, or a fault reported by the worker
 becomes a KernelFault naming the kernel and the signal.

@@ -41,13 +41,8 @@ class IsolatedKernel(KernelBase):
         reply = worker.call(msg, lib.limits.timeout, self.name)
         if not reply.get("ok"):
             raise rebuild_error(reply, self.name)
-        for lo, hi, off, members in placed:
-            if not all(self._read_only(i) for i in members):
-                ctypes.memmove(lo, base + off, hi - lo)
-
-    def _read_only(self, slot: int) -> bool:
-        """A `constant` buffer: the kernel cannot write it, so it is not copied back."""
-        return slot < len(self.args) and bool(self.args[slot].is_const)
+        for lo, hi, off, _ in placed:  # `constant` buffers too: a kernel writing its input must show (#186580)
+            ctypes.memmove(lo, base + off, hi - lo)
 
 
 class IsolatedLibrary(LibraryBase):
