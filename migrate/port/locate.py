@@ -180,16 +180,15 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
             if c in ix.functions and c != f.name and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1
         ]
         if _depth == 0 and len(callees) == 1:
-            from migrate.port.specialise import call_literals, call_names
+            from migrate.port.specialise import call_bindings
 
             helper = ix.functions[callees[0]][0]
             hparams = _params(*function_text(ix, helper))
-            literals = call_literals(text, line, callees[0], hparams, _params(text, line))
+            literals, names = call_bindings(text, line, callees[0], hparams, _params(text, line))
             try:
                 dag = graph_dag(ix, helper, _depth + 1, literals)
             except PortBlocked as exc:
                 raise PortBlocked(f"{exc.reason} (in helper {callees[0]})", exc.construct, exc.where) from None
-            names = call_names(text, line, callees[0], hparams)
             for n in [*dag.inputs, *([dag.alpha] if dag.alpha is not None else []), *dag.params]:
                 n.name = names.get(n.name, n.name)  # the helper's parameter -> the caller's argument
             return dag

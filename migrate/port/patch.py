@@ -288,7 +288,7 @@ def _registered_arity(ix: Index, functor: str) -> int:
     return 1 if any("UNARY" in r.macro for r in ix.functor_registrations.get(functor, ())) else 2
 
 
-def split_riders(ix: Index, family: str) -> tuple[list[Impl], list[Impl], list[str]]:
+def split_riders(ix: Index, family: str) -> tuple[list[Impl], list[tuple[Impl, str]], list[str]]:
     """``_riders`` of the family's MPSGraph-routed overloads."""
     return _riders(ix, family, family_impls(ix, family))
 
@@ -301,10 +301,10 @@ def own_impls(ix: Index, family: str) -> list[Impl] | None:
     return own if (riders or waiting) and own else None
 
 
-def _riders(ix: Index, family: str, impls: list[Impl]) -> tuple[list[Impl], list[Impl], list[str]]:
-    """(overloads the port writes a kernel for, overloads whose shared CPU kernel calls another family's
-    stub on its own iterator -- clamp_min_Tensor_out's maximum_stub -- that MPS registers already: they
-    only reroute, owners of such stubs not registered yet: port those first)."""
+def _riders(ix: Index, family: str, impls: list[Impl]) -> tuple[list[Impl], list[tuple[Impl, str]], list[str]]:
+    """(overloads the port writes a kernel for, (overload, stub) where the overload's shared CPU kernel calls
+    another family's stub on its own iterator -- clamp_min_Tensor_out's maximum_stub -- that MPS registers
+    already: it only reroutes, owners of such stubs not registered yet: port those first)."""
     from migrate.port.cpu_iter import calls_stub_on_its_iterator
     from migrate.port.stub_impl import replaced
 
@@ -324,9 +324,9 @@ def _riders(ix: Index, family: str, impls: list[Impl]) -> tuple[list[Impl], list
         if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
             own.append(im)  # reached through helpers: not the owner's computation
         elif stub in ix.registrations and not all(r in replaced(impls) for r in ix.registrations[stub]):
-            riders.append(im)
+            riders.append((im, stub))
         else:
-            waiting.append(stub.removesuffix("_stub"))
+            waiting.append(owner)
     return own, riders, waiting
 
 
@@ -629,7 +629,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
             done.notes.append(f"{family} already has a functor and {done.stub} an MPS registration: only rerouting")
         _reroute(ix, family, done, fb)
         return done
-    riders: list[Impl] = []
+    riders: list[tuple[Impl, str]] = []
     if family in ix.families and family_impls(ix, family):
         own, riders, waiting = split_riders(ix, family)
         if own and waiting:
@@ -669,9 +669,8 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
-    for im in riders:  # they reroute with the rest (_reroute) and their old implementations go
+    for im, ridden in riders:  # they reroute with the rest (_reroute) and their old implementations go
         shared = next(d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
-        ridden = _stub_for(ix, family, [im], foreign=True)
         fns = ", ".join(sorted({r.function for r in ix.registrations[ridden]}))
         port.notes.append(
             f"{im.entry.overload_name}: {shared} calls {ridden}, which MPS registers already ({fns}): only rerouting"

@@ -74,21 +74,26 @@ def call_literals(text: str, first_line: int, callee: str, params, caller_params
     """Parameter name -> literal value of the first call ``callee(...)`` in ``text`` (a caller's body).
     An argument naming one of the caller's ``caller_params`` that is never empty (a ``const Scalar&``
     passed for an optional parameter) is PRESENT."""
+    return call_bindings(text, first_line, callee, params, caller_params)[0]
+
+
+def call_bindings(
+    text: str, first_line: int, callee: str, params, caller_params=()
+) -> tuple[dict[str, Known], dict[str, str]]:
+    """(``call_literals``, parameter name -> the caller's variable passed for it where the argument is a plain
+    name), from one parse of the call."""
     args = _call_args(text, first_line, callee)
     plain = {p.name for p in caller_params if not _optional_type(p.type)}
-    out = {}
+    literals, names = {}, {}
     for prm, a in zip(params, args):
         v = literal(a)
         if v is None and isinstance(a, o.Name) and a.id in plain and _optional_type(prm.type):
             v = Known(PRESENT)
         if v is not None:
-            out[prm.name] = v
-    return out
-
-
-def call_names(text: str, first_line: int, callee: str, params) -> dict[str, str]:
-    """Parameter name -> the caller's variable passed for it, for arguments that are plain names."""
-    return {prm.name: a.id for prm, a in zip(params, _call_args(text, first_line, callee)) if isinstance(a, o.Name)}
+            literals[prm.name] = v
+        if isinstance(a, o.Name):
+            names[prm.name] = a.id
+    return literals, names
 
 
 def _call_args(text: str, first_line: int, callee: str) -> tuple:
