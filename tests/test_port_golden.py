@@ -43,6 +43,8 @@ PORT_GOLDENS = {
     "logaddexp": "multi-node binary block",
     "logical_and": "logical, operands cast to bool, selector pasted across a line break",
     "lt": "comparison macro",
+    "nan_to_num": "three optional doubles: struct fields the host computes from them (dtype defaults), "
+    "an inline stub type; idiom: infinities replaced once",
     "neg": "unary arithmetic, integers stay integers",
     "sign": "dtype branch: [t dataType] == MPSDataTypeInt64 becomes a per-dtype specialisation",
     "silu": "multi-node graph spelled out step by step",

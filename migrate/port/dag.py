@@ -55,6 +55,7 @@ class Node:
     value: float | int | bool | None = None  # const
     dtype: str | None = None  # cast target / explicit const or alpha dtype (Metal name)
     like: "Node | None" = None  # const, alpha: takes this node's dtype
+    expr: str | None = None  # alpha: the host expression computing it from the arguments (port.host_expr)
 
     def __repr__(self) -> str:
         if self.op in ("input", "alpha"):
@@ -101,6 +102,9 @@ class Dag:
     alpha: Node | None = None  # the run-time scalar (a host Scalar argument), if any
     notes: tuple[str, ...] = ()  # choices the translation made (an OS-version branch taken, ...)
     params: list[Node] = field(default_factory=list)  # several run-time scalars: a parameter struct (port.params)
+    args: list[tuple[str, str]] = field(default_factory=list)  # (type, name) of the host arguments the struct
+    # is computed from, when a field is a host expression (``Node.expr``); else the fields are the arguments
+    floating_only: bool = False  # those expressions are the host's for floating dtypes only (AT_DISPATCH_FLOATING)
 
     def nodes(self) -> list[Node]:
         """Every node once, operands before users."""

@@ -37,6 +37,12 @@ def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[
     return out
 
 
+def format_text(root: Path, path: str, text: str) -> str:
+    """``text`` (one top-level chunk of ``path``) in the tree's clang-format style; as it is without one."""
+    style, exe = root / ".clang-format", clang_format()
+    return text if exe is None or not style.is_file() else _format(exe, str(style), path, text)
+
+
 @lru_cache(maxsize=256)
 def _format(exe: str, style: str, path: str, text: str) -> str:
     lead = text[: len(text) - len(text.lstrip("\n"))]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -200,7 +201,7 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
     from migrate.port.dag import fold_same_arms
 
     out = fold_same_arms(out)  # NaN-propagating max in both arms of an integer branch: one formula
-    new = Dag(list(dag.inputs), out, dag.source, dag.alpha, notes=dag.notes, params=list(dag.params))
+    new = dataclasses.replace(dag, inputs=list(dag.inputs), output=out, params=list(dag.params))
     return new, changes, notes
 
 

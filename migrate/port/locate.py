@@ -220,15 +220,25 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     if dag.alpha is not None:
         _resolve_alpha(dag, scalars, where)
     dag.params.sort(key=lambda n: params.index(n.name) if n.name in params else len(params))  # the signature's order
+    derived = None
     for n in dag.params:
         if n.name not in scalars:
-            raise PortBlocked(
-                f"constant from {n.name}, which is not a Scalar argument of the function", "run-time scalar", where
-            )
+            if derived is None:
+                from migrate.port.host_expr import host_scalars
+
+                derived = host_scalars(text, line, params)
+            if n.name not in derived:
+                raise PortBlocked(
+                    f"constant from {n.name}, which is not a Scalar argument of the function", "run-time scalar", where
+                )
+            n.expr = derived[n.name].expr  # nan_replacement = static_cast<scalar_t>(nan.value_or(0.))
+            dag.floating_only |= derived[n.name].floating
+    if derived is not None:
+        dag.args = [(p.type, p.name) for p in typed if "Tensor" not in p.type.replace("&", " ").split()]
     return dag
 
 
-_MPS_SCALAR = re.compile(r"\bMPSScalar\s+(\w+)\s*=\s*getMPSScalar\s*\(\s*(\w+)\s*,")
+_MPS_SCALAR = re.compile(r"\b(\w+)\s*=\s*getMPSScalar\s*\(\s*(\w+)\s*,")
 _SCALAR_FEED = re.compile(r"\bcachedGraph\s*->\s*(\w+)\s*:\s*getMPSGraphTensorFromScalar\s*\(\s*\w+\s*,\s*(\w+)\s*\)")
 
 

@@ -21,6 +21,7 @@ from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, struct_name
+from migrate.port.fmt import format_text
 from migrate.port.style import KIND, Target
 from migrate.port.translate import PortBlocked
 from migrate.tables import load_table
@@ -54,6 +55,15 @@ def check_stub(ix, stub: str, dag: Dag) -> str:
             dag.source,
         )
     it, extra = sig
+    if dag.args:  # fields computed from the arguments: the stub takes those arguments
+        if "TensorIterator" not in it or [_bare(t) for t in extra] != [_bare(t) for t, _ in dag.args]:
+            raise PortBlocked(
+                f"{stub} takes ({', '.join([it, *extra])}), not the arguments "
+                f"({', '.join(t for t, _ in dag.args)}) the graph's run-time scalars are computed from",
+                "stub signature",
+                dag.source,
+            )
+        return it
     scalars = [t for t in extra if "Scalar" in t.replace("&", " ").replace("::", " ").split()]
     if "TensorIterator" not in it or len(scalars) != len(extra) or len(extra) != len(dag.params):
         raise PortBlocked(
@@ -63,6 +73,12 @@ def check_stub(ix, stub: str, dag: Dag) -> str:
             dag.source,
         )
     return it
+
+
+def _bare(t: str) -> str:
+    """A parameter type without qualifiers and namespaces: ``const std::optional<double>&`` -> ``optional<double>``."""
+    t = t.replace("&", " ").replace("std::", "").replace("c10::", "").replace("at::", "")
+    return "".join(w for w in t.split() if w != "const")
 
 
 # ---------------------------------------------------------------- kernel text
@@ -118,16 +134,23 @@ def _dispatch_macro(plan: Plan) -> str:
     )
 
 
-def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str) -> str:
+def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str, types: list[str] = ()) -> str:
     """``static void NAME_mps_kernel(ITER iter, const Scalar& a, ...)``: the fields in the common dtype, as
     a ``std::array`` (the layout of the kernel's struct: one type, no padding), passed to ``call``."""
     fields = [p.name for p in dag.params]
-    sig = ", ".join([f"{it} iter"] + [f"const Scalar& {f}" for f in fields])
-    values = ", ".join(f"{f}.to<scalar_t>()" for f in fields)
+    if dag.args:  # the fields are the MPS function's own expressions of its arguments, as locals
+        sig = ", ".join([f"{it} iter"] + [f"{t} {n}" for t, (_, n) in zip(types, dag.args)])  # the stub's types
+        locals_ = "".join(f"    const scalar_t {p.name} = {p.expr};\n" for p in dag.params if p.expr)
+        values = ", ".join(p.name if p.expr else f"{p.name}.to<scalar_t>()" for p in dag.params)
+    else:
+        sig = ", ".join([f"{it} iter"] + [f"const Scalar& {f}" for f in fields])
+        locals_ = ""
+        values = ", ".join(f"{f}.to<scalar_t>()" for f in fields)
     params = f"std::array<scalar_t, {len(fields)}>{{{values}}}"
     return (
         f"\nstatic void {name}_mps_kernel({sig}) {{\n"
         f'  {_dispatch_macro(plan)}, iter.common_dtype(), "{name}_mps", [&]() {{\n'
+        f"{locals_}"
         f"    {call.replace('PARAMS', params)}\n"
         f"  }});\n}}\n"
     )
@@ -195,7 +218,9 @@ def _host_edits(ix, target: Target, name: str, stub: str, body: str, helper: str
         fpos = _line_end(data, max(f.span.end for f in fns) - 1)
     else:
         fpos = _line_end(data, max(r.span.end for r in hf.registrations) - 1) if hf.registrations else len(data)
-    text = (HELPER_27 if helper and not _helper_defined(data, helper) else "") + body
+    text = (HELPER_27 if helper and not _helper_defined(data, helper) else "") + format_text(
+        ix.tree.root, hf.path, body
+    )
     reg = dispatch_line(data, regs, stub, f"{name}_mps_kernel")
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
     if rpos > fpos:
@@ -207,6 +232,7 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
     """Kernel-file and host-file edits of a parameter-struct port in the target's era."""
     arity = len(dag.inputs)
     kdata = ix.tree.sources[target.kpath]
+    types = stub_signature(ix, stub)[1] if dag.args else []
     body = struct_text(name, dag) + "\n" + functor(name, dag, plan, dag.source, target.traits)
     if target.convention == "functor_registry":
         launcher = convention("functor_params")["calls"][arity - 1]
@@ -231,12 +257,12 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
             f'lib.{launcher}(iter, "{name}", PARAMS, fmt::format("{struct_name(name)}_{{}}", '
             f"mps::scalarToMetalTypeString(iter.common_dtype())));"
         )
-        return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call), None)
+        return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call, types), None)
     text = "\n" + body + "\n" + _kernel_27(name, arity, plan, target)
     out = [Edit(target.kpath, len(kdata), len(kdata), text if kdata.endswith(b"\n") else "\n" + text)]
     helper = convention("params_1d")["calls"][0]
     call = f'{helper}(iter, "{name}", {arity}, PARAMS);'
-    return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call), helper)
+    return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call, types), helper)
 
 
 def _declares(ix, launcher: str) -> bool:

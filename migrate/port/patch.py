@@ -283,6 +283,40 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
     return stub
 
 
+def _one_stub_each(ix: Index, impls: list[Impl]) -> None:
+    """PortBlocked when an overload's shared CPU kernel picks one of several stubs at run time (clamp_out:
+    clamp_scalar_stub with both bounds, clamp_min/max_scalar_stub with one): a port writes one stub's kernel."""
+    from migrate.port.stub_impl import replaced
+
+    for im in impls:
+        if im.registration is not None:
+            continue
+        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        if shared is None:
+            continue
+        stubs = [k for k in ix.stubs_of_shared_kernel(shared.kernel_name) if k in ix.tree.declared_stubs]
+        if len(stubs) < 2:
+            continue
+        done = [k for k in stubs if any(r not in replaced(impls) for r in ix.registrations.get(k, ()))]
+        todo = [k for k in stubs if k not in done]
+        if not todo:
+            continue
+        state = "; ".join(
+            part
+            for part in (
+                f"{', '.join(done)} registered for MPS already" if done else "",
+                f"{', '.join(todo)} not",
+            )
+            if part
+        )
+        raise PortBlocked(
+            f"{im.entry.overload_name}'s CPU kernel {shared.kernel_name} calls one of {len(stubs)} stubs, chosen by "
+            f"its arguments at run time ({state}); a port writes the kernel of one stub",
+            "several stubs",
+            im.line.span.where,
+        )
+
+
 def _registered_arity(ix: Index, functor: str) -> int:
     """1 when the functor's registrations are unary (REGISTER_UNARY_*), else 2."""
     return 1 if any("UNARY" in r.macro for r in ix.functor_registrations.get(functor, ())) else 2
@@ -509,15 +543,47 @@ def stub_function_params(ix: Index, stub: str) -> list[str] | None:
         data = (ix.tree.root / decl.path).read_bytes()
     except OSError:
         return None
-    m = re.search(rb"\bDECLARE_DISPATCH\s*\(\s*([\w:]+)\s*,\s*" + re.escape(stub.encode()) + rb"\s*\)", data)
-    if m is None:
+    fn_type = _declared_type(data, stub)
+    if fn_type is None:
         return None
-    fn_type = m.group(1).strip().rsplit(b"::", 1)[-1]
+    inline = re.fullmatch(rb"void\s*\(\s*\*\s*\)\s*\((.*)\)", fn_type, re.S)
+    if inline is not None:  # DECLARE_DISPATCH(void (*)(TensorIteratorBase&, std::optional<double>), stub)
+        return _split_params(inline.group(1))
+    fn_type = fn_type.rsplit(b"::", 1)[-1]
     for rx in (_USING, _TYPEDEF):
         for u in rx.finditer(data):
             if u.group(1) == fn_type:
-                return [" ".join(p.decode().split()) for p in u.group(2).split(b",") if p.strip()]
+                return _split_params(u.group(2))
     return None
+
+
+def _declared_type(data: bytes, stub: str) -> bytes | None:
+    """The first argument of ``DECLARE_DISPATCH(TYPE, stub)`` in ``data``."""
+    for m in re.finditer(rb"\bDECLARE_DISPATCH\s*\(", data):
+        depth, k = 1, m.end()
+        while k < len(data) and depth:
+            depth += data[k : k + 1] == b"("
+            depth -= data[k : k + 1] == b")"
+            k += 1
+        parts = _split_params(data[m.end() : k - 1])
+        if len(parts) >= 2 and parts[-1] == stub:
+            return ", ".join(parts[:-1]).encode()
+    return None
+
+
+def _split_params(text: bytes) -> list[str]:
+    """Parameter types separated by the commas outside template brackets, whitespace collapsed."""
+    parts, depth, cur = [], 0, []
+    for ch in text.decode():
+        depth += ch in "<("
+        depth -= ch in ">)"
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [" ".join(p.split()) for p in parts if p.strip()]
 
 
 def _stub_signature(ix: Index, stub: str) -> list[str] | None:
@@ -642,6 +708,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 None,
                 after=waiting[0],
             )
+        _one_stub_each(ix, own)
         impls, dag = translate_family(ix, family, own if riders else None)
     else:
         impls, dag = translate_family(ix, family)
@@ -664,6 +731,8 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
         if torch_dtypes
         else (None, None)
     )
+    if dag.floating_only:  # the host computes the kernel's scalars for floating dtypes only (nan_to_num)
+        ints = bools = False
     from migrate.port.idioms import apply as torch_faithful
 
     emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)

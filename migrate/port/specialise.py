@@ -126,7 +126,10 @@ class HostFacts:
 
 _HAS_VALUE = re.compile(r"\bbool\s+(\w+)\s*=\s*\(?\s*(\w+)\s*\.\s*has_value\s*\(\s*\)")
 _VALUE_OF = re.compile(r"\b(\w+)\s*=\s*(\w+)\s*(?:\.\s*get\s*\(\s*\)\s*)?\.\s*to\s*<\s*\w+\s*>\s*\(\s*\)\s*;")
-_DTYPE_OF = re.compile(r"\b(\w+)\s*=\s*(\w+)\s*\.\s*scalar_type\s*\(\s*\)\s*;")
+_ST = r"\s*\.\s*scalar_type\s*\(\s*\)"
+_DTYPE_OF = re.compile(  # result_type = output_t.scalar_type(); self_dtype = getMPSScalarType(self.scalar_type())
+    rf"\b(\w+)\s*=\s*(?:(\w+){_ST}|getMPS(?:Scalar|Data)Type\s*\(\s*(\w+)(?:{_ST})?\s*\))\s*;"
+)
 
 
 def host_facts(text: str, known: dict[str, Known]) -> HostFacts:
@@ -136,7 +139,7 @@ def host_facts(text: str, known: dict[str, Known]) -> HostFacts:
         if opt is not None:  # `&& min_opt->defined()` after it: a present optional tensor is defined
             facts[m.group(1)] = Known(opt.value is not None)
     aliases = {m.group(1): m.group(2) for m in _VALUE_OF.finditer(text) if m.group(1) != m.group(2)}
-    return HostFacts(facts, aliases, {m.group(1): m.group(2) for m in _DTYPE_OF.finditer(text)})
+    return HostFacts(facts, aliases, {m[1]: m[2] or m[3] for m in _DTYPE_OF.finditer(text)})
 
 
 def truth(cond, known: dict[str, Known]):

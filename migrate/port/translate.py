@@ -311,12 +311,30 @@ class Translator:
             return True if True in (left, right) else False if left is right is False else None
         if isinstance(e, o.Binary) and e.op in ("==", "!="):
             left, right = self.eval(e.left, env), self.eval(e.right, env)
+            known = [self._fixed_dtype(x) for x in (left, right)]
+            if None not in known:  # `if (t.dataType != MPSDataTypeBool)` on a comparison's result
+                return (known[0] == known[1]) == (e.op == "==")
             if isinstance(left, DtypeRef) and isinstance(right, DtypeRef) and left.host and right.host:
                 if left.host == right.host:
                     return e.op == "=="
                 if self._is_output(left.host) or self._is_output(right.host):
                     return e.op == "!="
         return None
+
+    def _fixed_dtype(self, d) -> str | None:
+        """The Metal dtype ``d`` names whatever the operands: a dtype word, a cast's target, or the result of
+        a comparison or logical op (bool); None when it follows the input."""
+        if not isinstance(d, DtypeRef):
+            return None
+        if d.dtype is not None:
+            return d.dtype
+        n = d.like
+        if n is None:
+            return None
+        if n.op == "cast":
+            return n.dtype
+        rule = self.t.ops.get(n.op)
+        return "bool" if rule is not None and rule.returns_bool else None
 
     def _is_output(self, host: str) -> bool:
         return any(w in host.lower() for w in _OUTPUT_WORDS)
@@ -592,7 +610,7 @@ class Translator:
             and isinstance(args[1], DtypeRef)
             and _one_element(e.args[2])
         ):
-            return self.alpha(None, args[1], e.line)  # mpsGraphRankedPlaceHolder(g, dtype, @[ @1 ]): a scalar
+            return self.placeholder_scalar(args[1], e.line)  # mpsGraphRankedPlaceHolder(g, dtype, @[ @1 ]): a scalar
         if short and "PlaceHolder" in short and short not in self.t.placeholders:
             raise self.blocked(f"run-time scalar placeholder ({_text(e)})", "run-time scalar", e.line)
         if short in self.t.placeholders:

@@ -47,6 +47,17 @@ class Site:
     params: tuple[str, ...] = ()  # params_1d: the struct's fields, in order (migrate/verify/params_host.py)
     scalar_values: list | None = None  # params_1d: the values verify binds (rules/scalar_args.yaml)
     params_type: str = ""  # functor_params: the struct's type-name prefix ("HardtanhBackwardParams_")
+    exprs: tuple = ()  # per field: the host expression computing it from ``args`` (None: the argument itself)
+    args: tuple[str, ...] = ()  # the stub's arguments after the iterator, when a field is an expression
+
+    def field_values(self, dtype) -> list:
+        """The struct's values for ``scalar_t`` = ``dtype``, before their cast to it."""
+        if not any(self.exprs):
+            return list(self.scalar_values)
+        from migrate.port.host_expr import evaluate
+
+        bound = dict(zip(self.args, self.scalar_values))
+        return [evaluate(e, bound, dtype) if e else bound[f] for f, e in zip(self.params, self.exprs)]
 
 
 # ------------------------------------------------------------------ detection

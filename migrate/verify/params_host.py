@@ -42,6 +42,49 @@ def params_site(ix, fns) -> Site | None:
     return _helper_site(ix, fns) or _modern_site(ix, fns)
 
 
+def _fields(ix, fn, data: bytes, call: bytes) -> dict:
+    """Site fields of the struct ``std::array<scalar_t, N>{...}`` in ``call``: ``params`` (a field per element),
+    and where an element is a local the stub computes from its arguments (``const scalar_t nan_replacement
+    = static_cast<scalar_t>(nan.value_or(0.));``), its ``exprs`` and the stub's ``args``."""
+    from migrate.port.host_expr import host_scalars
+    from migrate.port.locate import _params
+
+    m = re.search(rb"std\s*::\s*array\s*<[^>]*>\s*\{", call)
+    plain = tuple(f.decode() for f in _FIELDS.findall(call))
+    if m is None:
+        return {"params": plain}
+    depth, k = 1, m.end()
+    while k < len(call) and depth:
+        depth += call[k : k + 1] in (b"(", b"{")
+        depth -= call[k : k + 1] in (b")", b"}")
+        k += 1
+    elems = [" ".join(x.split()) for x in _split_top(call[m.end() : k - 1].decode())]
+    if len(plain) == len(elems):
+        return {"params": plain}
+    text = data[fn.span.start : fn.span.end].decode("utf-8", "replace")
+    names = [p.name for p in _params(text, 1)][1:]
+    local = host_scalars(text, 1, names)
+    fields, exprs = [], []
+    for e in elems:
+        f = _FIELDS.fullmatch(e.encode())
+        fields.append(f.group(1).decode() if f else e)
+        exprs.append(None if f else local[e].expr if e in local else e)
+    return {"params": tuple(fields), "exprs": tuple(exprs), "args": tuple(names)}
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        depth += ch in "([{<"
+        depth -= ch in ")]}>"
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    return [p for p in [*parts, "".join(cur)] if p.strip()]
+
+
 def _modern_site(ix, fns) -> Site | None:
     """``lib.exec_binary_kernel_with_params(iter, "name", std::array<scalar_t, N>{a.to<scalar_t>(), ...},
     fmt::format("NAMEParams_{}", ...))``: fields and the type-name prefix read from the call."""
@@ -51,7 +94,6 @@ def _modern_site(ix, fns) -> Site | None:
         m = _WITH_PARAMS.search(data[fn.span.start : fn.span.end])
         if m is None or m.group(1).decode() not in calls:
             continue
-        fields = tuple(f.decode() for f in _FIELDS.findall(m.group(4)))
         line = data.count(b"\n", 0, fn.span.start + m.start()) + 1
         return Site(
             MODERN,
@@ -61,8 +103,8 @@ def _modern_site(ix, fns) -> Site | None:
             fn.path,
             line,
             fn.name,
-            params=fields,
             params_type=m.group(5).decode(),
+            **_fields(ix, fn, data, m.group(4)),
         )
     return None
 
@@ -76,9 +118,9 @@ def _helper_site(ix, fns) -> Site | None:
         m = call.search(data[fn.span.start : fn.span.end])
         if m is None or define.search(data) is None:
             continue
-        fields = tuple(f.decode() for f in _FIELDS.findall(m.group(3)))
         line = data.count(b"\n", 0, fn.span.start + m.start()) + 1
-        return Site(CONVENTION, m.group(1).decode(), helper, int(m.group(2)), fn.path, line, fn.name, params=fields)
+        fields = _fields(ix, fn, data, m.group(3))
+        return Site(CONVENTION, m.group(1).decode(), helper, int(m.group(2)), fn.path, line, fn.name, **fields)
     return None
 
 
@@ -96,9 +138,10 @@ class ParamsHost:
         result = out if out.is_contiguous() and out.dtype == common else torch.empty(out.shape, dtype=common)
         finish = None if result is out else (lambda: out.copy_(result))
         kname = self.conv["kernel"].format(name=name, out=metal_name(result.dtype), **{"in": metal_name(common)})
-        params = torch.tensor(self.values, dtype=torch.float64).to(common)  # Scalar::to<scalar_t>()
+        values = self.site.field_values(common)
+        params = torch.tensor(values, dtype=torch.float64).to(common)  # Scalar::to<scalar_t>()
         args = [bind_tensor(result), *(bind_tensor(x) for x in inputs), params]
-        fields = ", ".join(f"{f}={v}" for f, v in zip(self.site.params, self.values))
+        fields = ", ".join(f"{f}={v}" for f, v in zip(self.site.params, values))
         return Launch(kname, args, [out.numel()], "1d", [f"{self.site.helper} params {{{fields}}}"], finish)
 
 
@@ -112,7 +155,6 @@ class FunctorParamsHost:
 
     def plan(self, arity: int, it: Iter, name: str) -> Launch | None:
         from migrate.verify.host import _convert_double, _i32, _i64
-        from migrate.verify.legacy_host import HostError
         from migrate.verify.dtypes import scalar_type
 
         out = it.output()
@@ -120,13 +162,12 @@ class FunctorParamsHost:
             return None
         common = it.common_dtype()
         ptype = f"{self.site.params_type}{metal_name(common)}"
-        params = torch.tensor(self.values, dtype=torch.float64).to(common)
+        values = self.site.field_values(common)
+        params = torch.tensor(values, dtype=torch.float64).to(common)
         flavor = self.conv["flavors"]["contiguous" if it.is_contiguous() else "other"]
         b = [bind_tensor(op.tensor, op.cpu_scalar) for op in it.operands]
-        note = [f"{self.site.helper} params {{{', '.join(f'{f}={v}' for f, v in zip(self.site.params, self.values))}}}"]
-        if arity == 1:
-            if flavor != "dense":
-                raise HostError("exec_unary_kernel_with_params on a non-contiguous iterator is not emulated")
+        note = [f"{self.site.helper} params {{{', '.join(f'{f}={v}' for f, v in zip(self.site.params, values))}}}"]
+        if arity == 1:  # REGISTER_UNARY_ALPHA_OP's kernels: the struct after the tensors, or after ndim
             kname = self.conv["kernel"].format(
                 name=name,
                 flavor=flavor,
@@ -134,7 +175,11 @@ class FunctorParamsHost:
                 params=ptype,
                 **{"in": metal_name(it.input(0).dtype)},
             )
-            return Launch(kname, [b[0], b[1], params], [out.numel()], flavor, note)
+            if flavor == "dense":
+                return Launch(kname, [b[0], b[1], params], [out.numel()], flavor, note)
+            shape, n = it.shape(), out.numel()
+            args = [b[0], b[1], _i64(shape), _i64(it.strides(1)), _i64(it.strides(0)), _i32([it.ndim()]), params]
+            return Launch(kname, args, [shape[0], n // shape[0]], flavor, note)
         inp, oth = _convert_double(it.input(0)), _convert_double(it.input(1))
         cast = inp.dtype != oth.dtype
         o = metal_name(out.dtype)
@@ -170,8 +215,8 @@ class FunctorParamsHost:
 class WithScalars:
     """A reference called with the family's scalar arguments after its tensors."""
 
-    def __init__(self, ref, values: list, field_names: tuple[str, ...]):
-        self.ref, self.values, self.fields = ref, values, field_names
+    def __init__(self, ref, values: list, site: Site):
+        self.ref, self.values, self.site = ref, values, site
         self.name = ref.name
         self.where = getattr(ref, "where", "")
 
@@ -180,9 +225,11 @@ class WithScalars:
 
         if isinstance(self.ref, PortReference):
             inputs = self.ref._inputs(case)
-            names = {p.name: v for p, v in zip(getattr(self.ref.dag, "params", ()), self.values)}
             out_dtype = case.out.dtype if case.out is not None else case.expected_dtype
             try:
+                dtype = next(iter(inputs.values())).dtype  # the struct's scalar_t
+                values = self.site.field_values(dtype)
+                names = {p.name: v for p, v in zip(getattr(self.ref.dag, "params", ()), values)}
                 return self.ref.evaluate(self.ref.dag, {**inputs, **names}, out_dtype)
             except Exception as exc:  # noqa: BLE001 - a foreign evaluator: no reference here
                 raise ReferenceUnavailable(f"{type(exc).__name__}: {exc}") from None
@@ -221,9 +268,7 @@ def prepare(source, references: list, opts, family: str) -> list[str]:
     for r in references:  # torch CPU takes them as its own call's arguments (and keeps its other answers)
         if type(r) is TorchCpuReference:
             r.scalar_values = values
-    references[:] = [
-        r if type(r) is TorchCpuReference else WithScalars(r, values, source.site.params) for r in references
-    ]
+    references[:] = [r if type(r) is TorchCpuReference else WithScalars(r, values, source.site) for r in references]
     opts.opinfo = False
     shown = ", ".join(f"{k}={v}" for k, v in table.items())
     return [
