@@ -112,5 +112,5 @@ def test_a_call_the_shared_kernel_refuses_on_cpu_is_not_the_kernels_fault():
 
     assert _cpu_refuses(cell("torch-cpu: nan_to_num: dtype of out: Half should be same as input: Float"))
     assert _cpu_refuses(cell("torch-cpu: result type Float can't be cast to the desired output type Long"))
-    assert not _cpu_refuses(cell('torch-cpu: "nan_to_num" not implemented for \'Half\''))
+    assert not _cpu_refuses(cell("torch-cpu: \"nan_to_num\" not implemented for 'Half'"))
     assert not _cpu_refuses(cell("old-mpsgraph: dtype of out: Half should be same as input: Float"))
