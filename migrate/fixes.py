@@ -45,6 +45,25 @@ class FixBuilder:
         s, e = self.line_start(data, span.start), self.line_end(data, span.end)
         return Fix(description, (Edit(span.path, s, e, ""),))
 
+    def remove_include(self, span: Span, description: str) -> Fix:
+        """The include's line; with the ``#if``/``#ifdef`` ... ``#endif`` around it when it is the only line
+        between them (the last per-operator header of an ``#ifdef AT_PER_OPERATOR_HEADERS`` block)."""
+        data = self._src(span.path)
+        s, e = self.line_start(data, span.start), self.line_end(data, span.end)
+        before = self._line_before(data, s)
+        after = (e, self.line_end(data, e)) if e < len(data) else None
+        if before is not None and after is not None:
+            opener = data[before[0] : before[1]].split()
+            closer = data[after[0] : after[1]].split()
+            if opener and opener[0] in (b"#ifdef", b"#ifndef", b"#if") and closer[:1] == [b"#endif"]:
+                s, e = before[0], after[1]
+                if s >= 2 and data[s - 2 : s] == b"\n\n" and data[e : e + 1] == b"\n":
+                    e += 1  # the block stood alone between blank lines: keep one of them
+        return Fix(description, (Edit(span.path, s, e, ""),))
+
+    def _line_before(self, data: bytes, s: int) -> tuple[int, int] | None:
+        return (self.line_start(data, s - 1), s) if s > 0 else None
+
     def remove_function(self, f: HostFunction) -> Fix | None:
         span = f.invocation or f.span
         data = self._src(span.path)

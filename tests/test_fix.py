@@ -261,3 +261,43 @@ def test_xfail_removal_stays_valid(src, key, expected):
     assert out == expected
     libcst.parse_module(out)
     ast.parse(out)
+
+
+def _fix_in_memory(ix_files: dict[str, bytes], span_text: bytes):
+    """The MPS005 fix of the include ``span_text`` in ``ops/A.mm`` of ``ix_files``."""
+    from migrate.fixes import FixBuilder
+
+    data = ix_files["ops/A.mm"]
+    start = data.index(span_text)
+    fb = FixBuilder.__new__(FixBuilder)
+    fb._src = lambda path: ix_files[path]
+    fix = fb.remove_include(Span("ops/A.mm", 1, 1, 1, 1, start, start + len(span_text)), "remove")
+    (edit,) = fix.edits
+    return data[: edit.start] + edit.replacement.encode() + data[edit.end :]
+
+
+def test_the_last_include_of_a_conditional_block_takes_the_block_with_it():
+    inc = b"#include <ATen/ops/zz_native.h>"
+    alone = b"#include <a.h>\n\n#ifdef AT_PER_OPERATOR_HEADERS\n" + inc + b"\n#endif\n\nnamespace x {}\n"
+    assert _fix_in_memory({"ops/A.mm": alone}, inc) == b"#include <a.h>\n\nnamespace x {}\n"
+    two = b"#ifdef AT_PER_OPERATOR_HEADERS\n" + inc + b"\n#include <ATen/ops/yy_native.h>\n#endif\n"
+    assert (
+        _fix_in_memory({"ops/A.mm": two}, inc)
+        == b"#ifdef AT_PER_OPERATOR_HEADERS\n#include <ATen/ops/yy_native.h>\n#endif\n"
+    )
+    other = b"#ifdef AT_PER_OPERATOR_HEADERS\n" + inc + b"\n#else\n#include <ATen/Functions.h>\n#endif\n"
+    assert _fix_in_memory({"ops/A.mm": other}, inc).startswith(b"#ifdef AT_PER_OPERATOR_HEADERS\n#else\n")
+
+
+def test_a_port_leaves_no_type_or_namespace_only_the_removed_code_used():
+    from migrate.port.patch import _without_dead_types
+
+    old = (
+        b"namespace at::native {\nnamespace mps {\n\nstruct G : public Base {\n  int a;\n};\n\n"
+        b"static void helper(G* g) {}\n\n} // namespace mps\n\nstruct Kept {\n};\n} // namespace at::native\n"
+    )
+    new = b"namespace at::native {\nnamespace mps {\n\nstruct G : public Base {\n  int a;\n};\n\n} // namespace mps\n"
+    new += b"\nstruct Kept {\n};\n} // namespace at::native\n"
+    assert _without_dead_types(old, new) == b"namespace at::native {\n\nstruct Kept {\n};\n} // namespace at::native\n"
+    still = new.replace(b"\nstruct Kept", b"\nvoid f(G* g);\nstruct Kept")
+    assert _without_dead_types(old, still) == still  # G is still named: it stays

@@ -17,7 +17,7 @@ def check(ix):
                 inc.span,
                 message(inc.op),
                 family=inc.op,
-                fix=ix.fixes.remove_line(inc.span, f"remove stale include of {inc.header}"),
+                fix=ix.fixes.remove_include(inc.span, f"remove stale include of {inc.header}"),
             )
 
 
@@ -45,7 +45,9 @@ moved elsewhere.
 #include <ATen/ops/atan2_native.h>   // MPS005 once atan2_out_mps is gone
 """,
         fix="""\
-Delete the include line.
+Delete the include line; when it is the only line of an `#ifdef` ...
+`#endif` block (the last per-operator header under
+`AT_PER_OPERATOR_HEADERS`), delete the block with it.
 """,
         fix_safety=FixSafety.SAFE,
     ),

@@ -864,6 +864,8 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit], kernels: froz
     final = {**overlay, **outcome.new}
     helpers = _helpers_of(ix, kernels)
     final.update(_without_dead_helpers(ix.tree.root, {**ix.tree.sources, **final}, set(outcome.new), helpers))
+    for p in outcome.new:
+        final[p] = _without_dead_types(ix.tree.sources[p], final[p])
     keep = [e for e in edits if e.path not in outcome.new]
     whole = [
         Edit(p, 0, len(ix.tree.sources[p]), final[p].decode("utf-8", "surrogateescape")) for p in sorted(outcome.new)
@@ -910,6 +912,45 @@ def _without_dead_helpers(root, sources: dict[str, bytes], paths: set[str], help
         changed.update(apply_edits({**sources, **changed}, edits))
         helpers = helpers - {f.name for f in dead}
     return changed
+
+
+_TYPE_AT_LINE_START = re.compile(rb"^(?:struct|class)\s+(\w+)\b[^;{]*\{", re.M)
+_EMPTY_NAMESPACE = re.compile(rb"^namespace\s+(\w+)\s*\{\s*\}[ \t]*(?://[^\n]*)?\n", re.M)
+
+
+def _without_dead_types(old: bytes, new: bytes) -> bytes:
+    """``new`` without what the port's deletions left unused: a file-scope type (the cached-graph struct of
+    the removed graph code) used before and named nowhere outside its own definition now, then a namespace
+    left empty."""
+    changed = True
+    while changed:
+        changed = False
+        for m in _TYPE_AT_LINE_START.finditer(new):
+            end = _closing_brace(new, m.end() - 1)
+            if end is None or new[end : end + 2] != b"};":
+                continue
+            name = re.compile(rb"\b" + re.escape(m.group(1)) + rb"\b")
+            outside = len(name.findall(new)) - len(name.findall(new[m.start() : end]))
+            if outside == 0 and len(name.findall(old)) > len(name.findall(new[m.start() : end])):
+                stop = new.find(b"\n", end) + 1 or len(new)
+                if new[stop : stop + 1] == b"\n" and (m.start() < 2 or new[m.start() - 2 : m.start()] == b"\n\n"):
+                    stop += 1
+                new, changed = new[: m.start()] + new[stop:], True
+                break
+    if not _EMPTY_NAMESPACE.search(old):
+        new = _EMPTY_NAMESPACE.sub(b"", new)
+    return new
+
+
+def _closing_brace(data: bytes, open_at: int) -> int | None:
+    depth = 0
+    for k in range(open_at, len(data)):
+        c = data[k : k + 1]
+        depth += c == b"{"
+        depth -= c == b"}"
+        if depth == 0:
+            return k
+    return None
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:
