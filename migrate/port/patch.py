@@ -55,6 +55,8 @@ def translate_family(ix: Index, family: str, impls: list[Impl] | None = None) ->
     try:
         dags = [graph_dag(ix, i.function) for i in impls]
     except PortBlocked as exc:
+        if exc.construct.startswith("control flow"):
+            one_stub_each(ix, impls)  # the branch is the CPU kernel's run-time choice of stub: say that
         raise _name_blockers(ix, impls, exc) from None
     if len({d.structure() for d in dags}) > 1:
         names = ", ".join(i.entry.overload_name for i in impls)
@@ -283,7 +285,7 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
     return stub
 
 
-def _one_stub_each(ix: Index, impls: list[Impl]) -> None:
+def one_stub_each(ix: Index, impls: list[Impl]) -> None:
     """PortBlocked when an overload's shared CPU kernel picks one of several stubs at run time (clamp_out:
     clamp_scalar_stub with both bounds, clamp_min/max_scalar_stub with one): a port writes one stub's kernel."""
     from migrate.port.stub_impl import replaced
@@ -708,10 +710,10 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 None,
                 after=waiting[0],
             )
-        _one_stub_each(ix, own)
         impls, dag = translate_family(ix, family, own if riders else None)
     else:
         impls, dag = translate_family(ix, family)
+    one_stub_each(ix, impls)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
