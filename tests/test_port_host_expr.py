@@ -114,3 +114,16 @@ def test_a_call_the_shared_kernel_refuses_on_cpu_is_not_the_kernels_fault():
     assert _cpu_refuses(cell("torch-cpu: result type Float can't be cast to the desired output type Long"))
     assert not _cpu_refuses(cell("torch-cpu: \"nan_to_num\" not implemented for 'Half'"))
     assert not _cpu_refuses(cell("old-mpsgraph: dtype of out: Half should be same as input: Float"))
+
+
+def test_stub_parameter_types_split_on_top_level_commas_only():
+    from migrate.port.patch import split_params
+
+    text = b"TensorIteratorBase&,\n    std::optional<double>, std::tuple<int, int> t, const Scalar& a"
+    assert split_params(text) == [
+        "TensorIteratorBase&",
+        "std::optional<double>",
+        "std::tuple<int, int> t",
+        "const Scalar& a",
+    ]
+    assert split_params(b"a, f(b, c), std::array<T, 2>{d, e}") == ["a", "f(b, c)", "std::array<T, 2>{d, e}"]

@@ -550,12 +550,12 @@ def stub_function_params(ix: Index, stub: str) -> list[str] | None:
         return None
     inline = re.fullmatch(rb"void\s*\(\s*\*\s*\)\s*\((.*)\)", fn_type, re.S)
     if inline is not None:  # DECLARE_DISPATCH(void (*)(TensorIteratorBase&, std::optional<double>), stub)
-        return _split_params(inline.group(1))
+        return split_params(inline.group(1))
     fn_type = fn_type.rsplit(b"::", 1)[-1]
     for rx in (_USING, _TYPEDEF):
         for u in rx.finditer(data):
             if u.group(1) == fn_type:
-                return _split_params(u.group(2))
+                return split_params(u.group(2))
     return None
 
 
@@ -567,25 +567,25 @@ def _declared_type(data: bytes, stub: str) -> bytes | None:
             depth += data[k : k + 1] == b"("
             depth -= data[k : k + 1] == b")"
             k += 1
-        parts = _split_params(data[m.end() : k - 1])
+        parts = split_params(data[m.end() : k - 1])
         if len(parts) >= 2 and parts[-1] == stub:
             return ", ".join(parts[:-1]).encode()
     return None
 
 
-def _split_params(text: bytes) -> list[str]:
-    """Parameter types separated by the commas outside template brackets, whitespace collapsed."""
-    parts, depth, cur = [], 0, []
-    for ch in text.decode():
-        depth += ch in "<("
-        depth -= ch in ">)"
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
+def split_params(text: bytes) -> list[str]:
+    """Parameter types separated by top-level commas, whitespace collapsed (the source layer's tokens)."""
+    from migrate.source.macros import split_args
+    from migrate.source.tokens import render, tokenize
+
+    parts: list[str] = []
+    for a in split_args(tokenize(text.decode("utf-8", "replace"))):
+        part = " ".join(render(a).split())
+        if parts and parts[-1].count("<") > parts[-1].count(">"):  # a comma inside std::tuple<int, int>
+            parts[-1] += ", " + part
         else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [" ".join(p.split()) for p in parts if p.strip()]
+            parts.append(part)
+    return [p for p in parts if p]
 
 
 def _stub_signature(ix: Index, stub: str) -> list[str] | None:

@@ -58,7 +58,9 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
         depth += call[k : k + 1] in (b"(", b"{")
         depth -= call[k : k + 1] in (b")", b"}")
         k += 1
-    elems = [" ".join(x.split()) for x in _split_top(call[m.end() : k - 1].decode())]
+    from migrate.port.patch import split_params
+
+    elems = split_params(call[m.end() : k - 1])
     if len(plain) == len(elems):
         return {"params": plain}
     text = data[fn.span.start : fn.span.end].decode("utf-8", "replace")
@@ -70,19 +72,6 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
         fields.append(f.group(1).decode() if f else e)
         exprs.append(None if f else local[e].expr if e in local else e)
     return {"params": tuple(fields), "exprs": tuple(exprs), "args": tuple(names)}
-
-
-def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        depth += ch in "([{<"
-        depth -= ch in ")]}>"
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    return [p for p in [*parts, "".join(cur)] if p.strip()]
 
 
 def _modern_site(ix, fns) -> Site | None:
