@@ -32,7 +32,7 @@ GOLDENS = {
     "hardtanh_backward": "two run-time scalars: a parameter struct, the port-written exec_params_kernel launch",
     "nan_to_num": "struct fields computed from optional doubles by the host's own expressions, floating dtypes only",
     "sign": "dtype branch ([t dataType] == MPSDataTypeInt64) -> per-dtype specialisation on T",
-    "leaky_relu": "run-time scalar: the file-local launcher binding it as a float (unary_1d_scalar)",
+    "leaky_relu": "run-time scalar: the file-local launcher binding it in the input's dtype (unary_1d_scalar)",
     "add": "string switch on op_name specialised for its caller; alpha through binary_mps_impl_with_scalar",
     "clamp_max": "optional bounds: the shared clamp helper (a void helper filling the cached graph) specialised "
     "for an absent min and a present max; integers through the dtype branch; the Tensor overload rides minimum_stub",

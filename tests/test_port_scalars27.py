@@ -33,8 +33,8 @@ def port(capsys, *args) -> tuple[int, str, str]:
     return rc, out, err
 
 
-def check(root: Path, family: str, patch: str, **kw):
-    opts = Options(opinfo=False, dtypes=[torch.float32], layouts=["contiguous", "transposed"], **kw)
+def check(root: Path, family: str, patch: str, dtypes=(torch.float32,), **kw):
+    opts = Options(opinfo=False, dtypes=list(dtypes), layouts=["contiguous", "transposed"], **kw)
     return verify(root, family, (patch, f"<port {family}>"), opts)
 
 
@@ -46,7 +46,8 @@ def test_the_unary_launcher_is_written_once(tree, capsys):
     assert len(re.findall(r"static void exec_unary_kernel_with_scalar\(", host)) == 1
     assert 'exec_unary_kernel_with_scalar(iter, "leaky_relu", negative_slope);' in host
     assert 'exec_unary_kernel_with_scalar(iter, "softshrink", lambd);' in host
-    assert "mtl_setArgs(computeEncoder, outputTensor, inputTensor, scalar.to<float>());" in host
+    assert "mtl_setArgs(computeEncoder, outputTensor, inputTensor);" in host
+    assert "mtl_setBytes(computeEncoder, scalar.to<scalar_t>(), 2);" in host  # in the input's dtype: exact for int64
 
 
 @pytest.mark.parametrize(
@@ -70,7 +71,7 @@ def test_verify_runs_the_scalar_launch_against_torch_cpu(tree, capsys, family, s
 
 def test_a_kernel_ignoring_the_scalar_fails(tree, capsys):
     rc, patch, _ = port(capsys, "leaky_relu", "--root", str(tree))
-    broken = patch.replace("static_cast<T1>(negative_slope)", "static_cast<T1>(0.5f)")
+    broken = patch.replace("(input[index], negative_slope)", "(input[index], T1(0.5f))")
     assert broken != patch
     rep = check(tree, "leaky_relu", broken)
     assert not rep.ok and rep.exit_code == 1
@@ -79,11 +80,26 @@ def test_a_kernel_ignoring_the_scalar_fails(tree, capsys):
 def test_a_launcher_binding_something_else_is_not_this_convention(tree, capsys):
     """The convention is read from the launcher's code: one that binds the scalar differently is not emulated."""
     rc, patch, _ = port(capsys, "leaky_relu", "--root", str(tree))
-    odd = patch.replace("inputTensor, scalar.to<float>());", "inputTensor, scalar.to<double>());")
+    odd = patch.replace("inputTensor);\n", "inputTensor, scalar.to<double>());\n")
     assert odd != patch
     with pytest.raises(Exception) as exc:
         check(tree, "leaky_relu", odd)
     assert "leaky_relu" in str(exc.value)
+
+
+def test_the_kernel_reads_the_scalar_in_the_inputs_dtype(tree, capsys):
+    """The launcher binds the scalar as scalar_t (a float would round an int64 bound past 2^24); a kernel
+    reading those bytes as a float gets garbage for half and fails."""
+    rc, patch, _ = port(capsys, "leaky_relu", "--root", str(tree))
+    assert "constant T1& negative_slope [[buffer(2)]]" in patch
+    broken = (
+        patch.replace("constant T1& negative_slope", "constant float& negative_slope")
+        .replace("constant DTYPE1& negative_slope", "constant float& negative_slope")
+        .replace("(input[index], negative_slope)", "(input[index], T1(negative_slope))")
+    )
+    assert broken != patch
+    assert check(tree, "leaky_relu", patch, dtypes=[torch.float16]).ok
+    assert not check(tree, "leaky_relu", broken, dtypes=[torch.float16]).ok
 
 
 # ----------------------------------------------------------- the real 2.7.0a0 tree

@@ -68,11 +68,11 @@ def unary_edits(
     target: Target, data: bytes, name: str, body: str, plan: Plan, scalar: str = "", pairs: list | None = None
 ) -> list[Edit]:
     """The kernel text appended at the end of the file (after the file's last instantiations).
-    ``scalar``: a run-time scalar the kernel takes as ``constant float& SCALAR [[buffer(2)]]``
+    ``scalar``: a run-time scalar the kernel takes as ``constant T1& SCALAR [[buffer(2)]]``
     (migrate/port/scalar27.py); ``pairs``: the (in, out) dtypes to instantiate (default: the plan's
     with every floating ``out=`` dtype)."""
-    param = [f"    constant float& {scalar} [[buffer(2)]],"] if scalar else []
-    arg = f", static_cast<T1>({scalar})" if scalar else ""
+    param = [f"    constant T1& {scalar} [[buffer(2)]],"] if scalar else []
+    arg = f", {scalar}" if scalar else ""
     macro = f"INSTANTIATE_{name.upper()}_KERNEL"
     quoted = host_name_literal(target, name)
     kernel = [
@@ -91,7 +91,7 @@ def unary_edits(
         f"  {name}_kernel(",
         "      device DTYPE0* output [[buffer(0)]],",
         "      constant DTYPE1* input [[buffer(1)]],",
-        *["  " + p for p in param],
+        *["  " + p.replace("T1&", "DTYPE1&") for p in param],
         "      uint id [[thread_position_in_grid]])",
     ]
     width = max(len(x) for x in inst[:-1]) + 1

@@ -1,10 +1,11 @@
 """2.7-era unary ports with one run-time scalar (leaky_relu's negative_slope, softshrink's lambd).
 
 2.7's ``exec_unary_kernel`` carries only an optional int64, so the port adds, once per host file,
-a launcher in the tree's own style (``mtl_setArgs(encoder, out, in, scalar.to<float>())``, as
-RenormKernel.mm passes ``maxnorm.to<float>()``): rules/launch_conventions.yaml ``unary_1d_scalar``
-describes it and verify emulates it from that description.  The kernel takes the scalar as a
-``constant float&`` at buffer 2 and hands it to the functor in the input's type.
+a launcher in the tree's own style: ``mtl_setArgs(encoder, out, in)``, then the scalar by ``mtl_setBytes``
+in the input's dtype (``scalar.to<scalar_t>()`` under an ``AT_DISPATCH``: exact for int64, as the old graph's
+placeholder in self's dtype was; a float would round past 2^24).  rules/launch_conventions.yaml
+``unary_1d_scalar`` describes it and verify emulates it from that description.  The kernel takes the scalar
+as ``constant T1& SCALAR [[buffer(2)]]``.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ def helper_name() -> str:
 
 def helper_text() -> str:
     """The launcher: exec_unary_kernel's steps (contiguous input, contiguous output copied back,
-    ``{name}_{out}_{in}``), plus the scalar as a float after the two buffers."""
+    ``{name}_{out}_{in}``), plus the scalar in the input's dtype after the two buffers."""
     return f"""
-// mps-migrate: exec_unary_kernel with one run-time scalar, bound as a float after the tensors
+// mps-migrate: exec_unary_kernel with one run-time scalar, bound in the input's dtype after the tensors
 static void {helper_name()}(TensorIteratorBase& iter, const std::string& name, const Scalar& scalar) {{
   using namespace mps;
   auto inputTensor = iter.input(0).contiguous();
@@ -49,7 +50,10 @@ static void {helper_name()}(TensorIteratorBase& iter, const std::string& name, c
     id<MTLComputeCommandEncoder> computeEncoder = mpsStream->commandEncoder();
     getMPSProfiler().beginProfileKernel(cplState, name, {{inputTensor}});
     [computeEncoder setComputePipelineState:cplState];
-    mtl_setArgs(computeEncoder, outputTensor, inputTensor, scalar.to<float>());
+    mtl_setArgs(computeEncoder, outputTensor, inputTensor);
+    AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, inputTensor.scalar_type(), "mps_scalar", [&]() {{
+      mtl_setBytes(computeEncoder, scalar.to<scalar_t>(), 2);
+    }});
     mtl_dispatch1DJob(computeEncoder, cplState, length);
     getMPSProfiler().endProfileKernel(cplState);
   }});
@@ -75,7 +79,7 @@ def stub_body(name: str, scalar: str) -> str:
 
 
 def unary_scalar_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
-    """Functor (input, scalar), template kernel with ``constant float& SCALAR [[buffer(2)]]``, the
+    """Functor (input, scalar), template kernel with ``constant T1& SCALAR [[buffer(2)]]``, the
     instantiation macro of the file's ``[[host_name]]`` kind, one invocation per (out, in) pair."""
     body = functor(name, dag, plan, dag.source, target.traits)
     return unary_edits(target, data, name, body, plan, scalar=alpha_name(dag), pairs=plan.pairs())
@@ -95,20 +99,20 @@ def binary_templates() -> str:
     registration macro exporting the names binary_mps_impl builds."""
     m = binary_macro()
     return f"""
-// mps-migrate: binary kernels with one run-time scalar, a float after the buffers binary_mps_impl binds
+// mps-migrate: binary kernels with one run-time scalar, in the inputs' dtype after the buffers binary_mps_impl binds
 template <typename T, typename F>
 kernel void binary_indexing_scalar(
     constant void* input_ [[buffer(0)]],
     constant void* other_ [[buffer(1)]],
     device void* out_ [[buffer(2)]],
     constant uint3* offsets [[buffer(3)]],
-    constant float& scalar [[buffer(4)]],
+    constant T& scalar [[buffer(4)]],
     uint tid [[thread_position_in_grid]]) {{
   auto out = (device T*)((device uint8_t*)out_ + offsets[tid].x);
   auto input = (constant T*)((constant uint8_t*)input_ + offsets[tid].y);
   auto other = (constant T*)((constant uint8_t*)other_ + offsets[tid].z);
   F f;
-  *out = static_cast<T>(f(*input, *other, static_cast<T>(scalar)));
+  *out = static_cast<T>(f(*input, *other, scalar));
 }}
 
 template <typename T, typename F>
@@ -116,10 +120,10 @@ kernel void binary_dense_scalar(
     constant T* input [[buffer(0)]],
     constant T* other [[buffer(1)]],
     device T* out [[buffer(2)]],
-    constant float& scalar [[buffer(3)]],
+    constant T& scalar [[buffer(3)]],
     uint tid [[thread_position_in_grid]]) {{
   F f;
-  out[tid] = static_cast<T>(f(input[tid], other[tid], static_cast<T>(scalar)));
+  out[tid] = static_cast<T>(f(input[tid], other[tid], scalar));
 }}
 
 #define {m}(NAME, DTYPE)
@@ -129,14 +133,14 @@ kernel void binary_dense_scalar(
       constant void* other_,
       device void* out_,
       constant uint3* offsets,
-      constant float& scalar,
+      constant DTYPE& scalar,
       uint tid);
   template [[host_name(#NAME "_dense_" #DTYPE)]] kernel void
   binary_dense_scalar<DTYPE, NAME##_functor>(
       constant DTYPE * input_,
       constant DTYPE * other_,
       device DTYPE * out_,
-      constant float& scalar,
+      constant DTYPE& scalar,
       uint tid)
 """
 
@@ -166,10 +170,10 @@ def binary_kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan)
 
 def binary_helper_text(impl_call: str) -> str:
     """binary_mps_impl's launch (dense kernel for a contiguous iterator, else per-thread offsets),
-    plus the scalar as a float after the buffers."""
+    plus the scalar in the inputs' (common) dtype after the buffers."""
     pad = " " * len(f"static void {binary_helper_name()}(")
     return f"""
-// mps-migrate: binary_mps_impl with one run-time scalar, bound as a float after the buffers
+// mps-migrate: binary_mps_impl with one run-time scalar, bound in the inputs' dtype after the buffers
 static void {binary_helper_name()}(TensorIteratorBase& iter,
 {pad}const std::string& func_name,
 {pad}const Scalar& scalar) {{
@@ -191,17 +195,22 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
   Tensor input = iter.input(0);
   Tensor other = iter.input(1);
   Tensor out = iter.output();
-  const float value = scalar.to<float>();
   MPSStream* mpsStream = getCurrentMPSStream();
   const auto numThreads = c10::checked_convert<uint32_t>(iter.numel(), "uint32_t");
   dispatch_sync_with_rethrow(mpsStream->queue(), ^() {{
     @autoreleasepool {{
       auto computeEncoder = mpsStream->commandEncoder();
+      const auto bind_scalar = [&](unsigned index) {{
+        AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, input.scalar_type(), "mps_scalar", [&]() {{
+          mtl_setBytes(computeEncoder, scalar.to<scalar_t>(), index);
+        }});
+      }};
       if (iter.is_contiguous()) {{
         auto binaryPSO =
             lib.getPipelineStateForFunc(fmt::format("{{}}_dense_{{}}", func_name, scalarToMetalTypeString(input)));
         [computeEncoder setComputePipelineState:binaryPSO];
-        mtl_setArgs(computeEncoder, input, other, out, value);
+        mtl_setArgs(computeEncoder, input, other, out);
+        bind_scalar(3);
         mtl_dispatch1DJob(computeEncoder, binaryPSO, numThreads);
         return;
       }}
@@ -210,7 +219,7 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
       [computeEncoder setComputePipelineState:binaryPSO];
       mtl_setArgs(computeEncoder, input, other, out);
       [computeEncoder setBuffer:kernelDataOffsets offset:0 atIndex:3];
-      mtl_setBytes(computeEncoder, value, 4);
+      bind_scalar(4);
       mtl_dispatch1DJob(computeEncoder, binaryPSO, numThreads);
     }}
   }});

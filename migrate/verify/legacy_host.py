@@ -81,8 +81,8 @@ class LegacyHost:
         finish = None if o is out else (lambda: out.copy_(o))
         bound = {"output": bind_tensor(o), "input": bind_tensor(x)}
         notes = []
-        if "scalar" in self.conv["buffers"]:  # unary_1d_scalar: the float the torch reference gets too
-            bound["scalar"] = torch.tensor([self.site.scalar], dtype=getattr(torch, self.conv["scalar_type"]))
+        if "scalar" in self.conv["buffers"]:  # unary_1d_scalar: the value the torch reference gets too
+            bound["scalar"] = torch.tensor([self.site.scalar], dtype=self._scalar_dtype(x.dtype))
         elif self.site.extra:  # mtl_setBytes(int64): verify runs the value whose reference is the plain op
             bound["extra"] = torch.zeros(1, dtype=torch.int64)
             notes.append(f"the host's extra argument {self.site.extra} is bound as 0 (the reference op has none)")
@@ -96,6 +96,12 @@ class LegacyHost:
             )
             launch.notes.append(f"{self.site.helper} never casts: it asks the library for {kname} ({why})")
         return launch
+
+    def _scalar_dtype(self, input_dtype):
+        """The run-time scalar's dtype as the launcher binds it: ``input`` (the input's, rules/launch_conventions.yaml)
+        or a fixed one (``float32``)."""
+        kind = self.conv["scalar_type"]
+        return input_dtype if kind == "input" else getattr(torch, kind)
 
     def _buffers(self, key: str, **bound) -> list:
         """The convention's buffer list, in order; names it binds only optionally (extra) are left out."""
@@ -156,8 +162,8 @@ class LegacyHost:
             "other": _raw(ops[2].tensor, ops[2].cpu_scalar, at_start),
             "output": bind_tensor(out),
         }
-        if "scalar" in self.conv["buffers"]:  # binary_offsets_scalar: the float the torch reference gets too
-            bound["scalar"] = torch.tensor([self.site.scalar], dtype=getattr(torch, self.conv["scalar_type"]))
+        if "scalar" in self.conv["buffers"]:  # binary_offsets_scalar: the value the torch reference gets too
+            bound["scalar"] = torch.tensor([self.site.scalar], dtype=self._scalar_dtype(ops[1].tensor.dtype))
         if self.site.dense and it.is_contiguous():
             return Launch(
                 self.conv["dense_kernel"].format(name=name, **{"in": t}),

@@ -1,5 +1,5 @@
 """The ``unary_1d_scalar`` launch (rules/launch_conventions.yaml): a file-local launcher
-``NAME(iter, "name", scalar)`` that binds (output, input, scalar as a float).
+``NAME(iter, "name", scalar)`` that binds (output, input) and the scalar in the input's dtype.
 
 Detected from the tree's code: a host function of the family calls the launcher, and the
 launcher's definition in the tree binds exactly the convention's ``binds`` through
