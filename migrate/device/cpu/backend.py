@@ -67,7 +67,7 @@ class CpuBackend:
             from ..isolation import arena
 
             return arena.empty, arena.empty_strided, arena.copy
-        return LibraryBase.empty, LibraryBase.empty_strided, LibraryBase.arena_tensor
+        return CpuLibrary.empty, CpuLibrary.empty_strided, CpuLibrary.arena_tensor
 
     def empty(self, *size, dtype=None):
         """torch.empty whose memory a launch takes without copies (isolated: in the shared arena)."""

@@ -107,9 +107,9 @@ class Arena:
         import torch
 
         off = self.alloc(nbytes)
-        buf = (ctypes.c_char * nbytes).from_address(self.base + off)
+        buf = (ctypes.c_char * round_up(nbytes)).from_address(self.base + off)  # whole pages: few ctypes types
         weakref.finalize(buf, self.release, off, nbytes).atexit = False  # torch holds buf while the storage lives
-        return torch.frombuffer(buf, dtype=torch.uint8).untyped_storage()
+        return torch.frombuffer(buf, dtype=torch.uint8, count=nbytes).untyped_storage()
 
 
 _ARENA: Arena | None = None
@@ -139,7 +139,7 @@ def empty_strided(size, stride, dtype=None):
     size, stride = tuple(size), tuple(stride)
     numel = 1 if all(size) else 0
     span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if numel else 0
-    nbytes = span * torch.empty(0, dtype=dtype).element_size()
+    nbytes = span * dtype.itemsize
     if nbytes == 0:
         return torch.empty_strided(size, stride, dtype=dtype)
     return torch.empty(0, dtype=dtype).set_(arena().storage(nbytes), 0, size, stride)
