@@ -137,11 +137,9 @@ def empty_strided(size, stride, dtype=None):
 
     dtype = dtype or torch.get_default_dtype()
     size, stride = tuple(size), tuple(stride)
-    numel = 1 if all(size) else 0
-    span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if numel else 0
-    nbytes = span * dtype.itemsize
-    if nbytes == 0:
-        return torch.empty_strided(size, stride, dtype=dtype)
+    if len(size) != len(stride) or any(s <= 0 for s in size) or any(st < 0 for st in stride):
+        return torch.empty_strided(size, stride, dtype=dtype)  # no bytes (or torch's error)
+    nbytes = (1 + sum((s - 1) * st for s, st in zip(size, stride))) * dtype.itemsize
     return torch.empty(0, dtype=dtype).set_(arena().storage(nbytes), 0, size, stride)
 
 
@@ -163,7 +161,13 @@ def copy(t, memo: dict | None = None):
     """
     import torch
 
-    if not isinstance(t, torch.Tensor) or t.device.type != "cpu" or t.layout != torch.strided or resident(t):
+    if (
+        not isinstance(t, torch.Tensor)
+        or t.device.type != "cpu"
+        or t.layout != torch.strided
+        or t.is_quantized
+        or resident(t)
+    ):
         return t
     if t.is_conj() or t.is_neg():
         t = t.resolve_conj().resolve_neg()

@@ -198,7 +198,11 @@ class WorkerProcess:
             send(self.sock, msg)
         except OSError:
             pass
-        reply, timed_out = self._reply(timeout)
+        try:
+            reply, timed_out = self._reply(timeout)
+        except BaseException:  # interrupted (Ctrl-C): the kernel may still be running, on shared memory
+            self.kill()
+            raise
         if reply is not None:
             return reply
         if not timed_out:  # the connection closed: the worker is exiting, let it finish
