@@ -1,6 +1,9 @@
 """CPU backend benchmarks: compile time (cold / cached) of a unary family and
 element throughput of dense unary/binary kernels versus torch's CPU op on the
-same tensors, in the same run (ratio = ours / torch).
+same tensors, in the same run (ratio = ours / torch). The isolated rows run in verify's worker
+process: on tensors in its shared arena (no copies; torch on the same tensors, and on plain ones,
+which may get transparent huge pages where shared memory gets none), and on plain tensors
+(copied in and back).
 
     python bench/bench_device.py [--n 16777216]
 Targets: cached load < 0.1 s; -O1 compile < 2 s (after zig's one-time set-up);
@@ -79,6 +82,7 @@ def main() -> None:
         xb, yb = x.bfloat16(), torch.empty(n, dtype=torch.bfloat16)
         rows = []
         iso, lib = lib, get_backend("cpu", isolate=False).compile_shader(SRC)  # kernel speed: in this process
+        xa, ya = iso.arena_tensor(x), iso.empty(n)  # the isolated worker takes these without copies
         for name, run, ref in [
             (
                 "exp float (dense ILP4)",
@@ -96,7 +100,17 @@ def main() -> None:
                 lambda: torch.exp(xh, out=yh),
             ),
             (
-                "exp float ILP4, isolated",
+                "exp float ILP4, isolated",  # tensors in the worker's arena: offsets only
+                lambda: iso.exp_dense_float_float(ya, xa, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(xa, out=ya),
+            ),
+            (
+                "  isolated, torch on plain",  # torch on its own memory (transparent huge pages; shared memory has none)
+                lambda: iso.exp_dense_float_float(ya, xa, n, threads=[(n + 3) // 4]),
+                lambda: torch.exp(x, out=y),
+            ),
+            (
+                "  isolated, copy path",  # plain tensors: copied into the arena and back per launch
                 lambda: iso.exp_dense_float_float(y, x, n, threads=[(n + 3) // 4]),
                 lambda: torch.exp(x, out=y),
             ),

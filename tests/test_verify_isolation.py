@@ -177,3 +177,24 @@ def test_checked_mode_names_thread_and_address(planted):
         and "[case float16 contiguous size [" in f
         for f in fails
     )
+
+
+def test_the_kernel_gets_the_case_tensors_without_copies(monkeypatch):
+    """The case's inputs and the output live in the worker's arena: a launch sends their offsets, copying
+    only the host's small temporaries (sizes, strides, casts)."""
+    from migrate.device.cpu.checked import spans
+    from migrate.device.isolation import library as iso
+
+    launches = []
+    place = iso._place
+
+    def spy(bounds, ar):
+        out = place(bounds, ar)
+        launches.append((len(spans(bounds)), len(out[2])))
+        return out
+
+    monkeypatch.setattr(iso, "_place", spy)
+    layouts = ["contiguous", "transposed", "strided", "out_cast"]
+    r = verify(MINI, "exp", opts=Options(dtypes=[torch.float32], layouts=layouts, opinfo=False, timeout=30))
+    assert r.exit_code == 0 and len(launches) >= len(layouts)
+    assert all(found - copied >= 2 for found, copied in launches), launches  # the output and the input

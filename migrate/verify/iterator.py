@@ -144,8 +144,14 @@ def broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch.dtype, common: torch.dtype) -> Iter:
-    """Broadcast, allocate the output if needed, reorder and coalesce."""
+def build_iter(
+    inputs: list[Operand],
+    out: torch.Tensor | None,
+    out_dtype: torch.dtype,
+    common: torch.dtype,
+    empty_strided=torch.empty_strided,
+) -> Iter:
+    """Broadcast, allocate the output if needed (with ``empty_strided``), reorder and coalesce."""
     shape = broadcast_shape([tuple(o.tensor.shape) for o in inputs])
     if out is not None:
         if tuple(out.shape) != shape:
@@ -163,7 +169,7 @@ def build_iter(inputs: list[Operand], out: torch.Tensor | None, out_dtype: torch
             tdim = ndim - 1 - p
             tstrides[tdim] = acc
             acc *= shape[tdim]
-        out = torch.empty_strided(shape, tstrides, dtype=out_dtype)
+        out = empty_strided(shape, tstrides, dtype=out_dtype)
     operands = [Operand(out), *inputs]
     all_strides = [_broadcast_strides(out, shape), *in_strides]
     rshape = [shape[ndim - 1 - d] for d in range(ndim)]

@@ -209,6 +209,12 @@ class TemplateLibrary:
             self._libs[params] = self._compile(self._format(self.template, list(params)))
         return self._libs[params]
 
+    def empty_strided(self, size, stride, dtype=None):  # buffers the kernels take without copies
+        return next(iter(self._libs.values())).empty_strided(size, stride, dtype)
+
+    def arena_tensor(self, t, memo: dict | None = None):
+        return next(iter(self._libs.values())).arena_tensor(t, memo)
+
     def kernel(self, name: str):
         fn, _, rest = name.partition("<")
         return self.library(tuple(rest.rstrip(">").split(","))).kernel(fn)

@@ -164,7 +164,20 @@ class Runner:
         alpha = self.source.site.scalar if self.source.site is not None else None
         return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read, alpha)
 
+    def empty_strided(self, size, stride, dtype):
+        """An output the kernel takes without copies (the isolated worker's arena); torch's elsewhere."""
+        return getattr(self.lib, "empty_strided", torch.empty_strided)(size, stride, dtype=dtype)
+
+    def _place(self, case: Case) -> None:
+        """The case's tensors (views stay views) where the kernel takes them without copies."""
+        move = getattr(self.lib, "arena_tensor", None)
+        if move is not None:
+            memo: dict = {}
+            case.args = tuple(move(a, memo) if isinstance(a, torch.Tensor) else a for a in case.args)
+            case.out = move(case.out, memo) if case.out is not None else None
+
     def run_case(self, case: Case, cell: Cell) -> None:
+        self._place(case)
         before = (cell.stats.mismatches, len(cell.failures), cell.cases)
         self._run_case(case, cell)
         if cell.cases > before[2] and (cell.stats.mismatches, len(cell.failures)) == before[:2]:
@@ -199,15 +212,11 @@ class Runner:
         alts = None
         for flavor in self._flavors():
             host = self._host(flavor)
-            out = (
-                torch.empty_strided(case.out.shape, case.out.stride(), dtype=out_dtype)
-                if case.out is not None
-                else None
-            )
+            out = self.empty_strided(case.out.shape, case.out.stride(), out_dtype) if case.out is not None else None
             ops = _operands(case)
             if self.source.operand_order is not None and len(ops) == len(self.source.operand_order):
                 ops = [ops[i] for i in self.source.operand_order]  # the CPU iterator's order (kernel_source)
-            it = build_iter(ops, out, out_dtype, common)
+            it = build_iter(ops, out, out_dtype, common, self.empty_strided)
             try:
                 launch = host.plan(self.source.arity, it, self.source.name)
             except HostError as exc:

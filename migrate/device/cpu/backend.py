@@ -62,6 +62,24 @@ class CpuBackend:
         self.compile_timeout = COMPILE_TIMEOUT if compile_timeout is None else float(compile_timeout)
         self.last_build: Built | None = None
 
+    def _memory(self):
+        if self.isolate:
+            from ..isolation import arena
+
+            return arena.empty, arena.empty_strided, arena.copy
+        return CpuLibrary.empty, CpuLibrary.empty_strided, CpuLibrary.arena_tensor
+
+    def empty(self, *size, dtype=None):
+        """torch.empty whose memory a launch takes without copies (isolated: in the shared arena)."""
+        return self._memory()[0](*size, dtype=dtype)
+
+    def empty_strided(self, size, stride, dtype=None):
+        return self._memory()[1](size, stride, dtype)
+
+    def arena_tensor(self, t, memo: dict | None = None):
+        """A copy of `t` (same sizes, strides, storage offset) a launch takes without copies; in process: t."""
+        return self._memory()[2](t, memo)
+
     def compile_shader(
         self,
         source: str,

@@ -264,3 +264,20 @@ class CpuLibrary(LibraryBase):
 
     def _make_kernel(self, meta: dict) -> CpuKernel:
         return CpuKernel(self, meta)
+
+    # tensors the kernels take without copies: plain ones here (IsolatedLibrary: in the shared arena)
+    @staticmethod
+    def empty(*size, dtype=None):
+        import torch
+
+        return torch.empty(*size, dtype=dtype)
+
+    @staticmethod
+    def empty_strided(size, stride, dtype=None):
+        import torch
+
+        return torch.empty_strided(size, stride, dtype=dtype)
+
+    @staticmethod
+    def arena_tensor(t, memo: dict | None = None):
+        return t

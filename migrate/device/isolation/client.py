@@ -1,19 +1,15 @@
 """The parent's side: one persistent worker per limit setting, restarted after a crash or timeout.
 
-A launch copies every bound buffer (overlapping ones as one span, so aliasing holds) into the
-shared arena, asks the worker to run it, and copies the spans back when it succeeded (`constant`
-ones too: a kernel writing its input must show). The arena is a memfd sealed against shrinking, so
-the worker cannot truncate it under the parent's mapping (a SIGBUS in the parent). A dead
-worker, a reply that does not come within the timeout, or a fault reported by the worker
-becomes a KernelFault naming the kernel and the signal.
+Buffers cross through the shared arena (arena.py), whose memfd every worker gets at start: a
+launch sends the offsets of its buffers (library.py copies in and back those that do not live
+there). A dead worker, a reply that does not come within the timeout, or a fault reported by the
+worker becomes a KernelFault naming the kernel and the signal; the arena, and every tensor in it,
+outlives the worker.
 """
 
 from __future__ import annotations
 
 import atexit
-import ctypes
-import fcntl
-import mmap
 import os
 import shutil
 import signal
@@ -33,6 +29,7 @@ from ..errors import (
     OutOfBoundsAccess,
     UnknownKernelError,
 )
+from .arena import arena
 from .protocol import recv, send
 
 START_TIMEOUT = 60.0  # seconds for a worker to start (Python start-up on a loaded machine)
@@ -79,13 +76,6 @@ _SIGNAL_WHAT = {
 _OOM_TEXT = "cannot allocate memory"  # glibc's words (thread-local data) and the runtime's (a failed malloc)
 
 
-def _sealed_memfd() -> int:
-    """The arena's memory: it can grow (the parent's ftruncate) but never shrink, and its seals are final."""
-    fd = os.memfd_create("mps-migrate-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
-    return fd
-
-
 def _package_root() -> str:
     return str(Path(__file__).resolve().parents[3])
 
@@ -97,9 +87,7 @@ class WorkerProcess:
         self.limits = limits
         self.folder = tempfile.mkdtemp(prefix="mps-migrate-worker-")
         self.log = os.path.join(self.folder, "worker.log")
-        self.arena_fd = _sealed_memfd()
-        self.arena_size = 0
-        self.arena: mmap.mmap | None = None
+        self.arena_fd = arena().fd  # the process's arena: it outlives this worker
         self.loaded: dict[str, dict] = {}
         self.peak_memory = 0
         parent, child = socket.socketpair()
@@ -210,7 +198,11 @@ class WorkerProcess:
             send(self.sock, msg)
         except OSError:
             pass
-        reply, timed_out = self._reply(timeout)
+        try:
+            reply, timed_out = self._reply(timeout)
+        except BaseException:  # interrupted (Ctrl-C): the kernel may still be running, on shared memory
+            self.kill()
+            raise
         if reply is not None:
             return reply
         if not timed_out:  # the connection closed: the worker is exiting, let it finish
@@ -241,16 +233,6 @@ class WorkerProcess:
             sig,
         )
 
-    def ensure_arena(self, size: int) -> int:
-        if size > self.arena_size:
-            size = max(size, 2 * self.arena_size, 1 << 20)
-            size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-            os.ftruncate(self.arena_fd, size)
-            self.arena = mmap.mmap(self.arena_fd, size)
-            self._arena_keep = ctypes.c_char.from_buffer(self.arena)
-            self.arena_size = size
-        return ctypes.addressof(self._arena_keep)
-
     def kill(self) -> None:
         if self.alive():
             try:
@@ -268,9 +250,6 @@ class WorkerProcess:
                 pass
         self.kill()
         self.sock.close()
-        if self.arena_fd >= 0:
-            os.close(self.arena_fd)
-            self.arena_fd = -1
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

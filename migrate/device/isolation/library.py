@@ -9,40 +9,65 @@ from ..cpu.binding import ArgInfo, Bound
 from ..cpu.checked import spans
 from ..cpu.library import KernelBase, LibraryBase
 from ..errors import KernelFault
+from . import arena as shared
+from .arena import Arena, arena
 from .client import ALIGN, POOL, Limits, WorkerProcess, rebuild_error
+from .vm import PAGE, round_up
+
+
+def _place(bounds: list[Bound], ar: Arena) -> tuple[list, list, list, int, int]:
+    """Where the worker finds each buffer: (windows [memfd offset, bytes], slots [window, offset in it,
+    nbytes], staged (lo, hi, arena address) spans to copy in and back, staging offset, staging bytes).
+
+    A span (overlapping buffers as one, so aliasing holds) that lives in the arena is sent as its
+    offset; one that does not gets a page-aligned place in a staging range of the arena."""
+    found = spans(bounds)
+    away = [(lo, hi) for lo, hi, _ in found if ar.offset(lo, hi) is None]
+    need = sum(round_up(lo % ALIGN + hi - lo) for lo, hi in away)
+    stage = ar.alloc(need) if need else 0
+    windows: list[list[int]] = []
+    slots = [[-1, 0, 0] for _ in bounds]
+    staged, cursor = [], stage
+    for lo, hi, members in found:
+        off = ar.offset(lo, hi)
+        if off is None:  # keeps each buffer's alignment
+            off = cursor + lo % ALIGN
+            staged.append((lo, hi, ar.base + off))
+            cursor += round_up(lo % ALIGN + hi - lo)
+        first = off // PAGE * PAGE
+        windows.append([first, round_up(off + hi - lo) - first])
+        for i in members:
+            slots[i] = [len(windows) - 1, off - first + bounds[i].ptr - lo, bounds[i].nbytes]
+    return windows, slots, staged, stage, need
 
 
 class IsolatedKernel(KernelBase):
     def _execute(self, bounds: list[Bound], t: tuple, g: tuple, checked: bool) -> None:
         lib: IsolatedLibrary = self.lib
-        worker = lib.worker()
-        placed, cursor = [], 0
-        for lo, hi, members in spans(bounds):
-            off = (cursor + ALIGN - 1) // ALIGN * ALIGN + lo % ALIGN  # keeps each buffer's alignment
-            placed.append((lo, hi, off, members))
-            cursor = off + hi - lo
-        base = worker.ensure_arena(cursor)
-        slots = [[0, 0] for _ in bounds]
-        for lo, hi, off, members in placed:
-            ctypes.memmove(base + off, lo, hi - lo)
-            for i in members:
-                slots[i] = [off + bounds[i].ptr - lo, bounds[i].nbytes]
+        worker, ar = lib.worker(), arena()
+        windows, slots, staged, stage, need = _place(bounds, ar)
         msg = {
             "op": "launch",
             "path": str(lib.path),
             "kernel": self.name,
+            "windows": windows,
             "slots": slots,
             "threads": list(t),
             "group": list(g),
             "checked": checked,
-            "arena": worker.arena_size,
             "cpu": lib.limits.cpu,
         }
-        reply = worker.call(msg, lib.limits.timeout, self.name)
-        if not reply.get("ok"):
-            raise rebuild_error(reply, self.name)
-        for lo, hi, off, _ in placed:  # `constant` buffers too: a kernel writing its input must show (#186580)
-            ctypes.memmove(lo, base + off, hi - lo)
+        try:
+            for lo, hi, at in staged:
+                ctypes.memmove(at, lo, hi - lo)
+            reply = worker.call(msg, lib.limits.timeout, self.name)
+            if not reply.get("ok"):
+                raise rebuild_error(reply, self.name)
+            for lo, hi, at in staged:  # `constant` buffers too: a kernel writing its input must show (#186580)
+                ctypes.memmove(lo, at, hi - lo)
+        finally:
+            if need:
+                ar.release(stage, need)
 
 
 class IsolatedLibrary(LibraryBase):
@@ -76,6 +101,11 @@ class IsolatedLibrary(LibraryBase):
                 )
             w.loaded[key] = reply["args"]
         return w
+
+    # buffers the kernels take without copies (the shared arena; see arena.py)
+    empty = staticmethod(shared.empty)
+    empty_strided = staticmethod(shared.empty_strided)
+    arena_tensor = staticmethod(shared.copy)
 
     def _make_kernel(self, meta: dict) -> IsolatedKernel:
         args = self.worker().loaded[str(self.path)].get(meta["name"], [])

@@ -3,8 +3,8 @@
     python -m migrate.device.isolation.worker FD MEMORY_BYTES ARENA_FD
 
 FD is a connected socket to the parent; messages are length-prefixed JSON (never pickle: the
-parent must not trust what comes back). Buffers live in the arena, a memfd (ARENA_FD) mapped by
-both processes and sealed against shrinking; the parent copies tensors in and out.
+parent must not trust what comes back). Buffers live in the arena, a memfd (ARENA_FD) shared with
+the parent and sealed against shrinking; each launch names the ranges of it to map (windows.py).
 """
 
 from __future__ import annotations
@@ -25,25 +25,12 @@ def _error(exc: BaseException) -> dict:
 
 
 class Worker:
-    def __init__(self, sock, arena_fd: int):
+    def __init__(self, sock, arena_fd: int, memory: int):
+        from .windows import Windows
+
         self.sock = sock
-        self.arena_fd = arena_fd
         self.libs: dict[str, object] = {}
-        self.arena = None
-        self.arena_base = 0
-
-    def _map(self, size: int) -> None:
-        import ctypes
-        import mmap
-
-        if self.arena is not None and len(self.arena) >= size:
-            return
-        if self.arena is not None:
-            self.arena_keep = None
-            self.arena.close()
-        self.arena = mmap.mmap(self.arena_fd, size)
-        self.arena_keep = ctypes.c_char.from_buffer(self.arena)
-        self.arena_base = ctypes.addressof(self.arena_keep)
+        self.windows = Windows(arena_fd, memory // 4)  # mapped arena ranges kept for later launches
 
     def load(self, msg: dict) -> dict:
         from migrate.device.cpu.library import CpuLibrary, arg_infos
@@ -62,9 +49,9 @@ class Worker:
     def launch(self, msg: dict) -> dict:
         from migrate.device.cpu.binding import Bound
 
-        self._map(msg["arena"])
         kernel = self.libs[msg["path"]].kernel(msg["kernel"])
-        bounds = [Bound(self.arena_base + off if nbytes else 0, nbytes) for off, nbytes in msg["slots"]]
+        at = self.windows.map([(int(off), int(n)) for off, n in msg["windows"]])
+        bounds = [Bound(at[w] + delta if w >= 0 else 0, n if w >= 0 else 0) for w, delta, n in msg["slots"]]
         limit_cpu(msg["cpu"])
         kernel._execute(bounds, tuple(msg["threads"]), tuple(msg["group"]), msg["checked"])
         return {"ok": True}
@@ -90,7 +77,7 @@ def main() -> None:
     sandbox = apply(os.getcwd(), memory)
     sock = socket.socket(fileno=fd)
     send(sock, {"sandbox": sandbox, "pid": os.getpid()})
-    Worker(sock, arena_fd).serve()
+    Worker(sock, arena_fd, memory).serve()
 
 
 if __name__ == "__main__":
