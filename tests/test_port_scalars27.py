@@ -128,7 +128,17 @@ NEW27 = [
     "add",
     "softplus",
     "softplus_backward",
+    "nan_to_num",  # struct fields the host computes from optional doubles (migrate/port/host_expr.py)
 ]
+
+
+def test_a_run_time_choice_of_stubs_is_named_as_the_blocker(real_ix):
+    """clamp_out calls clamp_scalar_stub or a one-bound stub by which bounds are present: the refusal says
+    that, not the graph helper's `if (has_min)` it shows up as."""
+    v = verdict(real_ix, "clamp")
+    assert v.status == "blocked" and v.construct == "several stubs", v
+    assert "clamp_scalar_stub" in v.detail and "clamp_min_scalar_stub" in v.detail and v.where
+    assert verdict(real_ix, "aminmax").construct != "several stubs"  # a reduction stays refused as one
 
 
 @pytest.mark.parametrize("family", NEW27)
