@@ -23,7 +23,12 @@ MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, wor
 # README's measurements a second process saves a third of the parse when both cores are free, and costs
 # more than it saves when another process keeps one busy (the load average tells those apart).
 MIN_AUTO_IDLE = 2
-COST_PER_BYTE = {"yaml": 0.5}  # relative to host and Metal sources (measured on the 2.6.0 tree)
+COST_PER_BYTE = {"yaml": 0.5, "metal": 2.0}  # relative to host sources (measured on the 2.6.0 tree)
+# Kinds parsed in this process only: the yaml's model (20k objects) costs more to encode and decode than
+# to parse, and a Metal file's token stream (source.source_file) serves the review rules' flow analysis
+# later, here or in a rule_pool child forked from here (a child's would be lost).
+LOCAL_KINDS = frozenset({"yaml", "metal"})
+CHILD_OVERHEAD = 1.2  # a child's share costs this much more: it encodes its models, this process decodes them
 
 
 def _parse(job):
@@ -65,7 +70,12 @@ def parse_all(jobs: list) -> list:
     """The model of every job, in order."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
-    mine, *theirs = shares(todo, [_cost(jobs[k]) for k in todo], _workers([jobs[k] for k in todo]))
+    local = [k for k in todo if jobs[k][0] in LOCAL_KINDS]
+    rest = [k for k in todo if jobs[k][0] not in LOCAL_KINDS]
+    mine, *theirs = shares(
+        rest, [_cost(jobs[k]) for k in rest], _workers([jobs[k] for k in todo]), sum(_cost(jobs[k]) for k in local)
+    )
+    mine = sorted(mine + local)
     children = [_fork(share, jobs) for share in theirs]
     for k in mine:
         models[k] = _parse_cached(jobs[k])
@@ -84,15 +94,17 @@ def parse_all(jobs: list) -> list:
     return models
 
 
-def shares(todo: list[int], costs: list[float], n: int) -> list[list[int]]:
+def shares(todo: list[int], costs: list[float], n: int, first_load: float = 0.0) -> list[list[int]]:
     """``todo`` split into ``n`` lists of about equal cost, largest first (the first is this
-    process's: it does not pay a child's encoding, so it takes the extra when costs tie)."""
+    process's: it does not pay a child's encoding (CHILD_OVERHEAD), so it takes the extra when costs
+    tie; ``first_load``: the cost it already has)."""
     out: list[list[int]] = [[] for _ in range(n)]
-    load = [0.0] * n
+    load = [first_load] + [0.0] * (n - 1)
+    factor = [1.0] + [CHILD_OVERHEAD] * (n - 1)
     for k, c in sorted(zip(todo, costs), key=lambda kc: -kc[1]):
-        i = min(range(n), key=lambda i: (load[i], i))
+        i = min(range(n), key=lambda i: (load[i] + c * factor[i], i))
         out[i].append(k)
-        load[i] += c
+        load[i] += c * factor[i]
     return [sorted(s) for s in out]
 
 

@@ -62,11 +62,30 @@ def test_a_failed_child_leaves_its_share_to_this_process(monkeypatch, tmp_path):
     same(one, pooled)
 
 
-def test_shares_balance_cost_and_keep_every_job_once():
+def test_shares_balance_cost_and_keep_every_job_once(monkeypatch):
+    monkeypatch.setattr(parse_pool, "CHILD_OVERHEAD", 1.0)
     got = parse_pool.shares([0, 1, 2, 3, 4], [10, 1, 7, 3, 4], 2)
     assert sorted(k for s in got for k in s) == [0, 1, 2, 3, 4]
     assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [13, 12]  # this process's share first
     assert parse_pool.shares([5, 6], [1, 1], 1) == [[5, 6]]
+    got = parse_pool.shares([0, 1, 2, 3, 4], [10, 1, 7, 3, 4], 2, first_load=10)  # this process has work already
+    assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [8, 17]
+    monkeypatch.setattr(parse_pool, "CHILD_OVERHEAD", 2.0)  # a child's share costs twice as much: it gets less
+    got = parse_pool.shares([0, 1, 2, 3, 4], [10, 1, 7, 3, 4], 2)
+    assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [17, 8]
+
+
+def test_yaml_and_metal_are_parsed_here(monkeypatch, tmp_path):
+    """The yaml's model costs more to send than to parse; a Metal file's tokens serve the rules here."""
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
+    kinds = []
+    real = parse_pool._fork
+    monkeypatch.setattr(
+        parse_pool, "_fork", lambda share, jobs: kinds.extend(jobs[k][0] for k in share) or real(share, jobs)
+    )
+    with cache.disable_cache():
+        read(MINI, monkeypatch, 2)
+    assert kinds and set(kinds) == {"host"}
 
 
 @pytest.mark.parametrize(("cores", "load", "want"), [(2, 0.0, 2), (2, 1.2, 1), (4, 1.5, 3), (4, 3.0, 1), (16, 0.0, 8)])

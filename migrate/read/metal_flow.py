@@ -196,7 +196,23 @@ def _units(tree, wanted=lambda path: True):
             continue
         for im in tree.hosts[path].inline_metal:
             sf = source_file(tree.sources[path], path)
-            yield _analysed(path, sf.latin1, lex(sf.latin1, im.span.start, im.span.end), sf)
+            yield _analysed(path, sf.latin1, _inline_tokens(sf, im), sf)
+
+
+def _inline_tokens(sf: SourceFile, im) -> list[Tok]:
+    """The tokens of Metal in a host file's raw string, at their offsets in the host file: those the
+    Metal reader made of the string (moved by its offset) when its bytes are the file's, else lexed."""
+    start, end = im.span.start, im.span.end
+    data = im.text.encode()
+    if sf.data[start:end] != data:  # bad UTF-8 replaced in im.text: offsets would differ
+        return lex(sf.latin1, start, end)
+    toks = source_file(data, sf.path, base_line=im.span.line, base_column=im.span.column, base_offset=start).tokens()
+    out = []
+    for t in toks:
+        c = t.copy()
+        c.start += start
+        out.append(c)
+    return out
 
 
 def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
