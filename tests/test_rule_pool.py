@@ -33,7 +33,7 @@ def test_two_processes_find_what_one_finds(root, monkeypatch):
     assert forks  # a child ran the Metal data-flow rules
     assert one and one == two
     if root.name != "mini":  # the others have findings of the child's rules
-        assert {f.code for f in one} & rule_pool.METAL_FLOW_RULES
+        assert {f.code for f in one} & rule_pool.CHILD_RULES
 
 
 def test_a_failed_child_leaves_its_rules_to_this_process(monkeypatch):
@@ -45,4 +45,4 @@ def test_a_failed_child_leaves_its_rules_to_this_process(monkeypatch):
 
 
 def test_the_metal_flow_rules_exist():
-    assert rule_pool.METAL_FLOW_RULES <= set(all_rules())
+    assert rule_pool.CHILD_RULES <= set(all_rules())

@@ -58,12 +58,12 @@ class Tok:
         return f"Tok({self.kind}:{self.text!r}@{self.start})"
 
 
+# One match per token: the whitespace, newlines, continuations and comments before it (``lead``), then
+# the token (a named group per kind; ``end`` at the end of the text).
 TOKEN_RE = re.compile(
     rf"""
-     (?P<nl>\n)
-    |(?P<ws>(?:[ \t\r\f\v]|{CONTINUATION})+)
-    |(?P<comment>{LINE_COMMENT}|{BLOCK_COMMENT})
-    |(?P<badcomment>/\*)
+     (?P<lead>(?:[ \t\r\f\v\n]|{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})*)
+    (?:(?P<badcomment>/\*)
     |(?P<raw>{RAW})
     |(?P<str>{STRING}|{CHAR})
     |(?P<badstr>["'])
@@ -71,10 +71,22 @@ TOKEN_RE = re.compile(
     |(?P<id>{IDENT})
     |(?P<num>{NUMBER})
     |(?P<punc>{PUNCT})
-    |(?P<other>.)
+    |(?P<end>\Z)
+    |(?P<other>.))
     """,
     re.X | re.S,
 )
+_COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINUATION}", re.S)
+
+
+def _space(lead: str) -> tuple[str, bool]:
+    """(``Tok.space`` of the whitespace and comments before a token: comments as one space each,
+    whether a newline outside comments and continuations is in it)."""
+    if "/" not in lead and "\\" not in lead:
+        return lead, "\n" in lead
+    bare = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else "", lead)
+    space = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else m.group(), lead)
+    return space, "\n" in bare
 
 
 def tokenize(
@@ -85,21 +97,22 @@ def tokenize(
     end = len(text) if end is None else end
     out: list[Tok] = []
     append = out.append
-    space = ""
+    match = TOKEN_RE.match
     line_start = True
-    skip_to = -1
-    for m in TOKEN_RE.finditer(text, start, end):
-        p = m.start()
-        if p < skip_to:
-            continue
+    pos = start
+    while True:
+        m = match(text, pos, end)
         kind = m.lastgroup
-        if kind == "nl" or kind == "ws":
-            space += m.group()
-            line_start = line_start or kind == "nl"
-            continue
-        if kind == "comment":
-            space += " "
-            continue
+        lead = m.group("lead")
+        if lead:
+            space, newline = _space(lead)
+            line_start = line_start or newline
+        else:
+            space = ""
+        if kind == "end":
+            break
+        p = m.end("lead")
+        pos = m.end()
         if kind == "badcomment":  # kept as an "other" token, the last one
             if errors is not None:
                 errors.append("unterminated comment")
@@ -111,15 +124,30 @@ def tokenize(
             kind = "other"
         elif kind == "raw":
             kind = "str"
-        elif directives and line_start and kind == "punc" and m.group() == "#":
+        elif directives and line_start and kind == "punc" and pos == p + 1 and text[p] == "#":
             nl = directive_end(text, p, end)
             append(Tok("dir", text[p:nl], p, space))
-            skip_to, space, line_start = nl, "", False
+            pos, line_start = _after_directive(text, p, nl, end), False
             continue
-        append(Tok(kind, m.group(), p, space))
-        space = ""
+        append(Tok(kind, text[p:pos], p, space))
         line_start = False
     return out
+
+
+def _after_directive(text: str, p: int, nl: int, end: int) -> int:
+    """Where the tokens after the preprocessor line ``text[p:nl]`` start: at its newline, unless a raw
+    string begun on the line runs past it (tokens then resume after that string, as they always have)."""
+    if 'R"' not in text[p:nl]:
+        return nl
+    q = p + 1
+    while q < nl:
+        m = TOKEN_RE.match(text, q, end)
+        if m.lastgroup == "end":
+            return end
+        if m.end("lead") >= nl:
+            return nl
+        q = m.end()
+    return q
 
 
 _DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|/\*.*?(?:\*/|\Z)|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
