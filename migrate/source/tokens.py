@@ -59,18 +59,21 @@ class Tok:
 
 
 # One match per token: the whitespace, newlines, continuations and comments before it (``lead``), then
-# the token (a named group per kind; ``end`` at the end of the text).
+# the token, a named group per kind (``end`` at the end of the text).  The commonest kinds are tried
+# first, each guarded so that it never takes what a kind tried later would: a name is no literal's
+# prefix (u8"", R"(...)"), "/" opens no comment, "." no number, "@" no @keyword.
+_RAW_AHEAD = RAW.replace("(?P<d>", "(?P<d2>").replace("(?P=d)", "(?P=d2)").replace("(?P<body>", "(?:")
 TOKEN_RE = re.compile(
     rf"""
-     (?P<lead>(?:[ \t\r\f\v\n]|{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})*)
-    (?:(?P<badcomment>/\*)
-    |(?P<raw>{RAW})
-    |(?P<str>{STRING}|{CHAR})
-    |(?P<badstr>["'])
-    |(?P<at>@{IDENT})
-    |(?P<id>{IDENT})
+     (?P<lead>[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*)
+    (?:(?P<id>(?:(?=[uULR])(?!{_RAW_AHEAD}|{STRING}|{CHAR})|(?![uULR])){IDENT})
+    |(?P<punc>(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT}))
     |(?P<num>{NUMBER})
-    |(?P<punc>{PUNCT})
+    |(?P<str>{STRING}|{CHAR})
+    |(?P<raw>{RAW})
+    |(?P<at>@{IDENT})
+    |(?P<badstr>["'])
+    |(?P<badcomment>/\*)
     |(?P<end>\Z)
     |(?P<other>.))
     """,
@@ -82,8 +85,6 @@ _COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINU
 def _space(lead: str) -> tuple[str, bool]:
     """(``Tok.space`` of the whitespace and comments before a token: comments as one space each,
     whether a newline outside comments and continuations is in it)."""
-    if "/" not in lead and "\\" not in lead:
-        return lead, "\n" in lead
     bare = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else "", lead)
     space = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else m.group(), lead)
     return space, "\n" in bare
@@ -103,32 +104,36 @@ def tokenize(
     while True:
         m = match(text, pos, end)
         kind = m.lastgroup
-        lead = m.group("lead")
-        if lead:
-            space, newline = _space(lead)
+        p = m.end(1)  # after the lead
+        if p != pos:
+            lead = text[pos:p]
+            if "/" in lead or "\\" in lead:
+                space, newline = _space(lead)
+            else:
+                space, newline = lead, "\n" in lead
             line_start = line_start or newline
         else:
             space = ""
         if kind == "end":
             break
-        p = m.end("lead")
         pos = m.end()
-        if kind == "badcomment":  # kept as an "other" token, the last one
+        if kind == "id" or kind == "punc":
+            if kind == "punc" and directives and line_start and pos == p + 1 and text[p] == "#":
+                nl = directive_end(text, p, end)
+                append(Tok("dir", text[p:nl], p, space))
+                pos, line_start = _after_directive(text, p, nl, end), False
+                continue
+        elif kind == "badcomment":  # kept as an "other" token, the last one
             if errors is not None:
                 errors.append("unterminated comment")
             append(Tok("other", "/*", p, space))
             break
-        if kind == "badstr":
+        elif kind == "badstr":
             if errors is not None:
                 errors.append("unterminated string literal")
             kind = "other"
         elif kind == "raw":
             kind = "str"
-        elif directives and line_start and kind == "punc" and pos == p + 1 and text[p] == "#":
-            nl = directive_end(text, p, end)
-            append(Tok("dir", text[p:nl], p, space))
-            pos, line_start = _after_directive(text, p, nl, end), False
-            continue
         append(Tok(kind, text[p:pos], p, space))
         line_start = False
     return out
