@@ -207,12 +207,7 @@ def _inline_tokens(sf: SourceFile, im) -> list[Tok]:
     if sf.data[start:end] != data:  # bad UTF-8 replaced in im.text: offsets would differ
         return lex(sf.latin1, start, end)
     toks = source_file(data, sf.path, base_line=im.span.line, base_column=im.span.column, base_offset=start).tokens()
-    out = []
-    for t in toks:
-        c = t.copy()
-        c.start += start
-        out.append(c)
-    return out
+    return [Tok(t.kind, t.text, t.start + start, t.space) for t in toks]  # fresh: never painted
 
 
 def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
@@ -382,14 +377,22 @@ def tree_helpers(root: Path) -> dict[str, frozenset[str]]:
     """Header -> the helper functions (rules/metal_review.yaml) the tree's c10/metal header defines in c10::metal."""
     out = {}
     for rel, wanted in table()["helpers"].items():
-        p = Path(root) / rel
         try:
-            text = p.read_bytes().decode("latin-1")
+            data = (Path(root) / rel).read_bytes()
         except OSError:
             continue
-        fns = find_functions(lex(text))
-        out[rel] = frozenset(f.name for f in fns if f.name in wanted and f.namespace[:2] == ("c10", "metal"))
+        key = (rel, data)
+        got = _HELPERS.get(key)
+        if got is None:  # MPS016 and MPS020 both ask: the header is lexed and read once per content
+            fns = find_functions(source_file(data, rel).tokens())
+            got = _HELPERS[key] = frozenset(
+                f.name for f in fns if f.name in wanted and f.namespace[:2] == ("c10", "metal")
+            )
+        out[rel] = got
     return out
+
+
+_HELPERS: dict[tuple[str, bytes], frozenset[str]] = {}
 
 
 def stmt_calls(unit: Unit, st: Stmt) -> list:
