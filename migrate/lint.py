@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from migrate.config import Config
 from migrate.index import Index, under
 from migrate.model import Finding, Severity
+from migrate.rule_pool import run_rules
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
 from migrate.tree import Tree
@@ -23,11 +24,8 @@ class LintResult:
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
     config = config or Config()
     index = Index(tree, scope=only_paths)
-    findings: list[Finding] = []
-    for code, rule in all_rules().items():
-        if not config.enabled(code):
-            continue
-        findings.extend(rule.run(index))
+    rules = {code: rule for code, rule in all_rules().items() if config.enabled(code)}
+    findings: list[Finding] = run_rules(index, rules)  # on two processes when that pays
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:

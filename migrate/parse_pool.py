@@ -3,11 +3,13 @@
 A job is ``(kind, path, data, reader, kwargs, extra)``: ``reader`` is ``"module:function"``,
 called as ``function(data, path, **kwargs)``; ``kind``, ``path``, ``data`` and ``extra`` key the
 parse cache as ``cache.cached`` does.  When there are enough uncached bytes for the start-up to
-pay and idle cores to run them (a loaded machine parses faster in one process), the jobs are
-split by estimated cost: this process parses one share while forked children (Linux only: a
-fork needs no re-import) parse the others and send their models back in migrate.codec form
-(tree-sitter objects never cross a process).  A child that fails leaves its share to this
-process.  ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
+pay and idle cores to run them (a loaded machine parses faster in one process), forked children
+(Linux only: a fork needs no re-import) and this process take the jobs from one queue (a pipe of
+job numbers, the costliest first: whoever is free takes the next, so the processes finish together
+whatever the estimates and the other load on each core), and the children send their models back
+in migrate.codec form (tree-sitter objects never cross a process).  This process first parses the
+jobs only it may parse (LOCAL_KINDS).  The jobs a failed child took are parsed here.
+``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, wor
 # README's measurements a second process saves a third of the parse when both cores are free, and costs
 # more than it saves when another process keeps one busy (the load average tells those apart).
 MIN_AUTO_IDLE = 2
-COST_PER_BYTE = {"yaml": 0.5}  # relative to host and Metal sources (measured on the 2.6.0 tree)
+COST_PER_BYTE = {"yaml": 0.6, "metal": 1.8}  # relative to host sources (measured on the 2.6.0 tree)
+# Kinds parsed in this process only: the yaml's model (20k objects) costs more to encode and decode than
+# to parse, and a Metal file's token stream (source.source_file) serves the review rules' flow analysis
+# later, here or in a rule_pool child forked from here (a child's would be lost).
+LOCAL_KINDS = frozenset({"yaml", "metal"})
 
 
 def _parse(job):
@@ -65,35 +71,66 @@ def parse_all(jobs: list) -> list:
     """The model of every job, in order."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
-    mine, *theirs = shares(todo, [_cost(jobs[k]) for k in todo], _workers([jobs[k] for k in todo]))
-    children = [_fork(share, jobs) for share in theirs]
-    for k in mine:
+    workers = _workers([jobs[k] for k in todo])
+    local = [k for k in todo if jobs[k][0] in LOCAL_KINDS]
+    shared = sorted((k for k in todo if jobs[k][0] not in LOCAL_KINDS), key=lambda k: -_cost(jobs[k]))
+    queue = Queue.of(shared) if workers > 1 and shared else None
+    children = [_fork(queue, jobs) for _ in range(workers - 1)] if queue is not None else []
+    if queue is not None:
+        queue.close_writer()
+    for k in local:
         models[k] = _parse_cached(jobs[k])
-    for share, child in zip(theirs, children):
-        blobs = child.result() if child is not None else None
-        if blobs is None:  # no child, or it failed: parse its share here
-            for k in share:
-                models[k] = _parse_cached(jobs[k])
-            continue
-        from migrate import codec
+    for k in queue if queue is not None else shared:
+        models[k] = _parse_cached(jobs[k])
+    if queue is not None:
+        queue.close()
+    from migrate import codec
 
-        for k, blob in blobs:
+    for child in children:
+        for k, blob in (child.result() if child is not None else None) or ():
             kind, path, data, _, _, extra = jobs[k]
             models[k] = codec.loads(blob)
             cache.store_blob(kind, path, data, blob, *extra)
+    for k in todo:  # the jobs of a child that failed
+        if models[k] is None:
+            models[k] = _parse_cached(jobs[k])
     return models
 
 
-def shares(todo: list[int], costs: list[float], n: int) -> list[list[int]]:
-    """``todo`` split into ``n`` lists of about equal cost, largest first (the first is this
-    process's: it does not pay a child's encoding, so it takes the extra when costs tie)."""
-    out: list[list[int]] = [[] for _ in range(n)]
-    load = [0.0] * n
-    for k, c in sorted(zip(todo, costs), key=lambda kc: -kc[1]):
-        i = min(range(n), key=lambda i: (load[i], i))
-        out[i].append(k)
-        load[i] += c
-    return [sorted(s) for s in out]
+class Queue:
+    """Job numbers in a pipe, read by this process and forked children: each read takes one job."""
+
+    SIZE = 4  # bytes per job number; a pipe read of them is atomic, as its writes were
+
+    def __init__(self, rfd: int, wfd: int | None) -> None:
+        self.rfd, self.wfd = rfd, wfd
+
+    @classmethod
+    def of(cls, numbers: list[int]) -> Queue | None:
+        """A queue holding ``numbers`` (None when the pipe cannot take them all at once)."""
+        data = b"".join(k.to_bytes(cls.SIZE, "little") for k in numbers)
+        if len(data) > 60_000:  # a pipe holds 64 KiB: writing more would wait for a reader
+            return None
+        rfd, wfd = os.pipe()
+        os.write(wfd, data)
+        return cls(rfd, wfd)
+
+    def close_writer(self) -> None:
+        """After the forks: once every process has closed it, an empty pipe reads as the end."""
+        if self.wfd is not None:
+            os.close(self.wfd)
+            self.wfd = None
+
+    def close(self) -> None:
+        self.close_writer()
+        os.close(self.rfd)
+
+    def __iter__(self):
+        while True:
+            got = os.read(self.rfd, self.SIZE)
+            if len(got) < self.SIZE:
+                return
+            yield int.from_bytes(got, "little")
 
 
 def _parse_cached(job):
@@ -101,13 +138,14 @@ def _parse_cached(job):
     return cache.cached(kind, path, data, lambda: _parse(job), *extra)
 
 
-def _fork(share: list[int], jobs: list) -> Child | None:
-    """A child parsing ``share``; its result is a list of (job, codec blob)."""
+def _fork(queue: Queue, jobs: list) -> Child | None:
+    """A child parsing the jobs it takes from ``queue``; its result is a list of (job, codec blob)."""
 
     def work():
         from migrate import codec
 
-        return [(k, codec.dumps(_parse(jobs[k]))) for k in share]
+        queue.close_writer()
+        return [(k, codec.dumps(_parse(jobs[k]))) for k in queue]
 
     return Child.start(work)
 

@@ -56,9 +56,12 @@ class Tree:
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
 
 
-def _read(file: Path, rel: str, overlay: dict[str, bytes]) -> tuple[bytes | None, ParseError | None]:
+def _read(file: Path | str, rel: str, overlay: dict[str, bytes]) -> tuple[bytes | None, ParseError | None]:
     try:
-        return (overlay[rel] if rel in overlay else file.read_bytes()), None
+        if rel in overlay:
+            return overlay[rel], None
+        with open(file, "rb") as fh:
+            return fh.read(), None
     except OSError as exc:
         return None, ParseError(rel, 1, 1, f"cannot read file: {exc.strerror or exc}", partial=True)
 
@@ -78,6 +81,18 @@ def _walk(base: Path, suffixes: tuple[str, ...]):
         for name in sorted(filenames):
             if name.endswith(suffixes):
                 yield Path(dirpath) / name
+
+
+def _walk_rel(root: Path, rel: str, suffixes: tuple[str, ...]) -> list[str]:
+    """``_walk(root / rel)``'s files, as root-relative posix paths (string joins: no Path per file)."""
+    top = os.path.join(root, rel)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        sub = os.path.relpath(dirpath, top).replace(os.sep, "/")
+        prefix = rel + "/" if sub == "." else f"{rel}/{sub}/"
+        out += [prefix + name for name in sorted(filenames) if name.endswith(suffixes)]
+    return out
 
 
 def metal_include_dirs(root: Path) -> list[Path]:
@@ -131,14 +146,14 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
     jobs = [("yaml", rel, ydata, "migrate.read.yaml_reader:read_native_yaml", {}, ())]
     order: list[tuple[str, int | ParseError]] = []  # (path, its job or the error reading it), in walk order
     if mps.is_dir():
-        on_disk = [f.relative_to(root).as_posix() for f in _walk(mps, HOST_SUFFIXES + (".metal",))]
+        on_disk = _walk_rel(root, MPS_REL, HOST_SUFFIXES + (".metal",))
         added = sorted(
             r
             for r in overlay
             if r.startswith(MPS_REL + "/") and r.endswith(HOST_SUFFIXES + (".metal",)) and r not in on_disk
         )  # files a patch creates
         for r in on_disk + added:
-            data, error = _read(root / r, r, overlay)
+            data, error = _read(os.path.join(root, r), r, overlay)
             if data is None:
                 order.append((r, error))
                 continue

@@ -28,14 +28,18 @@ def same(a, b) -> None:
 def test_pool_reads_what_one_process_reads(root, monkeypatch, tmp_path):
     root = MINI if root == MINI else pytorch_260_root()
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
-    forks = []
-    real = parse_pool._fork
-    monkeypatch.setattr(parse_pool, "_fork", lambda share, jobs: forks.append(len(share)) or real(share, jobs))
+    forks, here = [], []  # children started; jobs this process parsed
+    real_fork, real_parse = parse_pool._fork, parse_pool._parse_cached
+    monkeypatch.setattr(parse_pool, "_fork", lambda queue, jobs: forks.append(1) or real_fork(queue, jobs))
+    monkeypatch.setattr(parse_pool, "_parse_cached", lambda job: here.append(job[0]) or real_parse(job))
     with cache.disable_cache():
-        one, pooled = read(root, monkeypatch, 1), read(root, monkeypatch, 2)
+        one = read(root, monkeypatch, 1)
+        here.clear()
+        pooled = read(root, monkeypatch, 2)
     assert one.hosts and one.metals
-    files = 1 + len(one.hosts) + sum("#" not in k for k in one.metals)
-    assert len(forks) == 1 and 0 < forks[0] < files  # one child parsed a share, this process the rest
+    assert len(forks) == 1 and 0 < here.count("host") < len(
+        one.hosts
+    )  # the child parsed some hosts, this process the rest
     same(one, pooled)
     assert lint_tree(one).findings == lint_tree(pooled).findings
     filled = read(root, monkeypatch, 2)  # the pool writes the cache entries ...
@@ -62,11 +66,29 @@ def test_a_failed_child_leaves_its_share_to_this_process(monkeypatch, tmp_path):
     same(one, pooled)
 
 
-def test_shares_balance_cost_and_keep_every_job_once():
-    got = parse_pool.shares([0, 1, 2, 3, 4], [10, 1, 7, 3, 4], 2)
-    assert sorted(k for s in got for k in s) == [0, 1, 2, 3, 4]
-    assert [sum([10, 1, 7, 3, 4][k] for k in s) for s in got] == [13, 12]  # this process's share first
-    assert parse_pool.shares([5, 6], [1, 1], 1) == [[5, 6]]
+def test_the_queue_gives_each_job_once_to_whoever_asks():
+    queue = parse_pool.Queue.of([5, 3, 70000, 0])
+    queue.close_writer()
+    child = parse_pool.Child.start(lambda: [next(iter(queue))])  # a forked reader takes the first
+    assert child is not None and child.result() == [5]
+    assert list(queue) == [3, 70000, 0]  # this process the rest, in order, then the end
+    queue.close()
+    assert parse_pool.Queue.of(list(range(20000))) is None  # more than a pipe holds at once
+
+
+def test_yaml_and_metal_are_parsed_here(monkeypatch, tmp_path):
+    """The yaml's model costs more to send than to parse; a Metal file's tokens serve the rules here."""
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
+    queued = []
+    real = parse_pool.Queue.of
+    monkeypatch.setattr(parse_pool.Queue, "of", lambda numbers: queued.append(list(numbers)) or real(numbers))
+    jobs = []
+    real_all = parse_pool.parse_all
+    monkeypatch.setattr(parse_pool, "parse_all", lambda js: jobs.extend(js) or real_all(js))
+    with cache.disable_cache():
+        read(MINI, monkeypatch, 2)
+    assert len(queued) == 1 and {jobs[k][0] for k in queued[0]} == {"host"}  # what children may take
+    assert {j[0] for j in jobs} >= {"yaml", "host", "metal"}
 
 
 @pytest.mark.parametrize(("cores", "load", "want"), [(2, 0.0, 2), (2, 1.2, 1), (4, 1.5, 3), (4, 3.0, 1), (16, 0.0, 8)])

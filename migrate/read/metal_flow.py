@@ -196,7 +196,18 @@ def _units(tree, wanted=lambda path: True):
             continue
         for im in tree.hosts[path].inline_metal:
             sf = source_file(tree.sources[path], path)
-            yield _analysed(path, sf.latin1, lex(sf.latin1, im.span.start, im.span.end), sf)
+            yield _analysed(path, sf.latin1, _inline_tokens(sf, im), sf)
+
+
+def _inline_tokens(sf: SourceFile, im) -> list[Tok]:
+    """The tokens of Metal in a host file's raw string, at their offsets in the host file: those the
+    Metal reader made of the string (moved by its offset) when its bytes are the file's, else lexed."""
+    start, end = im.span.start, im.span.end
+    data = im.text.encode()
+    if sf.data[start:end] != data:  # bad UTF-8 replaced in im.text: offsets would differ
+        return lex(sf.latin1, start, end)
+    toks = source_file(data, sf.path, base_line=im.span.line, base_column=im.span.column, base_offset=start).tokens()
+    return [Tok(t.kind, t.text, t.start + start, t.space) for t in toks]  # fresh: never painted
 
 
 def analyse(path: str, text: str, start: int = 0, end: int | None = None) -> Unit:
@@ -366,14 +377,22 @@ def tree_helpers(root: Path) -> dict[str, frozenset[str]]:
     """Header -> the helper functions (rules/metal_review.yaml) the tree's c10/metal header defines in c10::metal."""
     out = {}
     for rel, wanted in table()["helpers"].items():
-        p = Path(root) / rel
         try:
-            text = p.read_bytes().decode("latin-1")
+            data = (Path(root) / rel).read_bytes()
         except OSError:
             continue
-        fns = find_functions(lex(text))
-        out[rel] = frozenset(f.name for f in fns if f.name in wanted and f.namespace[:2] == ("c10", "metal"))
+        key = (rel, data)
+        got = _HELPERS.get(key)
+        if got is None:  # MPS016 and MPS020 both ask: the header is lexed and read once per content
+            fns = find_functions(source_file(data, rel).tokens())
+            got = _HELPERS[key] = frozenset(
+                f.name for f in fns if f.name in wanted and f.namespace[:2] == ("c10", "metal")
+            )
+        out[rel] = got
     return out
+
+
+_HELPERS: dict[tuple[str, bytes], frozenset[str]] = {}
 
 
 def stmt_calls(unit: Unit, st: Stmt) -> list:

@@ -417,10 +417,8 @@ def read_metal_source(
 ) -> MetalFile:
     """Read Metal source ``data``; positions are shifted by the ``base_*`` values
     (for Metal embedded in another file: line, byte offset and column of its first byte)."""
-    if (base_line, base_column, base_offset) == (1, 1, 0):
-        sf = source_file(data, path)  # shared with the review rules' flow analysis
-    else:
-        sf = SourceFile(data, path, base_line=base_line, base_column=base_column, base_offset=base_offset)
+    # shared with the review rules' flow analysis
+    sf = source_file(data, path, base_line=base_line, base_column=base_column, base_offset=base_offset)
     try:
         return _Reader(sf, include_dirs).run()
     except RecursionError:

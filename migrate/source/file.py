@@ -133,16 +133,19 @@ def char_column(data: bytes, line_start: int, offset: int) -> int:
     return (len(chunk) if chunk.isascii() else len(chunk.decode("utf-8", "replace"))) + 1
 
 
-_OPEN: dict[tuple[str, bytes], SourceFile] = {}
+_OPEN: dict[tuple, SourceFile] = {}
 _OPEN_MAX = 64
 
 
-def source_file(data: bytes, path: str = "") -> SourceFile:
-    """The shared ``SourceFile`` of a whole file: readers and rules of one process lex it once."""
-    key = (path, data)
+def source_file(
+    data: bytes, path: str = "", *, base_line: int = 1, base_column: int = 1, base_offset: int = 0
+) -> SourceFile:
+    """The shared ``SourceFile`` of a file (or of a source embedded in one, at the ``base_*`` place):
+    readers and rules of one process lex it once."""
+    key = (path, data, base_line, base_column, base_offset)
     sf = _OPEN.get(key)
     if sf is None:
         if len(_OPEN) >= _OPEN_MAX:
             del _OPEN[next(iter(_OPEN))]
-        sf = _OPEN[key] = SourceFile(data, path)
+        sf = _OPEN[key] = SourceFile(data, path, base_line=base_line, base_column=base_column, base_offset=base_offset)
     return sf

@@ -58,23 +58,36 @@ class Tok:
         return f"Tok({self.kind}:{self.text!r}@{self.start})"
 
 
+# One match per token: the whitespace, newlines, continuations and comments before it (``lead``), then
+# the token, a named group per kind (``end`` at the end of the text).  The commonest kinds are tried
+# first, each guarded so that it never takes what a kind tried later would: a name is no literal's
+# prefix (u8"", R"(...)"), "/" opens no comment, "." no number, "@" no @keyword.
+_RAW_AHEAD = RAW.replace("(?P<d>", "(?P<d2>").replace("(?P=d)", "(?P=d2)").replace("(?P<body>", "(?:")
 TOKEN_RE = re.compile(
     rf"""
-     (?P<nl>\n)
-    |(?P<ws>(?:[ \t\r\f\v]|{CONTINUATION})+)
-    |(?P<comment>{LINE_COMMENT}|{BLOCK_COMMENT})
-    |(?P<badcomment>/\*)
-    |(?P<raw>{RAW})
-    |(?P<str>{STRING}|{CHAR})
-    |(?P<badstr>["'])
-    |(?P<at>@{IDENT})
-    |(?P<id>{IDENT})
+     (?P<lead>[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*)
+    (?:(?P<id>(?:(?=[uULR])(?!{_RAW_AHEAD}|{STRING}|{CHAR})|(?![uULR])){IDENT})
+    |(?P<punc>(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT}))
     |(?P<num>{NUMBER})
-    |(?P<punc>{PUNCT})
-    |(?P<other>.)
+    |(?P<str>{STRING}|{CHAR})
+    |(?P<raw>{RAW})
+    |(?P<at>@{IDENT})
+    |(?P<badstr>["'])
+    |(?P<badcomment>/\*)
+    |(?P<end>\Z)
+    |(?P<other>.))
     """,
     re.X | re.S,
 )
+_COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINUATION}", re.S)
+
+
+def _space(lead: str) -> tuple[str, bool]:
+    """(``Tok.space`` of the whitespace and comments before a token: comments as one space each,
+    whether a newline outside comments and continuations is in it)."""
+    bare = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else "", lead)
+    space = _COMMENT_OR_CONTINUATION.sub(lambda m: " " if m.group()[0] == "/" else m.group(), lead)
+    return space, "\n" in bare
 
 
 def tokenize(
@@ -85,41 +98,61 @@ def tokenize(
     end = len(text) if end is None else end
     out: list[Tok] = []
     append = out.append
-    space = ""
+    match = TOKEN_RE.match
     line_start = True
-    skip_to = -1
-    for m in TOKEN_RE.finditer(text, start, end):
-        p = m.start()
-        if p < skip_to:
-            continue
+    pos = start
+    while True:
+        m = match(text, pos, end)
         kind = m.lastgroup
-        if kind == "nl" or kind == "ws":
-            space += m.group()
-            line_start = line_start or kind == "nl"
-            continue
-        if kind == "comment":
-            space += " "
-            continue
-        if kind == "badcomment":  # kept as an "other" token, the last one
+        p = m.end(1)  # after the lead
+        if p != pos:
+            lead = text[pos:p]
+            if "/" in lead or "\\" in lead:
+                space, newline = _space(lead)
+            else:
+                space, newline = lead, "\n" in lead
+            line_start = line_start or newline
+        else:
+            space = ""
+        if kind == "end":
+            break
+        pos = m.end()
+        if kind == "id" or kind == "punc":
+            if kind == "punc" and directives and line_start and pos == p + 1 and text[p] == "#":
+                nl = directive_end(text, p, end)
+                append(Tok("dir", text[p:nl], p, space))
+                pos, line_start = _after_directive(text, p, nl, end), False
+                continue
+        elif kind == "badcomment":  # kept as an "other" token, the last one
             if errors is not None:
                 errors.append("unterminated comment")
             append(Tok("other", "/*", p, space))
             break
-        if kind == "badstr":
+        elif kind == "badstr":
             if errors is not None:
                 errors.append("unterminated string literal")
             kind = "other"
         elif kind == "raw":
             kind = "str"
-        elif directives and line_start and kind == "punc" and m.group() == "#":
-            nl = directive_end(text, p, end)
-            append(Tok("dir", text[p:nl], p, space))
-            skip_to, space, line_start = nl, "", False
-            continue
-        append(Tok(kind, m.group(), p, space))
-        space = ""
+        append(Tok(kind, text[p:pos], p, space))
         line_start = False
     return out
+
+
+def _after_directive(text: str, p: int, nl: int, end: int) -> int:
+    """Where the tokens after the preprocessor line ``text[p:nl]`` start: at its newline, unless a raw
+    string begun on the line runs past it (tokens then resume after that string, as they always have)."""
+    if 'R"' not in text[p:nl]:
+        return nl
+    q = p + 1
+    while q < nl:
+        m = TOKEN_RE.match(text, q, end)
+        if m.lastgroup == "end":
+            return end
+        if m.end("lead") >= nl:
+            return nl
+        q = m.end()
+    return q
 
 
 _DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|/\*.*?(?:\*/|\Z)|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
