@@ -16,7 +16,7 @@ from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile
-from migrate.source.macros import expand, find_macros
+from migrate.source.macros import expand, find_invocations, find_macros
 from migrate.port.style import KERNEL_FILE, KIND, detect
 
 
@@ -413,17 +413,23 @@ _line_end = FixBuilder.line_end
 
 def _struct_end(data: bytes, start: int) -> int:
     code = SourceFile(data).code
-    i = code.find(b"{", start)
+    close = closing_brace(code, code.find(b"{", start))
+    return len(data) if close is None else _line_end(data, close)
+
+
+def closing_brace(code: bytes, open_at: int) -> int | None:
+    """Offset of the ``}`` closing the ``{`` at ``open_at`` in ``code`` (a SourceFile's, comments and strings
+    blanked), or None."""
     depth = 0
-    for j in range(i, len(code)):
+    for j in range(open_at, len(code)):
         c = code[j : j + 1]
         if c == b"{":
             depth += 1
         elif c == b"}":
             depth -= 1
             if depth == 0:
-                return _line_end(data, j)
-    return len(data)
+                return j
+    return None
 
 
 @lru_cache(maxsize=32)
@@ -560,16 +566,10 @@ def stub_function_params(ix: Index, stub: str) -> list[str] | None:
 
 
 def _declared_type(data: bytes, stub: str) -> bytes | None:
-    """The first argument of ``DECLARE_DISPATCH(TYPE, stub)`` in ``data``."""
-    for m in re.finditer(rb"\bDECLARE_DISPATCH\s*\(", data):
-        depth, k = 1, m.end()
-        while k < len(data) and depth:
-            depth += data[k : k + 1] == b"("
-            depth -= data[k : k + 1] == b")"
-            k += 1
-        parts = split_params(data[m.end() : k - 1])
-        if len(parts) >= 2 and parts[-1] == stub:
-            return ", ".join(parts[:-1]).encode()
+    """The first argument of ``DECLARE_DISPATCH(TYPE, stub)`` in ``data`` (the source layer's invocations)."""
+    for inv in find_invocations(SourceFile(data), {"DECLARE_DISPATCH"}):
+        if len(inv.args) >= 2 and inv.args[-1].decode() == stub:
+            return b", ".join(inv.args[:-1])
     return None
 
 
@@ -927,8 +927,9 @@ def _without_dead_types(old: bytes, new: bytes) -> bytes:
     changed = True
     while changed:
         changed = False
-        for m in _TYPE_AT_LINE_START.finditer(new):
-            end = _closing_brace(new, m.end() - 1)
+        code = SourceFile(new).code  # comments and strings blanked: a `struct` there is no type
+        for m in _TYPE_AT_LINE_START.finditer(code):
+            end = closing_brace(code, m.end() - 1)
             if end is None or new[end : end + 2] != b"};":
                 continue
             name = re.compile(rb"\b" + re.escape(m.group(1)) + rb"\b")
@@ -942,17 +943,6 @@ def _without_dead_types(old: bytes, new: bytes) -> bytes:
     if not _EMPTY_NAMESPACE.search(old):
         new = _EMPTY_NAMESPACE.sub(b"", new)
     return new
-
-
-def _closing_brace(data: bytes, open_at: int) -> int | None:
-    depth = 0
-    for k in range(open_at, len(data)):
-        c = data[k : k + 1]
-        depth += c == b"{"
-        depth -= c == b"}"
-        if depth == 0:
-            return k
-    return None
 
 
 def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes]:

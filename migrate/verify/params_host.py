@@ -53,14 +53,11 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
     plain = tuple(f.decode() for f in _FIELDS.findall(call))
     if m is None:
         return {"params": plain}
-    depth, k = 1, m.end()
-    while k < len(call) and depth:
-        depth += call[k : k + 1] in (b"(", b"{")
-        depth -= call[k : k + 1] in (b")", b"}")
-        k += 1
-    from migrate.port.patch import split_params
+    from migrate.port.patch import closing_brace, split_params
+    from migrate.source import SourceFile
 
-    elems = split_params(call[m.end() : k - 1])
+    close = closing_brace(SourceFile(call).code, m.end() - 1)
+    elems = split_params(call[m.end() : close if close is not None else len(call)])
     if len(plain) == len(elems):
         return {"params": plain}
     text = data[fn.span.start : fn.span.end].decode("utf-8", "replace")
