@@ -31,6 +31,7 @@ PORT_GOLDENS = {
     "clamp_min": "optional bounds: the shared clamp helper specialised for a present min and an absent max; "
     "its Tensor overload rides maximum_stub; the stub's header included",
     "atan2": "binary, block passed to the binary helper",
+    "div": "one kernel per stub: rounding_mode picks div_true/div_trunc/div_floor_stub; trunc_divide idiom",
     "copysign": "reroute only: functor and stub exist",
     "exp2": "unary, file-local macro pasting a selector fragment",
     "floor": "unary rounding macro, identity on integers",

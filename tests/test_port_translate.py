@@ -134,7 +134,11 @@ def test_table_covers_the_elementwise_selectors():
     t = table()
     assert len(t.ops) >= 60
     assert len(t.by_selector) == len([r for r in t.ops.values() if r.selector])  # one op per selector
-    assert {r.op for r in t.ops.values() if not r.selector} == {"log1p", "muladd"}  # emitted by port_idioms.yaml only
+    assert {r.op for r in t.ops.values() if not r.selector} == {
+        "log1p",
+        "muladd",
+        "trunc_divide",
+    }  # emitted by port_idioms.yaml only
     classes = {r.cls for r in t.ops.values()}
     assert classes == {"math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp"}
     for r in t.ops.values():
@@ -233,6 +237,7 @@ REFERENCES = {
     "sub": (lambda a, b: a - b, "pair"),
     "mul": (lambda a, b: a * b, "pair"),
     "div": (lambda a, b: a / b, "nonzero"),
+    "trunc_divide": (lambda a, b: math.trunc(a / b), "nonzero"),
     "div_no_nan": (lambda a, b: 0.0 if b == 0 else a / b, "zero_div"),
     "floor_mod": (lambda a, b: a - b * math.floor(a / b), "nonzero"),
     "mod": (math.fmod, "nonzero"),

@@ -117,8 +117,11 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 0
+    what = ", ".join(f"{p.name}_functor for {p.stub}" for p in port.parts)
     print(
-        f"ported {args.family}: {port.kind} functor {port.name}_functor, stub {port.stub}, "
+        f"ported {args.family}: {port.kind} functor"
+        + (f"s {what}" if port.parts else f" {port.name}_functor, stub {port.stub}")
+        + ", "
         f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written",
         file=sys.stderr,
     )

@@ -118,9 +118,8 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
         metal = _kernel_paths(r.port) | {p for p in r.base if p.endswith(".metal")}
         text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in metal)
         text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
-        opts = Options()
         try:
-            rep = verify(root, r.family, (text, f"<port {r.family}>"), opts)
+            rep = _verify_parts(root, r, text, verify, Options)
         except (CannotRun, HandWritten, Exception) as exc:  # one family's trouble never stops the batch
             r.verify, r.detail = "not run", " ".join(str(exc).split())[:300]
             continue
@@ -155,6 +154,23 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
             c = own_fails[0]
             r.verify = "FAIL"
             r.detail = f"{len(own_fails)} cell(s); {c.dtype} {c.layout}: {first_failure(c)}"
+
+
+def _verify_parts(root, r: Row, text: str, verify, Options):
+    """The family's verify report; a port with one kernel per stub (migrate/port/multi.py) verifies each
+    kernel against calls whose arguments reach its stub, and the cells of all of them make one report."""
+    if not r.port.parts:
+        return verify(root, r.family, (text, f"<port {r.family}>"), Options())
+    rep = None
+    for part in r.port.parts:
+        known = part.choice.values if part.choice is not None else None
+        got = verify(root, r.family, (text, f"<port {r.family}>"), Options(stub=part.stub, known=known))
+        if rep is None:
+            rep = got
+        else:
+            rep.cells += got.cells
+            rep.notes += got.notes
+    return rep
 
 
 _OUT_DTYPE_REFUSALS = ("can't be cast", "dtype of out")  # TensorIterator's; a shared kernel's own TORCH_CHECK

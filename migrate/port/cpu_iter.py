@@ -151,3 +151,32 @@ def negated_scalars(root, kernel: str, stub: str) -> list[str]:
     if m is None:
         return []
     return [a.group(1).decode() for a in re.finditer(rb",\s*-\s*(\w+)\s*(?=,|$)", m.group(1))]
+
+
+def definition(root, kernel: str) -> tuple[list[tuple[str, str]], str, int] | None:
+    """((type, name) of each parameter, the body's text between its braces as written, the body's first
+    line) of ``kernel``: a structured TORCH_IMPL_FUNC or a plain definition; None when not found."""
+    name = re.escape(kernel.encode())
+    heads = [rb"\bTORCH_IMPL_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{", _heads(kernel, None)[0]]
+    for head in heads:
+        pattern = re.compile(head)
+        for fname, data in _native_files(str(root)):
+            if kernel.encode() not in data:
+                continue
+            code = _code(str(root), fname)
+            m = pattern.search(code)
+            if m is None:
+                continue
+            params = []
+            for p in m.group(1).split(b","):
+                words = p.replace(b"&", b" ").replace(b"*", b" ").split()
+                if len(words) >= 2:
+                    params.append((b" ".join(words[:-1]).decode(), words[-1].decode()))
+            open_at = m.end() - 1
+            depth = 0
+            for j in range(open_at, len(code)):
+                depth += (code[j] == 0x7B) - (code[j] == 0x7D)
+                if depth == 0:
+                    body = data[open_at + 1 : j].decode("utf-8", "replace")
+                    return params, body, data.count(b"\n", 0, open_at) + 1
+    return None

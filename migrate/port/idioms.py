@@ -206,7 +206,7 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
 
 
 def _example(idiom: Idiom, env: dict) -> str:
-    """``a=1000.0, b=1000.0: old graph inf, port 1000.6931`` (float32, with torch)."""
+    """``a=1000.0, b=1000.0: old graph inf, port 1000.6931`` (float32, or int64 for integer examples; with torch)."""
     try:
         import torch
     except ImportError:  # pragma: no cover - port FAMILY needs the [verify] extra anyway
@@ -220,7 +220,9 @@ def _example(idiom: Idiom, env: dict) -> str:
             fresh[k] = Node("const", value=v.value, dtype=v.dtype)
         else:
             fresh[k] = Node("input", name=k)
-            values[k] = torch.tensor(float(idiom.example.get(k, 0.5)), dtype=torch.float32)
+            x = idiom.example.get(k, 0.5)
+            integral = isinstance(x, int) and not isinstance(x, bool)  # an integer example runs in int64
+            values[k] = torch.tensor(x, dtype=torch.int64) if integral else torch.tensor(float(x), dtype=torch.float32)
     inputs = [n for n in fresh.values() if n.op == "input"]
     old = evaluate_with_torch(Dag(inputs, _build(idiom.match, fresh, inputs[0])), values)
     new = evaluate_with_torch(Dag(inputs, _build(idiom.emit, fresh, inputs[0])), values)

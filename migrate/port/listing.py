@@ -30,7 +30,14 @@ def verdict(ix: Index, family: str) -> Verdict:
     try:
         impls, dag = translate_family(ix, family, own_impls(ix, family))
     except PortBlocked as exc:
-        return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
+        if exc.construct != "several stubs":
+            return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
+        try:  # one kernel per stub (migrate/port/multi.py)
+            port = plan_port(ix, family, torch_dtypes=False, cleanup=False)
+        except PortBlocked as exc2:
+            return Verdict(family, "blocked", overloads, exc2.reason, exc2.construct, exc2.where or "")
+        parts = "; ".join(f"{p.name}: {p.dag.structure()}" for p in port.parts)
+        return Verdict(family, "portable", overloads, f"{port.kind}, one kernel per stub: {parts}")
     try:
         port = plan_port(ix, family, torch_dtypes=False, cleanup=False)  # portable or not: the dtypes do not decide it
     except PortBlocked as exc:

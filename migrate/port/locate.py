@@ -185,6 +185,9 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
             helper = ix.functions[callees[0]][0]
             hparams = _params(*function_text(ix, helper))
             literals, names = call_bindings(text, line, callees[0], hparams, _params(text, line))
+            for hp, arg in names.items():  # the caller's own known arguments (a stub's choice) reach the helper
+                if known and arg in known and hp not in literals:
+                    literals[hp] = known[arg]
             try:
                 dag = graph_dag(ix, helper, _depth + 1, literals)
             except PortBlocked as exc:
@@ -292,3 +295,8 @@ def _params(text: str, line: int) -> list[o.Param]:
         return list(o.Parser(toks, last_open).params())
     except o.ObjcSyntaxError:
         return []
+
+
+def params_of(ix: Index, f: HostFunction) -> list[o.Param]:
+    """The parameters of host function ``f``."""
+    return _params(*function_text(ix, f))

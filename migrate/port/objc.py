@@ -516,11 +516,22 @@ class Parser:
                 self.take()
                 self.take()
                 self.take()  # f<T>(...)
+            elif self.at("<") and (k := self._template_args_end()) and self.peek(k).text == "(":
+                parts[-1] += "<" + "".join(self.take().text for _ in range(k - 1))[1:] + ">"  # const_cast<Tensor&>(t)
+                self.take()
             return Name("::".join(parts), t.line)
         if self.at("::") and self.peek().kind == "id":
             self.take()
             return self.primary()
         raise ObjcSyntaxError(f"unexpected {t.text or 'end of input'!r}", t.line)
+
+    def _template_args_end(self) -> int:
+        """At ``<``: the offset of the token after a closing ``>`` of plain type words (``<Tensor&>``,
+        ``<double>``), or 0."""
+        k = 1
+        while self.peek(k).kind == "id" or self.peek(k).text in ("::", "*", "&", ","):
+            k += 1
+        return k + 1 if k > 1 and self.peek(k).text == ">" else 0
 
     def _cast_ahead(self) -> bool:
         """``(NSInteger)x``, ``(float*)p``: a parenthesised type followed by an operand."""

@@ -38,6 +38,8 @@ class Port:
     cleanup: bool = True  # run the fix loop for the family's dead code (off for --list: portability only)
     emitted: Dag | None = None  # the DAG the kernel computes (after rules/port_idioms.yaml)
     convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
+    parts: list[Port] = field(default_factory=list)  # one per stub when the CPU kernel picks among several
+    choice: object = None  # this part's migrate.port.stub_choice.StubChoice
 
     @property
     def kind(self) -> str:
@@ -710,14 +712,41 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 None,
                 after=waiting[0],
             )
+        multi = _multi(ix, family, own if riders else family_impls(ix, family), torch_dtypes, cleanup)
+        if multi is not None:
+            return multi
         impls, dag = translate_family(ix, family, own if riders else None)
     else:
         impls, dag = translate_family(ix, family)
-    one_stub_each(ix, impls)
+    return write_kernel(ix, family, family, impls, dag, torch_dtypes, cleanup, riders)
+
+
+def _multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cleanup: bool) -> Port | None:
+    from migrate.port.multi import plan_multi
+
+    return plan_multi(ix, family, impls, torch_dtypes, cleanup)
+
+
+def write_kernel(
+    ix: Index,
+    family: str,
+    name: str,
+    impls: list[Impl],
+    dag: Dag,
+    torch_dtypes: bool,
+    cleanup: bool,
+    riders=(),
+    stub: str | None = None,
+    reroute: bool = True,
+) -> Port:
+    """The port of ``dag`` as kernel ``name`` for ``stub`` (default: the one the family's overloads call);
+    ``reroute``: also MPS's dispatch lines and the old code's cleanup (off for one stub of several)."""
+    if stub is None:
+        one_stub_each(ix, impls)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
-    stub = _stub_for(ix, family, impls)
+    stub = stub or _stub_for(ix, family, impls)
     order_note = _check_iterator(ix, impls, dag)
     alpha = dag.alpha.name if dag.alpha is not None else None
     if dag.params:
@@ -726,7 +755,6 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
         iter_type = struct_port.check_stub(ix, stub, dag)
     else:
         _check_stub_takes(ix, stub, alpha, dag.source)
-    name = family
     nscalars = (dag.alpha is not None) + len(dag.params)
     ints, bools = (
         (cpu_takes(family, arity, "int32", nscalars), cpu_takes(family, arity, "bool", nscalars))
@@ -737,7 +765,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
         ints = bools = False
     from migrate.port.idioms import apply as torch_faithful
 
-    emitted, changes, idiom_notes = torch_faithful(dag, family, ix.tree.root)
+    emitted, changes, idiom_notes = torch_faithful(dag, name, ix.tree.root)
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
     for im, ridden in riders:  # they reroute with the rest (_reroute) and their old implementations go
@@ -762,9 +790,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
         port.convention = target.convention
         if emitted.params:  # several run-time scalars: a parameter struct (migrate/port/params.py)
             port.edits += struct_port.edits(ix, target, name, emitted, plan, stub, iter_type)
-            _reroute(ix, family, port, fb)
-            port.edits = format_edits(ix.tree.root, port.edits)
-            return port
+            return _finish(ix, family, port, fb, reroute)
         if target.convention in ("unary_1d", "binary_offsets") and alpha is not None:
             from migrate.port import scalar27
 
@@ -780,9 +806,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 port.convention = "binary_offsets_scalar"
                 port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
                 port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
-            _reroute(ix, family, port, fb)
-            port.edits = format_edits(ix.tree.root, port.edits)
-            return port
+            return _finish(ix, family, port, fb, reroute)
         if target.convention != "functor_registry":
             if alpha is not None:
                 raise PortBlocked(
@@ -799,9 +823,7 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 if arity == 1
                 else binary_host_edits(ix, target, name, stub)
             )
-            _reroute(ix, family, port, fb)
-            port.edits = format_edits(ix.tree.root, port.edits)
-            return port
+            return _finish(ix, family, port, fb, reroute)
         kpath, mf, hpath, hf = target.kpath, target.mf, target.hpath, target.hf
         kdata = ix.tree.sources[kpath]
         fpos = _struct_end(kdata, max(f.span.start for f in mf.functors)) if mf.functors else 0
@@ -816,7 +838,15 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
         port.edits = format_edits(ix.tree.root, port.edits)
     else:
         port.notes.append(f"{name} already has a functor and {stub} an MPS registration: only rerouting")
-    _reroute(ix, family, port, fb)
+    if reroute:
+        _reroute(ix, family, port, fb)
+    return port
+
+
+def _finish(ix: Index, family: str, port: Port, fb: FixBuilder, reroute: bool) -> Port:
+    if reroute:
+        _reroute(ix, family, port, fb)
+    port.edits = format_edits(ix.tree.root, port.edits)
     return port
 
 

@@ -210,16 +210,20 @@ class PortReference:
         ]
 
 
-def _port_dag(index, family: str):
-    """(dag, where) of the family's MPSGraph implementation, via migrate.port.locate."""
+def _port_dag(index, family: str, known=None):
+    """(dag, where) of the family's MPSGraph implementation, via migrate.port.locate; ``known``: argument
+    values that reach one stub of several, and the implementation that takes those arguments."""
     locate = importlib.import_module("migrate.port.locate")
     impls = locate.family_impls(index, family)
     if not impls:
         return None, ""
-    return locate.graph_dag(index, impls[0].function), impls[0].function.span.where
+    im = impls[0]
+    if known:
+        im = next((i for i in impls if set(known) <= {p.name for p in locate.params_of(index, i.function)}), im)
+    return locate.graph_dag(index, im.function, known=known), im.function.span.where
 
 
-def old_reference(index, family: str) -> tuple[Reference | None, str]:
+def old_reference(index, family: str, known=None) -> tuple[Reference | None, str]:
     """(PortReference, "") or (None, "old MPSGraph reference unavailable: <why>").
 
     ``index`` is the tree *before* the change (the patch is not applied).
@@ -234,7 +238,7 @@ def old_reference(index, family: str) -> tuple[Reference | None, str]:
     except AttributeError as exc:
         return None, why + f"migrate.port lacks an expected function ({exc})"
     try:
-        dag, where = _port_dag(index, family)
+        dag, where = _port_dag(index, family, known)
     except Exception as exc:  # noqa: BLE001 - foreign code (PortBlocked, ...): report why
         return None, why + f"{type(exc).__name__}: {exc}"
     if dag is None:

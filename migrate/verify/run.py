@@ -42,6 +42,9 @@ class Options:
     progress: object = None  # callable(done, total) or None
     opinfo: bool = True  # also run the installed torch's OpInfo samples (layout "opinfo")
     scalar_read: object = None  # fault injection for the host's CPU-scalar read (tests)
+    # one stub of several (migrate/port/stub_choice.py): its kernel, and the arguments that reach it
+    stub: str | None = None
+    known: dict | None = None  # parameter -> migrate.port.specialise.Known
 
 
 @dataclass
@@ -394,7 +397,20 @@ def _registered_before(root: Path, family: str, tmp: Path, index, name: str):
     return registered_dtypes(before) if before.name == name else set()
 
 
-def verify(
+def verify(root: Path, family: str, patch=None, opts: Options | None = None, references=None) -> Report:
+    """Verify ``family``'s kernel in the tree at ``root`` (``patch``: (diff text, name) applied in memory);
+    with ``opts.stub``, the kernel of that stub, against calls whose arguments reach it."""
+    from migrate.verify.kernel_source import ONLY_STUB
+
+    opts = opts or Options()
+    token = ONLY_STUB.set(opts.stub)
+    try:
+        return _verify(root, family, patch, opts, references)
+    finally:
+        ONLY_STUB.reset(token)
+
+
+def _verify(
     root: Path,
     family: str,
     patch: tuple[str, str] | None = None,
@@ -422,6 +438,13 @@ def verify(
             cpu = TorchCpuReference(family)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
+        chosen = {k: v.value for k, v in (opts.known or {}).items() if isinstance(v.value, (str, bool, int, float))}
+        if opts.stub:  # the arguments that reach this stub (rounding_mode="trunc"): every call passes them
+            cpu.scalar_kwargs.update(chosen)
+            notes.append(
+                f"{opts.stub}: torch CPU called with "
+                + (", ".join(f"{k}={v!r}" for k, v in chosen.items()) or "the arguments' defaults")
+            )
         negated = False  # the CPU kernel negates the scalar before its stub (sub_out: add_stub(-alpha))
         if source.site is not None and source.site.scalar is not None:
             site = source.site
@@ -440,7 +463,7 @@ def verify(
         references = [cpu]
         from migrate.verify.references import old_reference
 
-        old, why = old_reference(base, family)
+        old, why = old_reference(base, family, opts.known)
         where = "the working tree"
         if old is None:
             old, why, where = _old_reference_at_head(root, family, why)
