@@ -127,3 +127,16 @@ def test_stub_parameter_types_split_on_top_level_commas_only():
         "const Scalar& a",
     ]
     assert split_params(b"a, f(b, c), std::array<T, 2>{d, e}") == ["a", "f(b, c)", "std::array<T, 2>{d, e}"]
+
+
+def test_a_shared_kernels_out_dtype_check_makes_the_case_not_applicable():
+    """nan_to_num's shared kernel checks the out= dtype before its stub: on MPS too the call fails before
+    any kernel runs, so verify skips the case instead of judging the kernel by the old graph alone."""
+    from migrate.verify.cases import Case
+    from migrate.verify.references import NotApplicable, TorchCpuReference
+
+    x = torch.tensor([1.0, float("nan")])
+    ref = TorchCpuReference("nan_to_num")
+    assert ref.compute(Case(torch.float32, "contiguous", (x,), out=torch.empty(2))).tolist()[0] == 1.0
+    with pytest.raises(NotApplicable, match="dtype of out"):
+        ref.compute(Case(torch.float32, "out_cast", (x,), out=torch.empty(2, dtype=torch.float16)))
