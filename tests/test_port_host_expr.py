@@ -140,3 +140,27 @@ def test_a_shared_kernels_out_dtype_check_makes_the_case_not_applicable():
     assert ref.compute(Case(torch.float32, "contiguous", (x,), out=torch.empty(2))).tolist()[0] == 1.0
     with pytest.raises(NotApplicable, match="dtype of out"):
         ref.compute(Case(torch.float32, "out_cast", (x,), out=torch.empty(2, dtype=torch.float16)))
+
+
+def test_coverage_knows_the_dtypes_the_shared_kernel_handles_before_its_stub():
+    """nan_to_num_out copies integer (and bool) tensors itself; no integer kernel is a coverage gap."""
+    from migrate.index import Index
+    from migrate.port.stub_choice import dtype_shortcuts
+    from migrate.tree import load_tree
+    from migrate.verify.references import TorchCpuReference
+    from migrate.verify.run import coverage, handled_before_stub
+
+    body = "TORCH_CHECK(a, b);\nif (c10::isIntegralType(self.scalar_type(), true)) { result.copy_(self); return result; }\n"
+    assert dtype_shortcuts(body + "nan_to_num_stub(iter.device_type(), iter);", 1, {"nan_to_num_stub"}) == [
+        ("integral", True, "c10::isIntegralType(...)")
+    ]
+    late = "nan_to_num_stub(iter.device_type(), iter);\n" + body  # after the stub: not a shortcut
+    assert dtype_shortcuts(late, 1, {"nan_to_num_stub"}) == []
+    handled = handled_before_stub(Index(load_tree(FIXTURES / "port")), "nan_to_num")
+    assert set(handled) == {"int64", "int32", "int16", "int8", "uint8", "bool"}
+    ref = TorchCpuReference("nan_to_num")
+    ref.arity = 1
+    notes, cells = coverage(ref, [torch.float32], None, [torch.int32], handled)
+    assert notes == [f"coverage: no int32 kernel is needed: {handled['int32']}"] and not cells
+    notes, _ = coverage(ref, [torch.float32], None, [torch.int32])
+    assert notes == ["coverage: torch CPU supports int32 but no int32 kernel is registered"]

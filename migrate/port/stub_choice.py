@@ -148,3 +148,29 @@ def _reached(statements, known: dict[str, Known], stubs: set[str]) -> tuple[list
         elif isinstance(s, o.Return):
             return out, True
     return out, False
+
+
+def dtype_shortcuts(body: str, first_line: int, stubs: set[str]) -> list[tuple[str, bool, str]]:
+    """Dtype families a kernel's body handles itself before calling any stub: ``if
+    (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)) { ...; return result; }`` (nan_to_num_out
+    copies integers) -> [("integral", True, the condition's text)]; ("floating", False, ...) for
+    ``isFloatingType``. Only top-level tests before the first statement reaching a stub count."""
+    try:
+        statements, _ = o.parse_statements(body, first_line)
+    except o.ObjcSyntaxError:
+        return []
+    out = []
+    for s in statements:
+        if _reached([s], {}, stubs)[0]:
+            break
+        if not (isinstance(s, o.If) and s.then and isinstance(s.then[-1], o.Return)):
+            continue
+        c = s.cond
+        if isinstance(c, o.Call) and isinstance(c.func, o.Name) and c.args:
+            test = c.func.id.rsplit("::", 1)[-1]
+            if test == "isIntegralType":
+                bools = len(c.args) > 1 and isinstance(c.args[1], o.Name) and c.args[1].id == "true"
+                out.append(("integral", bools, f"{c.func.id}(...)"))
+            elif test == "isFloatingType":
+                out.append(("floating", False, f"{c.func.id}(...)"))
+    return out

@@ -289,11 +289,37 @@ def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
     return ordered(d for r in source.registrations if r.dtypes and (d := from_metal(r.dtypes[0])) is not None)
 
 
+def handled_before_stub(ix, family: str) -> dict[str, str]:
+    """torch dtype name -> why no kernel needs it: the family's shared CPU kernel handles that dtype itself
+    before calling its stub (nan_to_num_out copies integers)."""
+    from migrate.port.cpu_iter import definition
+    from migrate.port.stub_choice import dtype_shortcuts
+
+    out: dict[str, str] = {}
+    for e in ix.families.get(family, ()):
+        for d in e.dispatch:
+            if "CPU" not in d.keys:
+                continue
+            stubs = set(ix.stubs_of_shared_kernel(d.kernel_name))
+            got = definition(ix.tree.root, d.kernel_name) if stubs else None
+            for kind, bools, test in dtype_shortcuts(got[1], got[2], stubs) if got else ():
+                for dt in _DTYPE_FAMILIES[kind] + (("bool",) if bools else ()):
+                    out.setdefault(dt, f"{d.kernel_name} handles {dt} itself before its stub (`if ({test})`)")
+    return out
+
+
+_DTYPE_FAMILIES = {
+    "integral": ("int64", "int32", "int16", "int8", "uint8"),
+    "floating": ("float64", "float32", "float16", "bfloat16"),
+}
+
+
 def coverage(
     family_fn,
     registered: list[torch.dtype],
     before: list[torch.dtype] | None = None,
     wanted: list[torch.dtype] | None = None,
+    handled: dict[str, str] | None = None,
 ) -> tuple[list[str], list[Cell]]:
     """dtypes the torch CPU op accepts that no kernel registers: (notes, failing "coverage" cells).
 
@@ -307,6 +333,9 @@ def coverage(
     for name in table()["dtype_order"]:
         dt = getattr(torch, name)
         if dt in registered or (wanted is not None and dt not in wanted):
+            continue
+        if handled and name in handled:
+            notes.append(f"coverage: no {name} kernel is needed: {handled[name]}")
             continue
         if before is not None and dt in before:
             cells.append(
@@ -493,7 +522,8 @@ def _verify(
     if isinstance(references[0], TorchCpuReference):
         probe = references[0]
         probe.arity = source.arity
-        cov_notes, cov_cells = coverage(probe, registered, before, opts.dtypes)
+        handled = handled_before_stub(base, family)
+        cov_notes, cov_cells = coverage(probe, registered, before, opts.dtypes, handled)
         report.notes += cov_notes
         report.cells += cov_cells
     layouts = opts.layouts or table()["layouts"]
