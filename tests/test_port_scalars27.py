@@ -133,11 +133,12 @@ NEW27 = [
 
 
 def test_a_run_time_choice_of_stubs_is_named_as_the_blocker(real_ix):
-    """clamp_out calls clamp_scalar_stub or a one-bound stub by which bounds are present: the refusal says
-    that, not the graph helper's `if (has_min)` it shows up as."""
+    """clamp_out calls clamp_scalar_stub or a one-bound stub by which bounds are present: each stub is a part
+    of the port (migrate/port/multi.py), and the first one waiting for another family's port is the blocker,
+    not the graph helper's `if (has_min)` it shows up as."""
     v = verdict(real_ix, "clamp")
-    assert v.status == "blocked" and v.construct == "several stubs", v
-    assert "clamp_scalar_stub" in v.detail and "clamp_min_scalar_stub" in v.detail and v.where
+    assert v.status == "blocked" and v.construct == "another family's stub", v
+    assert "clamp_max_scalar_stub (min empty, max given), the stub of clamp_max" in v.detail and v.where
     assert verdict(real_ix, "aminmax").construct != "several stubs"  # a reduction stays refused as one
 
 

@@ -46,9 +46,14 @@ def uses(ix: Index, family: str, impls: list[Impl]):
         stubs = {k for k in ix.stubs_of_shared_kernel(kernel) if k in ix.tree.declared_stubs}
         if len(stubs) >= 2:
             several[id(im)] = (kernel, stubs)
-    if not several:
-        return None
     out: dict[str, list] = {}
+    if not several:  # overloads that call different stubs (lerp.Scalar_out, lerp.Tensor_out) are parts too
+        try:
+            for im in impls:
+                out.setdefault(_stub_for(ix, family, [im]), []).append((im, {}, None))
+        except PortBlocked:
+            return None
+        return out if len(out) > 1 else None
     for im in impls:
         if id(im) not in several:
             out.setdefault(_stub_for(ix, family, [im]), []).append((im, {}, None))
