@@ -137,7 +137,7 @@ def test_table_covers_the_elementwise_selectors():
     assert len(t.ops) >= 60
     assert len(t.by_selector) == len([r for r in t.ops.values() if r.selector])  # one op per selector
     idiom_only = {r.op for r in t.ops.values() if not r.selector}  # emitted by port_idioms.yaml only
-    assert idiom_only == {"log1p", "muladd", "torch_fmod", "torch_remainder"}
+    assert idiom_only == {"log1p", "muladd", "torch_fmod"}
     classes = {r.cls for r in t.ops.values()}
     assert classes == {"math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp"}
     for r in t.ops.values():
@@ -264,7 +264,6 @@ REFERENCES = {
     "clamp": (lambda x, lo, hi: min(max(x, lo), hi), "triple"),
     "muladd": (lambda a, b, c: a + b * c, "triple"),  # fused: the double product of floats is exact
     "torch_fmod": (math.fmod, "nonzero"),
-    "torch_remainder": (lambda a, b: a % b, "nonzero"),  # Python's % is fmod moved to the divisor's sign
 }
 # bitwise selectors: 32-bit integers
 INT_REFERENCES = {
@@ -301,7 +300,6 @@ INT_FORMS = {
     "relu": lambda x: max(x, 0),
     "muladd": lambda a, b, c: a + b * c,
     "torch_fmod": lambda a, b: int(math.fmod(a, b)),
-    "torch_remainder": lambda a, b: a % b,  # Python's % takes the divisor's sign
 }
 
 
