@@ -1,4 +1,5 @@
-"""port on the real PyTorch 2.6.0 tree: --list, and ports of real MPSGraph code into modern target files."""
+"""port on the real PyTorch 2.6.0 tree: --list, and ports of real MPSGraph code into modern target files; on the
+real 2.7.0a0 tree: div_mode_template's families port and verify."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from migrate.port.idioms import apply as apply_idioms
 from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.tree import load_tree
-from tests.corpus import pytorch_260_root
+from migrate.verify.run import Options, verify
+from tests.corpus import pytorch_260_root, pytorch_270a0_root
 from tests.helpers import FIXTURES, KERNELS, OPS, YAML, compile_kernel_files, new_after_port
 from tests.test_port_device import check_functor
 
@@ -61,9 +63,8 @@ def test_list_on_the_real_tree(real_ix):
     assert verdicts["cumsum"].status == "blocked"
     assert any(v.construct.endswith("(reduction)") for v in verdicts.values())
     assert verdicts["rsqrt"].status == "translatable"  # the newest macOS's branch of its #ifdef
-    assert (
-        verdicts["remainder"].construct == "control flow (if)" and "div_mode_template" in verdicts["remainder"].detail
-    )
+    # div_mode_template's `([t dataType] & MPSDataTypeFloatBit) != 0` is decided per dtype: an integer arm
+    assert verdicts["remainder"].status == "translatable" and "if_dtype<" in verdicts["remainder"].detail
     # one Scalar argument read into the graph is an alpha kernel's alpha; two are not
     assert (
         verdicts["leaky_relu"].status == "translatable" and "mul(self, negative_slope)" in verdicts["leaky_relu"].detail
@@ -76,7 +77,8 @@ def test_list_on_the_real_tree(real_ix):
     )
     text = summary(list(verdicts.values()))
     assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: 0 portable, {n['translatable']} translatable")
-    assert "top blockers: " in text and "control flow (if) (" in text  # string switches decided per caller: fewer
+    flat = " ".join(text.split())  # the summary wraps its lines
+    assert "top blockers: " in flat and "control flow (if) (" in flat  # string switches decided per caller: fewer
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +153,48 @@ def test_pre_c10_metal_tree_names_what_is_missing(capsys, family, missing):
         rc = main(["port", family, "--root", str(root), *extra])
         out, err = capsys.readouterr()
         assert rc == 2 and out == "" and err.count("\n") == 1 and missing in err, err
+
+
+# ------------------------------------------------------------------ 2.7.0a0: div_mode_template
+@pytest.mark.parametrize(
+    "family, changes",
+    [
+        (
+            "fmod",
+            {
+                "fmod_int": "a=16777217, b=10: old graph 6, port 7",
+                "fmod_float": "a=5, b=inf: old graph nan, port 5",
+            },
+        ),
+        (
+            "remainder",
+            {
+                "remainder_int": "a=-16777217, b=10: old graph 4, port 3",
+                "remainder_fmod": "a=3.4028235e+38, b=-0.5: old graph -inf, port 0",
+            },
+        ),
+    ],
+)
+def test_div_mode_families_port_and_verify(capsys, family, changes):
+    """remainder and fmod pass div_mode_template "floor" / "trunc": its float-bit test of the input is decided per
+    dtype, and the port computes as torch CPU does (integers exactly, above 2^24 too), which verify checks
+    against torch CPU and the old graph."""
+    root = pytorch_270a0_root()
+    assert main(["port", family, "--root", str(root)]) == 0
+    patch, err = capsys.readouterr()
+    for idiom, example in changes.items():
+        line = next(x for x in err.splitlines() if f"behaviour change ({idiom})" in x)
+        assert line.endswith(example), line
+    functor = patch.split(f"struct {family}_functor")[1].split("};")[0]
+    assert "is_same_v" not in functor  # each overload keeps only the arm its T takes
+    assert "% b" in functor.split("is_integral_v")[1] and "::metal::fmod(" in functor.split("is_integral_v")[0]
+    dtypes = [torch.float32, torch.float16, torch.int64, torch.int32, torch.int8, torch.uint8]
+    layouts = ["contiguous", "strided", "broadcast", "python_scalar", "cpu_scalar_offset", "mixed_dtype"]
+    rep = verify(root, family, (patch, f"<port {family}>"), Options(opinfo=False, dtypes=dtypes, layouts=layouts))
+    assert rep.references == ["torch-cpu", "old-mpsgraph"]
+    assert [c for c in rep.cells if c.status == "FAIL"] == [], [(c.dtype, c.layout, c.failures) for c in rep.cells]
+    ran = {(c.dtype, c.layout) for c in rep.cells if c.cases}
+    assert {("int64", "contiguous"), ("int32", "contiguous"), ("float16", "contiguous")} <= ran
+    # the integer cases keep INT_MIN % -1 and values above 2^24, where the old graph's float32 differs from CPU
+    old_differs = {(c.dtype, c.layout) for c in rep.cells if c.old_vs_cpu is not None and not c.old_vs_cpu.ok}
+    assert {("int64", "contiguous"), ("int32", "contiguous")} <= old_differs

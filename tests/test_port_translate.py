@@ -15,7 +15,9 @@ from migrate.port import objc as o
 from migrate.port.dag import Dag, Node, evaluate_with_torch
 from migrate.port.locate import graph_dag
 from migrate.port.rules import table
-from migrate.port.translate import PortBlocked
+from migrate.port.specialise import Known
+from migrate.port.translate import PortBlocked, Translator
+from migrate.tables import dtype_family
 from migrate.tree import load_tree
 from tests.helpers import MINI, OPS
 
@@ -134,11 +136,8 @@ def test_table_covers_the_elementwise_selectors():
     t = table()
     assert len(t.ops) >= 60
     assert len(t.by_selector) == len([r for r in t.ops.values() if r.selector])  # one op per selector
-    assert {r.op for r in t.ops.values() if not r.selector} == {
-        "log1p",
-        "muladd",
-        "trunc_divide",
-    }  # emitted by port_idioms.yaml only
+    idiom_only = {r.op for r in t.ops.values() if not r.selector}  # emitted by port_idioms.yaml only
+    assert idiom_only == {"log1p", "muladd", "torch_fmod", "trunc_divide"}
     classes = {r.cls for r in t.ops.values()}
     assert classes == {"math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp"}
     for r in t.ops.values():
@@ -265,6 +264,7 @@ REFERENCES = {
     "select": (lambda c, t, f: t if c > 0.5 else f, "triple"),  # the condition node is gt(c, 0.5)
     "clamp": (lambda x, lo, hi: min(max(x, lo), hi), "triple"),
     "muladd": (lambda a, b, c: a + b * c, "triple"),  # fused: the double product of floats is exact
+    "torch_fmod": (math.fmod, "nonzero"),
 }
 # bitwise selectors: 32-bit integers
 INT_REFERENCES = {
@@ -300,6 +300,7 @@ INT_FORMS = {
     "minimum_int": min,
     "relu": lambda x: max(x, 0),
     "muladd": lambda a, b, c: a + b * c,
+    "torch_fmod": lambda a, b: int(math.fmod(a, b)),
 }
 
 
@@ -361,3 +362,101 @@ def test_evaluate_with_torch_follows_mpsgraph_dtypes():
     x = Node("input", name="x")
     clamp = Dag([x], Node("clamp", (x, Node("const", value=0.0, like=x), Node("const", value=6.0, like=x))))
     assert evaluate_with_torch(clamp, {"x": torch.tensor([float("nan"), 7.0, -1.0])}).tolist() == [0.0, 6.0, 0.0]
+
+
+# ------------------------------------------------- dtype tests by MPSDataType flag bit
+INTS = ",".join(sorted(dtype_family("integral")))  # rules/dtypes.yaml: the arm a float-bit test leaves to ints
+
+
+def _translate(body: str, **known) -> Dag:
+    """The DAG of one binary graph block ``body`` (inputs a, b), with the caller's literals ``known``."""
+    text = "auto f = ^MPSGraphTensor*(MPSGraph* g, MPSGraphTensor* a, MPSGraphTensor* b) {\n" + body + "\n};"
+    _, blocks = o.parse_statements(text)
+    return Translator("x.mm:1", known={k: Known(v) for k, v in known.items()}).block(blocks[0])
+
+
+# div_mode_template's shape (my own text): a bool holding a float-bit test of the input, integer inputs
+# cast to float32, then a second test on the quotient (which follows the input, or is the cast's float)
+_DIV_MODE = """
+  bool isFloatInput = ([a dataType] & MPSDataTypeFloatBit) != 0;
+  if (!isFloatInput && rounding_mode.has_value()) {
+    a = [g castTensor:a toType:MPSDataTypeFloat32 name:@"a"];
+    b = [g castTensor:b toType:MPSDataTypeFloat32 name:@"b"];
+  }
+  MPSGraphTensor* q = [g divisionWithPrimaryTensor:a secondaryTensor:b name:nil];
+  bool isFloatOutput = ([q dataType] & MPSDataTypeFloatBit) != 0;
+  if (!rounding_mode.has_value() || !isFloatOutput) {
+    return q;
+  } else if (*rounding_mode == "floor") {
+    return [g floorWithTensor:q name:nil];
+  }
+  return nullptr;
+"""
+
+
+def test_float_bit_test_of_the_input_branches_per_dtype_and_decides_the_quotients_test():
+    # the integer arm's quotient is a float32 cast's, the float arm's follows the input: both take floor
+    dag = _translate(_DIV_MODE, rounding_mode="floor")
+    assert dag.structure() == (f"if_dtype<{INTS}>(a, floor(div(cast<float>(a), cast<float>(b))), floor(div(a, b)))")
+    # no rounding mode: the caller's literal decides `!isFloatInput && rounding_mode.has_value()` (no cast, no
+    # branch) and `!rounding_mode.has_value() || !isFloatOutput`, though neither dtype test is decided
+    assert _translate(_DIV_MODE, rounding_mode=None).structure() == "div(a, b)"
+
+
+@pytest.mark.parametrize(
+    "cond, floor_for",
+    [
+        ("([a dataType] & MPSDataTypeFloatBit) != 0", "float"),
+        ("0 != (MPSDataTypeFloatBit & a.dataType)", "float"),
+        ("[a dataType] & MPSDataTypeFloatBit", "float"),
+        ("([a dataType] & MPSDataTypeFloatBit) == 0", "int"),
+        ("!([a dataType] & mps::MPSDataTypeFloatBit)", "int"),
+    ],
+)
+def test_float_bit_test_forms(cond, floor_for):
+    dag = _translate(f"if ({cond}) {{ return [g floorWithTensor:a name:nil]; }}\nreturn a;")
+    want = f"if_dtype<{INTS}>(a, a, floor(a))" if floor_for == "float" else f"if_dtype<{INTS}>(a, floor(a), a)"
+    assert dag.structure() == want
+
+
+def test_complex_bit_test_names_the_complex_family():
+    dag = _translate(
+        "if (([a dataType] & MPSDataTypeComplexBit) != 0) { return [g negativeWithTensor:a name:nil]; }\nreturn a;"
+    )
+    assert dag.structure() == f"if_dtype<{','.join(sorted(dtype_family('complex')))}>(a, neg(a), a)"
+
+
+def test_float_bit_test_of_a_tensor_following_the_input_branches_on_that_input():
+    body = """
+      MPSGraphTensor* q = [g divisionWithPrimaryTensor:b secondaryTensor:a name:nil];
+      if (([q dataType] & MPSDataTypeFloatBit) == 0) { return q; }
+      return [g floorWithTensor:q name:nil];
+    """
+    assert _translate(body).structure() == f"if_dtype<{INTS}>(b, div(b, a), floor(div(b, a)))"
+
+
+def test_float_bit_test_of_a_cast_is_decided():
+    body = """
+      MPSGraphTensor* c = [g castTensor:a toType:MPSDataTypeInt32 name:@"c"];
+      bool isFloat = ([c dataType] & MPSDataTypeFloatBit) != 0;
+      if (isFloat) { return [g floorWithTensor:c name:nil]; }
+      return [g addition WithPrimaryTensor:c secondaryTensor:b name:nil];
+    """.replace("addition WithPrimaryTensor", "additionWithPrimaryTensor")
+    assert _translate(body).structure() == "add(cast<int>(a), b)"
+
+
+def test_a_bool_holds_the_test_of_the_tensor_it_saw():
+    """`isFloat` tested `a` before `a` became a float32 cast: the branch is still on the input's dtype."""
+    body = """
+      bool isFloat = ([a dataType] & MPSDataTypeFloatBit) != 0;
+      a = [g castTensor:a toType:MPSDataTypeFloat32 name:@"a"];
+      if (!isFloat) { return [g floorWithTensor:a name:nil]; }
+      return a;
+    """
+    assert _translate(body).structure() == f"if_dtype<{INTS}>(a, floor(cast<float>(a)), cast<float>(a))"
+
+
+def test_a_dtype_test_nothing_decides_stays_refused():
+    with pytest.raises(PortBlocked) as exc:
+        _translate("if (([a dataType] & MPSDataTypeSignedBit) != 0) { return a; }\nreturn b;")
+    assert exc.value.construct == "control flow (if)"

@@ -43,8 +43,9 @@ def plan_dtypes(dag: Dag, ints: bool, bools: bool = True) -> Plan:
 
 
 class _Emitter:
-    def __init__(self, dag: Dag, mode: str):
+    def __init__(self, dag: Dag, mode: str, takes: frozenset[str] | None = None):
         self.dag, self.mode = dag, mode  # mode: "float" (compute in float) | "int" (compute in T)
+        self.takes = takes  # the dtypes T can be in this overload (its SFINAE condition); None: any
         self.t = table()
         self.args = dict(zip((id(n) for n in dag.inputs), ARG_NAMES[len(dag.inputs)]))
         if dag.alpha is not None:
@@ -90,6 +91,10 @@ class _Emitter:
             r = (f"float({name})" if self.mode == "float" else name, "num")
         elif n.op == "const":
             r = (self.literal(n.value), "num")
+        elif n.op == "dtype_if" and self.takes and self.takes <= set(n.dtype.split(",")):
+            r = self.expr(n.args[1])  # the overload's T is always one of the branch's dtypes
+        elif n.op == "dtype_if" and self.takes and not self.takes & set(n.dtype.split(",")):
+            r = self.expr(n.args[2])  # never one of them
         elif n.op == "dtype_if":  # per-dtype specialisation: a compile-time choice on the functor's T
             then, other = self.expr(n.args[1]), self.expr(n.args[2])
             kind = "bool" if then[1] == other[1] == "bool" else "num"
@@ -162,8 +167,8 @@ def _strip(e: str) -> str:
     return e[1:-1]
 
 
-def _body(dag: Dag, mode: str, ret: str) -> list[str]:
-    em = _Emitter(dag, mode)
+def _body(dag: Dag, mode: str, ret: str, takes: frozenset[str] | None = None) -> list[str]:
+    em = _Emitter(dag, mode, takes)
     e, kind = em.expr(dag.output)
     if ret == "bool":
         value = e if kind == "bool" else f"({e} != 0)"
@@ -192,9 +197,10 @@ def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
     else:
         sf = f"template <typename T, ::metal::enable_if_t<{traits.floating}<T>, bool> = true>"
         si = f"template <typename T, ::metal::enable_if_t<{traits.integral}<T>, bool> = true>"
-        overloads.append((sf, fret, _body(dag, "float", fret)))
+        overloads.append((sf, fret, _body(dag, "float", fret, frozenset(dtype_family("float")))))
         iret = {"float": "float", "same": "T", "bool": "bool"}[plan.int_mode]
-        overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret)))
+        ints = frozenset(dtype_family("integral"))
+        overloads.append((si, iret, _body(dag, "float" if plan.int_mode == "float" else "int", iret, ints)))
     if _exact(dag) and plan.int_mode in ("bool", None):  # comparisons: one template, in T (exact)
         overloads = [("template <typename T>", fret, _body(dag, "int", fret))]
     out = [f"struct {name}_functor {{"]

@@ -25,7 +25,7 @@ _TOKEN = re.compile(r"\s*(?:([A-Za-z_]\w*)|([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\
 
 @dataclass(frozen=True)
 class Pat:
-    kind: str  # "op" | "var" | "const"
+    kind: str  # "op" | "var" | "const" | "cast" (name: the target dtype)
     name: str = ""
     args: tuple["Pat", ...] = ()
     value: float = 0.0
@@ -43,6 +43,14 @@ def parse(text: str) -> Pat:
             return Pat("const", value=float(num))
         if ident is None:
             raise ValueError(f"rules/port_idioms.yaml: unexpected {sym!r} in {text!r}")
+        if ident == "cast" and [t[2] for t in toks[pos : pos + 4]] == ["<", None, ">", "("]:
+            dtype = toks[pos + 1][0]  # cast<float>(x), as `port --list` writes a cast
+            pos += 4
+            inner = expr()
+            if toks[pos][2] != ")":
+                raise ValueError(f"rules/port_idioms.yaml: expected ')' in {text!r}")
+            pos += 1
+            return Pat("cast", dtype, (inner,))
         if pos < len(toks) and toks[pos][2] == "(":
             pos += 1
             args = [expr()]
@@ -73,6 +81,12 @@ class Idiom:
     families: frozenset[str] | None
     excluded: frozenset[str]
     whole: bool
+    example_dtype: str = "float32"  # the torch dtype of the example's inputs (an integer-only idiom's: int64)
+
+    @property
+    def integral(self) -> bool:
+        """An idiom for integer dtypes: it rewrites the integer arm of a dtype branch."""
+        return not self.example_dtype.startswith(("float", "bfloat"))
 
 
 @lru_cache(maxsize=1)
@@ -88,6 +102,7 @@ def idioms() -> tuple[Idiom, ...]:
             frozenset(d["families"]) if d.get("families") else None,
             frozenset(d.get("except") or ()),
             bool(d.get("whole")),
+            str(d.get("example_dtype") or "float32"),
         )
         for d in raw["idioms"]
     )
@@ -101,6 +116,8 @@ def _match(p: Pat, n: Node, env: dict) -> dict | None:
     if p.kind == "const":
         ok = n.op == "const" and isinstance(n.value, (int, float)) and float(n.value) == p.value
         return env if ok else None
+    if p.kind == "cast":
+        return _match(p.args[0], n.args[0], env) if n.op == "cast" and n.dtype == p.name else None
     if n.op != p.name or len(n.args) != len(p.args):
         return None
     orders = [n.args] + ([n.args[::-1]] if p.name in COMMUTATIVE and len(n.args) == 2 else [])
@@ -121,11 +138,12 @@ def _build(p: Pat, env: dict, like: Node | None, memo: dict | None = None) -> No
     if p.kind == "var":
         return env[p.name]
     if p not in memo:
-        memo[p] = (
-            Node("const", value=p.value, like=like)
-            if p.kind == "const"
-            else Node(p.name, tuple(_build(a, env, like, memo) for a in p.args))
-        )
+        if p.kind == "const":
+            memo[p] = Node("const", value=p.value, like=like)
+        elif p.kind == "cast":
+            memo[p] = Node("cast", (_build(p.args[0], env, like, memo),), dtype=p.name)
+        else:
+            memo[p] = Node(p.name, tuple(_build(a, env, like, memo) for a in p.args))
     return memo[p]
 
 
@@ -176,12 +194,15 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
             if id(n) in memo:
                 return memo[id(n)]
             ints = n.op == "dtype_if" and all(d in INTEGRAL for d in n.dtype.split(","))
-            args = tuple(rewrite(a, False, integral or (ints and k == 1)) for k, a in enumerate(n.args))
+            branch = n.op == "dtype_if"  # an arm of a whole-graph dtype branch is the whole graph for its dtypes
+            args = tuple(
+                rewrite(a, top and branch and k > 0, integral or (ints and k == 1)) for k, a in enumerate(n.args)
+            )
             m = n if args == n.args else Node(n.op, args, n.name, n.value, n.dtype, n.like)
             env = _match(idiom.match, m, {}) if (top or not idiom.whole) else None
             if env is not None:
                 matched.append(env)
-                if not integral:  # an integer-only arm has no NaN or overflow to show
+                if not integral or idiom.integral:  # a float idiom in an integer-only arm: no NaN or overflow
                     hits.append(env)
                 if missing is None:
                     like = next((v for v in env.values() if v.op != "const"), None)
@@ -215,17 +236,19 @@ def _example(idiom: Idiom, env: dict) -> str:
 
     values = {}
     fresh = {}
+    dtype = getattr(torch, idiom.example_dtype)
     for k, v in env.items():
         if v.op == "const":
             fresh[k] = Node("const", value=v.value, dtype=v.dtype)
         else:
             fresh[k] = Node("input", name=k)
-            x = idiom.example.get(k, 0.5)
-            integral = isinstance(x, int) and not isinstance(x, bool)  # an integer example runs in int64
-            values[k] = torch.tensor(x, dtype=torch.int64) if integral else torch.tensor(float(x), dtype=torch.float32)
+            value = idiom.example.get(k, 0.5)
+            values[k] = torch.tensor(float(value) if dtype.is_floating_point else int(value), dtype=dtype)
     inputs = [n for n in fresh.values() if n.op == "input"]
     old = evaluate_with_torch(Dag(inputs, _build(idiom.match, fresh, inputs[0])), values)
     new = evaluate_with_torch(Dag(inputs, _build(idiom.emit, fresh, inputs[0])), values)
+    if not dtype.is_floating_point:  # the old graph's float result, stored into the integer output
+        old = old.to(new.dtype)
     shown = ", ".join(f"{k}={_num(values[k].item())}" for k in values)
     return f"{shown}: old graph {_num(old.item())}, port {_num(new.item())}"
 

@@ -130,7 +130,7 @@ def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0) -> bool | N
     op = getattr(torch.ops.aten, family, None)
     if op is None:
         return None
-    x = torch.tensor([1, 0, 1], dtype=getattr(torch, dtype))
+    x = torch.tensor([1, 2, 1], dtype=getattr(torch, dtype))  # no 0: integer fmod/remainder refuse a zero divisor
     for extra in dict.fromkeys([0, scalars]):
         try:
             op(*([x] * arity), *([2] * extra))

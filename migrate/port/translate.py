@@ -9,6 +9,7 @@ Whatever cannot be translated raises ``PortBlocked`` naming the construct.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from migrate.port import objc as o
@@ -42,6 +43,29 @@ class DtypeRef:
     dtype: str | None = None  # explicit Metal dtype
     like: Node | None = None  # the dtype of this node
     host: str | None = None  # getMPSDataType(self): the dtype of host tensor ``self``
+
+
+@dataclass(frozen=True)
+class DtypeTest:
+    """A host bool holding a dtype test of a graph tensor (``bool isFloatInput = ([t dataType] &
+    MPSDataTypeFloatBit) != 0;``): true when ``node``'s dtype is (``equal``) or is not one of ``dtypes``.
+    Decided at dispatch time, not by the data; the tensor is the one the test saw when the bool was set."""
+
+    node: Node
+    dtypes: frozenset[str]
+    equal: bool
+
+
+@lru_cache(maxsize=1)
+def _dtype_sets() -> tuple[frozenset[str], dict[str, frozenset[str]], frozenset[str]]:
+    """(every dtype a graph tensor can have, MPSDataType flag bit -> the dtypes carrying it, the integral
+    dtypes), from rules/dtypes.yaml."""
+    from migrate.tables import load_table
+
+    t = load_table("dtypes.yaml")
+    universe = frozenset(d for fam in t["all_families"] for d in t[fam])
+    bits = {name: frozenset(d for fam in fams for d in t[fam]) for name, fams in t["mps_type_bits"].items()}
+    return universe, bits, frozenset(t["integral"])
 
 
 @dataclass(frozen=True)
@@ -133,6 +157,7 @@ class Translator:
         self.alpha_node: Node | None = None
         self.notes: list[str] = []
         self.more_scalars: list[Node] = []  # run-time scalars after the first: a parameter struct (port.params)
+        self.possible: dict[int, frozenset[str]] = {}  # input -> its dtypes inside the dtype branches around
 
     def blocked(self, reason: str, construct: str, line: int | None = None) -> PortBlocked:
         where = self.where if line is None else f"{self.where.rsplit(':', 1)[0]}:{line}"
@@ -226,6 +251,8 @@ class Translator:
                 env[s.name] = self.eval(s.init, env) if s.init is not None else None
                 if general_path_test(s.init):
                     env[s.name] = GeneralPath(_text(s.init))
+                elif s.init is not None and (test := self._test_of(s.init, env)) is not None:
+                    env[s.name] = DtypeTest(*test)  # bool isFloatInput = ([t dataType] & MPSDataTypeFloatBit) != 0
             elif isinstance(s, o.Assign):
                 value = self.eval(s.value, env)
                 tgt = s.target
@@ -293,8 +320,23 @@ class Translator:
     def decide(self, e, env: dict) -> bool | None:
         """A host condition the graph code's own values decide: a graph tensor (set) or nil (an unset
         member), a bool the host code derives from an optional the caller passes or leaves empty, two
-        dtypes that are the same variable, or an input's dtype against the output's (the kernel computes
-        in the iterator's common dtype, so the cast that branch makes is the iterator's own)."""
+        dtypes that are the same variable, an input's dtype against the output's (the kernel computes
+        in the iterator's common dtype, so the cast that branch makes is the iterator's own), or a dtype
+        test of a tensor whose dtypes are known here (a cast's, or an input's inside a dtype branch).
+        What none of these decides, the caller's literals may (``rounding_mode.has_value()``)."""
+        r = self._decide(e, env)
+        if r is None and self.known and not (isinstance(e, o.Name) and e.id in env):
+            r = truth(e, self.known)
+        return r
+
+    def _decide(self, e, env: dict) -> bool | None:
+        test = self._test_of(e, env)
+        if test is not None:
+            have = self._dtypes_of(test[0])
+            if have and have <= test[1]:
+                return test[2]
+            if have and not have & test[1]:
+                return not test[2]
         if isinstance(e, o.Name):
             if e.id in env:
                 v = env[e.id]
@@ -341,9 +383,28 @@ class Translator:
 
     # ------------------------------------------------------- dtype branches
     def dtype_test(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
-        """``[t dataType] == MPSDataTypeInt64`` (or ``!=``, ``t.dataType``), ``isIntegralType(result_type,
-        includeBool)`` on the output's dtype: decided by the dtype at dispatch time, not by the data:
-        (input, dtypes, equal)."""
+        """``[t dataType] == MPSDataTypeInt64`` (or ``!=``, ``t.dataType``), ``([t dataType] &
+        MPSDataTypeFloatBit) != 0``, a bool holding such a test, ``isIntegralType(result_type, includeBool)``
+        on the output's dtype: decided by the dtype at dispatch time, not by the data: (input, dtypes,
+        equal), the input the tested tensor takes its dtype from."""
+        test = self._test_of(cond, env)
+        if test is None:
+            return None
+        node = self._follows(test[0])
+        return None if node is None else (node, test[1], test[2])
+
+    def _test_of(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
+        """(graph tensor, dtypes, equal) when ``cond`` tests the tensor's dtype: true when it is (``equal``)
+        or is not one of ``dtypes``."""
+        if isinstance(cond, o.Unary) and cond.op == "!":
+            test = self._test_of(cond.expr, env)
+            return None if test is None else (test[0], test[1], not test[2])
+        if isinstance(cond, o.Name):
+            v = env.get(cond.id)
+            return (v.node, v.dtypes, v.equal) if isinstance(v, DtypeTest) else None
+        bits = self._bits_test(cond, env)
+        if bits is not None:
+            return bits
         family = self._dtype_family(cond, env)
         if family is not None:
             return family
@@ -355,12 +416,60 @@ class Translator:
         if not (
             isinstance(left, DtypeRef)
             and left.like is not None
-            and left.like.op == "input"
             and isinstance(right, DtypeRef)
             and right.dtype is not None
         ):
             return None
         return left.like, frozenset({right.dtype}), cond.op == "=="
+
+    def _bits_test(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
+        """``([t dataType] & MPSDataTypeFloatBit) != 0`` (``== 0``, or the bare mask): the dtypes carrying
+        the flag bit (rules/dtypes.yaml ``mps_type_bits``)."""
+        equal = True
+        if isinstance(cond, o.Binary) and cond.op in ("==", "!="):
+            masked, zero = (cond.right, cond.left) if isinstance(cond.left, o.Num) else (cond.left, cond.right)
+            if not (isinstance(zero, o.Num) and zero.value == 0):
+                return None
+            cond, equal = masked, cond.op == "!="
+        if not (isinstance(cond, o.Binary) and cond.op == "&"):
+            return None
+        bits = _dtype_sets()[1]
+        for tensor, bit in ((cond.left, cond.right), (cond.right, cond.left)):
+            name = bit.id.rsplit("::", 1)[-1] if isinstance(bit, o.Name) else None
+            if name in bits:
+                dtype = self.eval(tensor, env)
+                if isinstance(dtype, DtypeRef) and dtype.like is not None:
+                    return dtype.like, bits[name], equal
+        return None
+
+    def _dtypes_of(self, n: Node) -> frozenset[str] | None:
+        """The dtypes graph tensor ``n`` can have here: an input's, as the dtype branches around narrow it; a
+        cast's target; bool for a comparison; else its operands' (MPSGraph's elementwise ops take operands of
+        one dtype and keep it). None: not known."""
+        if n.op == "input":
+            return self.possible.get(id(n), _dtype_sets()[0])
+        if n.op == "cast":
+            return frozenset({n.dtype})
+        if n.op in ("const", "alpha"):
+            if n.dtype is not None:
+                return frozenset({n.dtype})
+            return self._dtypes_of(n.like) if n.like is not None else None
+        rule = self.t.ops.get(n.op)
+        if rule is not None and rule.returns_bool:
+            return frozenset({"bool"})
+        sets = [d for d in map(self._dtypes_of, n.args[1:] if n.op in ("dtype_if", "select") else n.args) if d]
+        if not sets:
+            return None
+        return (frozenset().union(*sets) if n.op == "dtype_if" else frozenset.intersection(*sets)) or None
+
+    def _follows(self, n: Node) -> Node | None:
+        """The input whose dtype graph tensor ``n`` has (computed from it by ops that keep the dtype), or None."""
+        if n.op == "input":
+            return n
+        rule = self.t.ops.get(n.op)
+        if rule is None or rule.returns_bool:  # a cast, a constant, a comparison
+            return None
+        return next((f for f in map(self._follows, n.args) if f is not None), None)
 
     def _dtype_family(self, cond, env) -> tuple[Node, frozenset[str], bool] | None:
         negated = isinstance(cond, o.Unary) and cond.op == "!"
@@ -387,15 +496,25 @@ class Translator:
         """Both arms run symbolically; values that differ become ``dtype_if`` nodes (per-dtype
         specialisation in the functor).  The arm without a return falls through to ``rest``."""
         node, dtypes, equal = test
+        universe, _, integral = _dtype_sets()
+        if not dtypes <= integral and universe - dtypes <= integral:  # `if (!isFloatInput)`: the integer arm
+            dtypes, equal = universe - dtypes, not equal
+        had = self.possible.get(id(node), universe)  # each arm knows which dtypes the input has there
+        inside, outside = (had & dtypes, had - dtypes) if equal else (had - dtypes, had & dtypes)
         env_then, env_else = dict(env), dict(env)
         before = dict(self.outputs)
-        then = self.run(s.then, env_then)
-        if then is None:
-            then = self.run(rest, env_then)
-        stored_then, self.outputs = self.outputs, dict(before)
-        other = self.run(s.other, env_else)
-        if other is None:
-            other = self.run(rest, env_else)
+        try:
+            self.possible[id(node)] = inside
+            then = self.run(s.then, env_then)
+            if then is None:
+                then = self.run(rest, env_then)
+            stored_then, self.outputs = self.outputs, dict(before)
+            self.possible[id(node)] = outside
+            other = self.run(s.other, env_else)
+            if other is None:
+                other = self.run(rest, env_else)
+        finally:
+            self.possible[id(node)] = had
         stored_else = self.outputs
         if not equal:
             then, other = other, then

@@ -180,3 +180,24 @@ def build_cases(dtype: torch.dtype, arity: int, layouts: list[str], seed: int) -
         if dtype in outs:
             add("out_cast", [rnd((n_odd,))], torch.empty(n_odd, dtype=outs[dtype]))
     return cases
+
+
+def nonzero_divisors(cases: list[Case], family: str) -> list[Case]:
+    """``cases`` with no zero divisor in the integer ones where torch CPU refuses it (rules/verify.yaml
+    ``nonzero_divisor``): a zero becomes 1 in the operand's storage (views keep their strides)."""
+    k = (table().get("nonzero_divisor") or {}).get(family)
+    if k is None:
+        return cases
+    for c in cases:
+        if c.dtype.is_floating_point or c.dtype.is_complex or k >= len(c.args):
+            continue
+        a = c.args[k]
+        if isinstance(a, PyScalar):
+            if a.value == 0:
+                c.args = c.args[:k] + (PyScalar(1),) + c.args[k + 1 :]
+            continue
+        t = a.tensor if isinstance(a, CpuScalar) else a
+        if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()):
+            flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
+            flat[flat == 0] = 1
+    return cases

@@ -10,7 +10,7 @@ import torch
 
 from migrate.device import DeviceError, KernelFault, get_backend
 from migrate.errors import UsageError
-from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases
+from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases, nonzero_divisors
 from migrate.verify.compare import Mismatch, Stats, compare
 from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
 from migrate.verify.host import Host
@@ -531,7 +531,9 @@ def _verify(
     if unknown:
         raise UsageError(f"unknown layout(s) {', '.join(unknown)} (known: {', '.join(table()['layouts'])})")
     runner = Runner(source, lib, references, opts)
-    work = [(d, build_cases(d, source.arity, layouts, seed)) for d in dtypes]
+    work = [(d, nonzero_divisors(build_cases(d, source.arity, layouts, seed), family)) for d in dtypes]
+    if family in (table().get("nonzero_divisor") or {}):
+        report.notes.append("integer cases have no zero divisor: torch CPU refuses one (ZeroDivisionError)")
     total, done = sum(len(c) for _, c in work), 0
     for d, cases in work:
         cells: dict[str, Cell] = {}
