@@ -193,6 +193,7 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
     not the schema's); an iterator over other operands blocks the port."""
     from migrate.port.cpu_iter import iterator_inputs, meta_of, positions
     from migrate.port.locate import _params, function_text
+    from migrate.port.operands import parameter
 
     for im in impls:
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
@@ -201,7 +202,8 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
         meta = meta_of(im.entry)
         cpu = positions(ix.tree.root, shared.kernel_name, meta)
         params = [p.name for p in _params(*function_text(ix, im.function))]
-        mine = [params.index(n.name) for n in dag.inputs if n.name in params]
+        names = [parameter(ix, im.function, n.name) for n in dag.inputs]  # a helper's local: its parameter
+        mine = [params.index(n) for n in names if n in params]
         if cpu is None or len(mine) != len(dag.inputs) or cpu[: len(mine)] == mine:
             continue  # threshold's iterator is (self, self): its unary kernel reads operand 0, the graph's self
         theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name, meta) or ())
@@ -499,6 +501,8 @@ def _host_stub_edits(
         pos = _line_end(data, last.span.end)
         return [Edit(hpath, pos, pos, f"{last.via_macro}({name});\n")]
     calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
+    # the file's first ternary stub follows its binary ones: the same library, after the last of them
+    calls = calls or [k for k in hf.kernel_calls if k.shared_library and k.helper.startswith("exec_")]
     last_call = max(calls, key=lambda k: k.span.end)
     text = data[last_call.span.start : last_call.span.end].decode()
     receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
@@ -658,7 +662,8 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     port = _plan_port(ix, family, torch_dtypes, cleanup)
-    port.edits = with_stub_header(ix, port.edits, port.stub)
+    for stub in dict.fromkeys([port.stub, *(p.stub for p in port.parts)]):  # each part's host file
+        port.edits = with_stub_header(ix, port.edits, stub)
     return port
 
 
@@ -806,6 +811,19 @@ def write_kernel(
                 port.convention = "binary_offsets_scalar"
                 port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
                 port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
+            return _finish(ix, family, port, fb, reroute)
+        if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary27)
+            from migrate.port import ternary27
+
+            if alpha is not None:
+                raise PortBlocked(
+                    f"{target.hpath}: the 2.7 ternary launch the port writes takes no run-time scalar; "
+                    f"the graph reads {alpha}",
+                    "run-time scalar (era)",
+                    dag.source,
+                )
+            port.edits += ternary27.kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
+            port.edits += ternary27.host_edits(ix, target, name, stub)
             return _finish(ix, family, port, fb, reroute)
         if target.convention != "functor_registry":
             if alpha is not None:
