@@ -748,6 +748,7 @@ def write_kernel(
     ``reroute``: also MPS's dispatch lines and the old code's cleanup (off for one stub of several)."""
     if stub is None:
         one_stub_each(ix, impls)
+    _one_output(impls, dag)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
@@ -859,6 +860,19 @@ def write_kernel(
     if reroute:
         _reroute(ix, family, port, fb)
     return port
+
+
+def _one_output(impls: list[Impl], dag: Dag) -> None:
+    """Ports write one output per element; an operator returning several tensors (_prelu_kernel_backward's
+    (grad_input, grad_weight)) has a stub whose iterator carries them all."""
+    for im in impls:
+        returns = im.entry.func.rsplit("->", 1)[-1]
+        if len(re.findall(r"\bTensor\b", returns)) > 1:
+            raise PortBlocked(
+                f"{im.entry.overload_name or im.entry.name} returns {returns.strip()}: ports write kernels with one output",
+                "several outputs",
+                dag.source,
+            )
 
 
 def _finish(ix: Index, family: str, port: Port, fb: FixBuilder, reroute: bool) -> Port:
