@@ -130,6 +130,8 @@ def test_helpers_go_with_the_last_overload_that_used_them(tmp_path, capsys):
     assert "static void clamp_scalar_mps(" in half and "static void clamp_graph(" in half  # clamp_max uses them
     assert "clamp_min_out_mps" not in half and "clamp_min_Tensor_out_mps" not in half
     assert main(["port", "clamp_max", "--root", str(root), "--write"]) == 0
+    assert "static void clamp_graph(" in tc.read_text()  # clamp's own overloads still use them
+    assert main(["port", "clamp", "--root", str(root), "--write"]) == 0
     done = tc.read_text()
     for helper in ("clamp_graph", "clamp_scalar_mps", "clamp_tensor_mps"):
         assert f"{helper}(" not in done

@@ -149,7 +149,7 @@ def _run_all(args, root: Path, tree, ix: Index) -> int:
     written = []
     if args.write:
         overlay: dict[str, bytes] = {}
-        for r in sorted(rows, key=lambda r: bool(r.after)):  # a row planned after another's port comes after it
+        for r in sorted(rows, key=lambda r: len(r.chain)):  # a row planned after others' ports comes after them
             if r.verify != "pass":
                 continue
             cur = load_tree(root, overlay) if overlay else tree

@@ -35,6 +35,8 @@ class Row:
     port: Port | None = None
     after: str = ""  # planned on the tree with this family's port applied (sub reroutes onto add's stub)
     base: dict[str, bytes] = field(default_factory=dict)  # that tree's changed files
+    chain: list[str] = field(default_factory=list)  # every port ``base`` holds, in the order they were applied
+    standalone: bool = False  # its kernel edits are offsets into kernel files ``base`` changed: verified alone
 
     def as_json(self) -> dict:
         return {
@@ -60,9 +62,9 @@ def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
             if getattr(exc, "after", None):
                 waiting[fam] = exc.after
     by_family = {r.family: r for r in rows}
-    for fam, owner in waiting.items():  # sub after add: planned on the tree with add's port applied
+    for fam, owner in list(waiting.items()):  # sub after add: planned on the tree with add's port applied
         first = by_family.get(owner)
-        if first is None or first.port is None:
+        if first is None or first.port is None or first.chain:
             continue
         base = apply_edits(ix.tree.sources, first.port.edits)
         row = by_family[fam]
@@ -70,13 +72,59 @@ def plan_all(ix: Index, families: list[str] | None = None) -> list[Row]:
             _plan(Index(load_tree(ix.tree.root, {**ix.tree.sources, **base})), row)
         except (PortBlocked, NothingToPort, ValueError):
             continue
-        if _kernel_paths(row.port) & _kernel_paths(first.port):  # offsets into a file the first port changed
-            row.port, row.patch, row.target, row.convention, row.changes = None, "", "", "", []
-            row.detail += f"; after {owner}'s port it writes to the same kernel file: port it on its own"
-            continue
-        row.after, row.base, row.verify = owner, base, ""
+        row.after, row.base, row.verify, row.chain = owner, base, "", [owner]
+        row.standalone = bool(_kernel_paths(row.port) & _kernel_paths(first.port))
         row.detail = f"planned after {owner}'s port (its patch applies on top of {owner}.diff)"
+        del waiting[fam]
+    for _ in range(2):  # clamp: after clamp_max (itself after minimum), then clamp_min (after maximum)
+        for fam, owner in waiting.items():
+            if by_family[fam].port is None:
+                _plan_after_chain(ix, by_family, by_family[fam], owner)
     return rows
+
+
+_MAX_OWNERS = 8
+
+
+def _plan_after_chain(ix: Index, by_family: dict[str, Row], row: Row, owner: str) -> None:
+    """Plan ``row`` on the tree with its owners' ports applied, each re-planned on the ports before it (the
+    owners' own owners first); an owner it then waits for joins the chain.  Left blocked when an owner has no
+    port or a port of the chain no longer plans."""
+    chain: list[str] = []
+    while len(chain) < _MAX_OWNERS:
+        first = by_family.get(owner)
+        if first is None or first.port is None or owner in chain:
+            return
+        chain += [f for f in [*first.chain, owner] if f not in chain]
+        base = _compose(ix, chain)
+        if base is None:
+            return
+        try:
+            _plan(Index(load_tree(ix.tree.root, {**ix.tree.sources, **base})), row)
+        except PortBlocked as exc:
+            if not exc.after:
+                return
+            owner = exc.after
+            continue
+        except (NothingToPort, ValueError):
+            return
+        names = ", ".join(chain)
+        row.after, row.base, row.verify, row.chain, row.standalone = chain[-1], base, "", chain, True
+        row.detail = f"planned after the ports of {names} (its patch applies on top of theirs, in that order)"
+        return
+
+
+def _compose(ix: Index, chain: list[str]) -> dict[str, bytes] | None:
+    """The files the ports of ``chain`` change, each planned on the tree with the ports before it applied."""
+    overlay: dict[str, bytes] = {}
+    for fam in chain:
+        try:
+            cur = Index(load_tree(ix.tree.root, {**ix.tree.sources, **overlay}))
+            port = plan_port(cur, fam)
+            overlay.update(apply_edits(cur.tree.sources, port.edits))
+        except (PortBlocked, NothingToPort, ValueError):
+            return None
+    return overlay
 
 
 def _plan(ix: Index, row: Row) -> None:
@@ -106,18 +154,22 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
     from migrate.verify.run import CannotRun, Options, first_failure, verify
 
     ported = [r for r in rows if r.port is not None]
-    combined = combined_kernels(ix, ported)
+    combined = combined_kernels(ix, [r for r in ported if not r.standalone])
     combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
     baselines: dict[str, object] = {}
     for k, r in enumerate(ported):
         if progress:
             progress(k, len(ported), r.family)
-        own = [e for e in r.port.edits if not e.path.endswith(".metal")]
-        base = {p: d for p, d in r.base.items() if not p.endswith(".metal")}  # the earlier port's host edits
-        new = {**base, **(apply_edits({**ix.tree.sources, **base}, own) if own else {})}
-        metal = _kernel_paths(r.port) | {p for p in r.base if p.endswith(".metal")}
-        text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in metal)
-        text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        if r.standalone:  # its own tree: the earlier ports and its own, every file
+            new = {**r.base, **apply_edits({**ix.tree.sources, **r.base}, r.port.edits)}
+            text = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        else:
+            own = [e for e in r.port.edits if not e.path.endswith(".metal")]
+            base = {p: d for p, d in r.base.items() if not p.endswith(".metal")}  # the earlier port's host edits
+            new = {**base, **(apply_edits({**ix.tree.sources, **base}, own) if own else {})}
+            metal = _kernel_paths(r.port) | {p for p in r.base if p.endswith(".metal")}
+            text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in metal)
+            text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
         try:
             rep = _verify_parts(root, r, text, verify, Options)
         except (CannotRun, HandWritten, Exception) as exc:  # one family's trouble never stops the batch
@@ -126,7 +178,8 @@ def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
         fails = [c for c in rep.cells if c.status == "FAIL"]
         if not fails:
             r.verify = "pass" if rep.ran else "not run"
-            r.detail = (f"after {r.after}'s port; " if r.after else "") + ("" if rep.ran else "no case ran")
+            after = ", ".join(r.chain) + ("'s port" if len(r.chain) == 1 else "'s ports")
+            r.detail = (f"after {after}; " if r.after else "") + ("" if rep.ran else "no case ran")
             r.detail = r.detail.removesuffix("; ")
             continue
         conv = r.convention.removesuffix("_scalar")  # a scalar launcher repeats its era's launch steps

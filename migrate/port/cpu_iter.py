@@ -14,7 +14,7 @@ from pathlib import Path
 
 from migrate.source import SourceFile
 
-_ADD = re.compile(rb"\.\s*add_(?:owned_)?(?:const_)?input\s*\(\s*(\w+)\s*\)")
+_ADD = re.compile(rb"\.\s*add_(?:owned_)?(?:const_)?input\s*\(\s*\*?\s*(\w+)\s*\)")  # (*min): an optional's tensor
 _OP = re.compile(rb"\bTensorIterator\s*::\s*(?:borrowing_)?(unary|binary)(?:_float)?_op\s*\(([^()]*)\)")
 # a structured op's meta function: build_borrowing_binary_op(maybe_get_output(), self_or_result, grad_output)
 _BUILD = re.compile(rb"\bbuild_(?:borrowing_)?\w*?_op\s*\(\s*maybe_get_output\s*\(\s*\)\s*,([^()]*)\)")
@@ -26,8 +26,9 @@ def _heads(kernel: str, meta: tuple[str, str] | None) -> list[bytes]:
     heads = [rb"\b" + re.escape(kernel.encode()) + rb"\s*\(([^()]*)\)\s*\{"]
     if meta is not None:
         name, overload = (re.escape(x.encode()) for x in meta)
-        heads.append(rb"\bTORCH_META_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{")
-        heads.append(rb"\bTORCH_META_FUNC2\s*\(\s*" + name + rb"\s*,\s*" + overload + rb"\s*\)\s*\(([^()]*)\)\s*\{")
+        plain = rb"\bTORCH_META_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{"
+        named = rb"\bTORCH_META_FUNC2\s*\(\s*" + name + rb"\s*,\s*" + overload + rb"\s*\)\s*\(([^()]*)\)\s*\{"
+        heads += [named, plain] if overload else [plain, named]  # clamp.Tensor_out's own meta before clamp's
     return heads
 
 
@@ -67,7 +68,9 @@ def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes
 
 
 def _inputs(body: bytes) -> list[str] | None:
-    names = [m.group(1).decode() for m in _ADD.finditer(body)]
+    # several builds (clamp's meta: (self, min, max), (self, min) or (self, max) by the bounds given): each
+    # operand once, in the order of the first build naming it -- the widest build's order for these
+    names = list(dict.fromkeys(m.group(1).decode() for m in _ADD.finditer(body)))
     if names:
         return names
     m = _OP.search(body) or _BUILD.search(body)

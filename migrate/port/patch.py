@@ -193,6 +193,7 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
     not the schema's); an iterator over other operands blocks the port."""
     from migrate.port.cpu_iter import iterator_inputs, meta_of, positions
     from migrate.port.locate import _params, function_text
+    from migrate.port.operands import parameter
 
     for im in impls:
         shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
@@ -201,7 +202,8 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
         meta = meta_of(im.entry)
         cpu = positions(ix.tree.root, shared.kernel_name, meta)
         params = [p.name for p in _params(*function_text(ix, im.function))]
-        mine = [params.index(n.name) for n in dag.inputs if n.name in params]
+        names = [parameter(ix, im.function, n.name) for n in dag.inputs]  # a helper's local: its parameter
+        mine = [params.index(n) for n in names if n in params]
         if cpu is None or len(mine) != len(dag.inputs) or cpu[: len(mine)] == mine:
             continue  # threshold's iterator is (self, self): its unary kernel reads operand 0, the graph's self
         theirs = ", ".join(iterator_inputs(ix.tree.root, shared.kernel_name, meta) or ())
@@ -499,6 +501,8 @@ def _host_stub_edits(
         pos = _line_end(data, last.span.end)
         return [Edit(hpath, pos, pos, f"{last.via_macro}({name});\n")]
     calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
+    # the file's first ternary stub follows its binary ones: the same library, after the last of them
+    calls = calls or [k for k in hf.kernel_calls if k.shared_library and k.helper.startswith("exec_")]
     last_call = max(calls, key=lambda k: k.span.end)
     text = data[last_call.span.start : last_call.span.end].decode()
     receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
@@ -658,7 +662,8 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     port = _plan_port(ix, family, torch_dtypes, cleanup)
-    port.edits = with_stub_header(ix, port.edits, port.stub)
+    for stub in dict.fromkeys([port.stub, *(p.stub for p in port.parts)]):  # each part's host file
+        port.edits = with_stub_header(ix, port.edits, stub)
     return port
 
 
@@ -743,6 +748,7 @@ def write_kernel(
     ``reroute``: also MPS's dispatch lines and the old code's cleanup (off for one stub of several)."""
     if stub is None:
         one_stub_each(ix, impls)
+    _one_output(impls, dag)
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         _target_files(ix, arity)  # the tree must be able to take the patch before anything else
@@ -807,6 +813,19 @@ def write_kernel(
                 port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
                 port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
             return _finish(ix, family, port, fb, reroute)
+        if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary27)
+            from migrate.port import ternary27
+
+            if alpha is not None:
+                raise PortBlocked(
+                    f"{target.hpath}: the 2.7 ternary launch the port writes takes no run-time scalar; "
+                    f"the graph reads {alpha}",
+                    "run-time scalar (era)",
+                    dag.source,
+                )
+            port.edits += ternary27.kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
+            port.edits += ternary27.host_edits(ix, target, name, stub)
+            return _finish(ix, family, port, fb, reroute)
         if target.convention != "functor_registry":
             if alpha is not None:
                 raise PortBlocked(
@@ -841,6 +860,19 @@ def write_kernel(
     if reroute:
         _reroute(ix, family, port, fb)
     return port
+
+
+def _one_output(impls: list[Impl], dag: Dag) -> None:
+    """Ports write one output per element; an operator returning several tensors (_prelu_kernel_backward's
+    (grad_input, grad_weight)) has a stub whose iterator carries them all."""
+    for im in impls:
+        returns = im.entry.func.rsplit("->", 1)[-1]
+        if len(re.findall(r"\bTensor\b", returns)) > 1:
+            raise PortBlocked(
+                f"{im.entry.overload_name or im.entry.name} returns {returns.strip()}: ports write kernels with one output",
+                "several outputs",
+                dag.source,
+            )
 
 
 def _finish(ix: Index, family: str, port: Port, fb: FixBuilder, reroute: bool) -> Port:

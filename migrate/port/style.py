@@ -16,14 +16,26 @@ from pathlib import Path
 
 from migrate.model import HostFile, MetalFile
 from migrate.port.translate import PortBlocked
+from migrate.resources import torch_include_dir
 from migrate.source import SourceFile
 from migrate.source.macros import expand, find_macros
 from migrate.tree import MPS_REL
 from migrate.verify.conventions import conventions
 
-KERNEL_FILE = {1: f"{MPS_REL}/kernels/UnaryKernel.metal", 2: f"{MPS_REL}/kernels/BinaryKernel.metal"}
-HOST_FILE = {1: f"{MPS_REL}/operations/UnaryKernel.mm", 2: f"{MPS_REL}/operations/BinaryKernel.mm"}
-KIND = {1: "unary", 2: "binary"}
+# ternary kernels (clamp_stub's (self, min, max)) go beside the binary ones: the same iterator-launched
+# elementwise file pair, whose host file already holds the library handle and the binary launch to follow
+KERNEL_FILE = {
+    1: f"{MPS_REL}/kernels/UnaryKernel.metal",
+    2: f"{MPS_REL}/kernels/BinaryKernel.metal",
+    3: f"{MPS_REL}/kernels/BinaryKernel.metal",
+}
+HOST_FILE = {
+    1: f"{MPS_REL}/operations/UnaryKernel.mm",
+    2: f"{MPS_REL}/operations/BinaryKernel.mm",
+    3: f"{MPS_REL}/operations/BinaryKernel.mm",
+}
+KIND = {1: "unary", 2: "binary", 3: "ternary"}
+TERNARY_MACRO = re.compile(rb"^\s*#\s*define\s+REGISTER_TERNARY_OP\s*\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*\)", re.M)
 BFLOAT_GUARD = re.compile(r"^#if __METAL_VERSION__ >= (\d+)\s*$", re.M)
 
 
@@ -90,6 +102,8 @@ def detect(ix, arity: int) -> Target:
     kdata = ix.tree.sources[kpath]
     traits, guard = _traits(ix.tree.root, b"c10/metal/indexing.h" in kdata), _guard(kdata)
     exec_calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == f"exec_{KIND[arity]}_kernel"]
+    if arity == 3:
+        return _ternary(ix, kpath, mf, hpath, hf, traits, guard, kdata)
     if b"c10/metal/indexing.h" in kdata:
         if not exec_calls:
             raise PortBlocked(
@@ -117,6 +131,44 @@ def detect(ix, arity: int) -> Target:
     if call is None:
         raise PortBlocked(f'{hpath} has no binary_mps_impl(iter, "name") stub to follow', "no binary launch", None)
     return Target("binary_offsets", 2, kpath, mf, hpath, hf, traits, guard, macro, call)
+
+
+def _ternary(ix, kpath, mf, hpath, hf, traits, guard, kdata) -> Target:
+    """Modern: the tree's c10/metal/indexing.h defines REGISTER_TERNARY_OP(NAME, DTYPEI, DTYPEO) and the host
+    file launches through ``lib.exec_*_kernel`` (its first ternary stub follows the binary ones).  2.7: the
+    binary file's own launch (binary_mps_impl) is there; the port adds a ternary one in its style
+    (migrate/port/ternary27.py)."""
+    if b"c10/metal/indexing.h" in kdata:
+        where = indexing_header(ix.tree.root)
+        if where is None or not TERNARY_MACRO.search(where[1]):
+            raise PortBlocked(
+                f"{where[0] if where else 'c10/metal/indexing.h'} defines no REGISTER_TERNARY_OP(NAME, DTYPEI, DTYPEO)",
+                "no ternary registration macro",
+                None,
+            )
+        calls = [k for k in hf.kernel_calls if k.shared_library and k.helper.startswith("exec_")]
+        if not calls:
+            raise PortBlocked(f"{hpath} has no lib.exec_*_kernel(iter, ...) stub to follow", "no launch", None)
+        return Target("functor_registry", 3, kpath, mf, hpath, hf, traits, guard)
+    call = _impl_call(ix.tree.sources[hpath])
+    if call is None:
+        raise PortBlocked(f'{hpath} has no binary_mps_impl(iter, "name") stub to follow', "no binary launch", None)
+    return Target("ternary_offsets", 3, kpath, mf, hpath, hf, traits, guard, None, call)
+
+
+def indexing_header(root: Path) -> tuple[str, bytes] | None:
+    """(where, text) of the c10/metal/indexing.h kernels compile against: the tree's, else (a partial tree,
+    as verify does) the installed torch's."""
+    rel = "c10/metal/indexing.h"
+    try:
+        return rel, (root / rel).read_bytes()
+    except OSError:
+        pass
+    inc = torch_include_dir()
+    try:
+        return (str(inc / rel), (inc / rel).read_bytes()) if inc is not None else None
+    except OSError:
+        return None
 
 
 def binary_register_macro(data: bytes) -> str | None:

@@ -231,7 +231,9 @@ def find_site(ix, family: str) -> Site:
             site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
             site.reference_kwargs = required_flags(ix, family)
         return site
-    site = _binary_site(ix, fns)
+    from migrate.verify.ternary_launch import ternary_site
+
+    site = ternary_site(ix, fns) or _binary_site(ix, fns)
     if site is not None:
         return site
     from migrate.verify.params_host import params_site

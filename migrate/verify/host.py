@@ -30,9 +30,10 @@ exec_binary_kernel(iter, name)           [no alpha, natural output = output dtyp
   - cast kernels: <op>_<flavor>_cast_<out>_<out-or-common-if-bool>, with
     {elem sizes, scalar types} in an int4; non-cast: <op>_<flavor>_<out>_<in>.
 exec_ternary_kernel(iter, name)
-  - cast_needed = any input dtype or the output dtype differs from input 0;
-    <op>_{dense,strided}[_cast]_<out>[_<in>]; dense cast binds uint3 sizes and
-    uint3 types; strided binds sizes, 4 stride arrays, ndim and int4 types.
+  - cast_needed = an input dtype differs from input 0's (the output's is not
+    compared); <op>_{dense,strided}_<out>_<in>, or <op>_{dense,strided}_cast_<out>;
+    dense cast binds uint3 sizes and uint3 types; strided binds sizes, 4 stride
+    arrays and ndim, then (the cast kernel's last argument) int4 types.
 
 Binding (mtl_setBuffer): device tensors by pointer at their storage offset;
 0-dim CPU tensors by value (setBytes of their bytes, double -> float).
@@ -303,7 +304,7 @@ class Host:
             return None
         ins = [_convert_double(it.input(i)) for i in range(3)]
         out = it.output()
-        cast = any(t.dtype != ins[0].dtype for t in (*ins[1:], out))
+        cast = any(t.dtype != ins[0].dtype for t in ins[1:])
         flavor = "dense" if it.is_contiguous() else "strided"
         o = metal_name(out.dtype)
         kname = f"{name}_{flavor}_cast_{o}" if cast else f"{name}_{flavor}_{o}_{metal_name(ins[0].dtype)}"
@@ -317,8 +318,9 @@ class Host:
                 _i64(it.shape()),
                 *(_i64(it.strides(i)) for i in range(4)),
                 _i32([it.ndim()]),
-                _i32([*(scalar_type(t.dtype) for t in ins), scalar_type(out.dtype)]),
             ]
+            if cast:  # the host binds the types for both; only ternary_strided_cast declares them
+                args.append(_i32([*(scalar_type(t.dtype) for t in ins), scalar_type(out.dtype)]))
         return Launch(kname, args, [n], flavor + ("_cast" if cast else ""))
 
     def plan(self, arity: int, it: Iter, name: str) -> Launch | None:

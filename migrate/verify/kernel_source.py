@@ -78,7 +78,8 @@ def find_kernel_call(ix: Index, family: str) -> KernelCall:
             found = [c for c in calls if c.function == reg.function]
             if found:
                 return found[0]
-    found = [c for c in calls if c.name == family]
+    # by the family's name only when no one stub is asked for (clamp_scalar_stub's launch is not clamp_stub's)
+    found = [c for c in calls if c.name == family] if ONLY_STUB.get() is None else []
     if found:
         return found[0]
     raise UsageError(f"no native Metal kernel call (exec_unary/binary/ternary_kernel) found for {family!r}")

@@ -59,7 +59,51 @@ class LegacyHost:
             return None
         if self.site.convention.startswith("binary_offsets"):
             return self._binary(it, name)
+        if self.site.convention == "ternary_offsets":
+            return self._ternary(it, name)
         return self._unary(it, name)
+
+    def _ternary(self, it: Iter, name: str) -> Launch:
+        """ternary_mps_impl (migrate/port/ternary27.py): inputs of another dtype than the common one, or CPU
+        scalars, cast to it on the device; an output of another dtype computed in a common-dtype temporary
+        copied back; then the dense kernel for a contiguous iterator, else the strided one with the
+        iterator's shape, its byte strides per dimension (output, input, other1, other2) and ndim."""
+        common, out = it.common_dtype(), it.output()
+        ins = it.operands[1:]
+        notes, finish = [], None
+        if out.dtype != common or any(op.tensor.dtype != common or op.cpu_scalar for op in ins):
+            moved = [
+                f"input {k} ({op.tensor.dtype}{', a CPU scalar' if op.cpu_scalar else ''})"
+                for k, op in enumerate(ins)
+                if op.tensor.dtype != common or op.cpu_scalar
+            ]
+            tmp = out if out.dtype == common else torch.empty_like(out, dtype=common)
+            if tmp is not out:
+                moved.append(f"the output ({out.dtype}) through a {common} temporary copied back")
+                finish = lambda: out.copy_(tmp)  # noqa: E731
+            notes.append(
+                f"{self.site.helper} casts {', '.join(moved)} to {common} on the device, then a fresh iterator"
+            )
+            cast = [Operand(op.tensor.to(common, copy=op.cpu_scalar)) for op in ins]
+            it = build_iter(cast, tmp, common, common)
+        t = _metal(it.input(0), "input")
+        bound = {
+            "input": bind_tensor(it.input(0)),
+            "other1": bind_tensor(it.input(1)),
+            "other2": bind_tensor(it.input(2)),
+            "output": bind_tensor(it.output()),
+        }
+        if self.site.dense and it.is_contiguous():
+            kname = self.conv["dense_kernel"].format(name=name, **{"in": t})
+            return Launch(kname, self._buffers("dense_buffers", **bound), [it.numel()], "dense", notes, finish)
+        strides = [it.strides(k)[d] for d in range(it.ndim()) for k in range(4)]
+        bound.update(
+            sizes=torch.tensor(it.shape() or [1], dtype=torch.int64),
+            strides=torch.tensor(strides or [0], dtype=torch.int64),
+            ndim=torch.tensor([it.ndim()], dtype=torch.int32),
+        )
+        kname = self.conv["kernel"].format(name=name, **{"in": t})
+        return Launch(kname, self._buffers("buffers", **bound), [it.numel()], "strided", notes, finish)
 
     def kernel_name(self, key: str, name: str, **types) -> str:
         conv = self.conv

@@ -1,0 +1,228 @@
+"""2.7-era ternary ports (clamp_stub over the iterator (self, min, max)).
+
+The 2.7 tree launches binary kernels with ``binary_mps_impl`` (generateKernelDataOffsets, fixed at three
+tensors) and has no ternary launch at all.  The port adds one in the tree's style, once per host file,
+after ``binary_mps_impl``: ``ternary_mps_impl(iter, name)`` (rules/launch_conventions.yaml
+``ternary_offsets``, which verify emulates):
+
+- inputs of another dtype than the common one (or CPU scalars) are cast to it on MPS first, and an output
+  of another dtype gets a temporary in the common dtype copied back, as TensorIterator does only on CPU;
+- a contiguous iterator runs ``{name}_dense_{T}`` over (input, other1, other2, out); any other (broadcast,
+  strided, transposed) runs ``{name}_{T}``, which finds each operand's element from the iterator's shape
+  and byte strides itself -- positions and offsets in 64-bit ``long``, as the era's strided kernels
+  (UnfoldBackward.metal, c10/metal/indexing.h's ``offset_from_thread_index``) compute them;
+- the thread count is ``c10::checked_convert<uint32_t>(iter.numel())``: a grid of 2^32 threads or more
+  cannot be indexed by ``thread_position_in_grid``, so such a launch raises instead of wrapping.
+
+The kernel file gets the two templates and their ``[[host_name]]`` instantiation macro once, then the
+functor and one macro invocation per dtype (bfloat under the file's ``__METAL_VERSION__`` guard).
+"""
+
+from __future__ import annotations
+
+import re
+
+from migrate.fixes import FixBuilder
+from migrate.model import Edit
+from migrate.port.emit import Plan, functor
+from migrate.port.era27 import _guarded
+from migrate.port.scalar27 import _continued
+from migrate.port.style import Target
+from migrate.port.translate import PortBlocked
+from migrate.verify.conventions import conventions
+
+_line_end = FixBuilder.line_end
+
+
+def launcher_name() -> str:
+    return conventions()["ternary_offsets"]["calls"][0]
+
+
+def register_macro() -> str:
+    return conventions()["ternary_offsets"]["register_macro"]
+
+
+def kernel_templates() -> str:
+    """Once per kernel file: the strided and dense kernels and the macro exporting ternary_mps_impl's names."""
+    m = register_macro()
+    return f"""
+// mps-migrate: ternary kernels launched by ternary_mps_impl over the iterator (out, input, other1, other2)
+template <typename T, typename F>
+kernel void ternary_indexing(
+    constant void* input_ [[buffer(0)]],
+    constant void* other1_ [[buffer(1)]],
+    constant void* other2_ [[buffer(2)]],
+    device void* out_ [[buffer(3)]],
+    constant long* sizes [[buffer(4)]],
+    constant long* strides [[buffer(5)]],
+    constant uint& ndim [[buffer(6)]],
+    uint tid [[thread_position_in_grid]]) {{
+  // strides: per dimension the byte strides of (out, input, other1, other2), fastest dimension first
+  long offs[4] = {{0, 0, 0, 0}};
+  long idx = tid;
+  for (uint d = 0; d < ndim; ++d) {{
+    const long pos = idx % sizes[d];
+    idx /= sizes[d];
+    for (uint k = 0; k < 4; ++k) {{
+      offs[k] += pos * strides[4 * d + k];
+    }}
+  }}
+  auto out = (device T*)((device uint8_t*)out_ + offs[0]);
+  auto input = (constant T*)((constant uint8_t*)input_ + offs[1]);
+  auto other1 = (constant T*)((constant uint8_t*)other1_ + offs[2]);
+  auto other2 = (constant T*)((constant uint8_t*)other2_ + offs[3]);
+  F f;
+  *out = static_cast<T>(f(*input, *other1, *other2));
+}}
+
+template <typename T, typename F>
+kernel void ternary_dense(
+    constant T* input [[buffer(0)]],
+    constant T* other1 [[buffer(1)]],
+    constant T* other2 [[buffer(2)]],
+    device T* out [[buffer(3)]],
+    uint tid [[thread_position_in_grid]]) {{
+  F f;
+  out[tid] = static_cast<T>(f(input[tid], other1[tid], other2[tid]));
+}}
+
+#define {m}(NAME, DTYPE)
+  template [[host_name(#NAME "_" #DTYPE)]] kernel void
+  ternary_indexing<DTYPE, NAME##_functor>(
+      constant void* input_,
+      constant void* other1_,
+      constant void* other2_,
+      device void* out_,
+      constant long* sizes,
+      constant long* strides,
+      constant uint& ndim,
+      uint tid);
+  template [[host_name(#NAME "_dense_" #DTYPE)]] kernel void
+  ternary_dense<DTYPE, NAME##_functor>(
+      constant DTYPE * input,
+      constant DTYPE * other1,
+      constant DTYPE * other2,
+      device DTYPE * out,
+      uint tid)
+"""
+
+
+def kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
+    """The templates (once, their own edit: ports combined share one copy), then the functor and its
+    registrations, at the end of the kernel file."""
+    if plan.float_out != "same" or plan.int_mode not in (None, "same"):
+        raise PortBlocked(
+            f"{name}: the 2.7 ternary launch writes the inputs' dtype; this graph returns another "
+            f"({'bool' if plan.float_out == 'bool' else plan.int_mode})",
+            "ternary result dtype",
+            dag.source,
+        )
+    pos = len(data)
+    lead = "" if data.endswith(b"\n") else "\n"
+    edits = []
+    if f"#define {register_macro()}(".encode() not in data:
+        edits.append(Edit(target.kpath, pos, pos, lead + _continued(kernel_templates())))
+        lead = ""
+    text = "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
+    dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
+    text += "\n".join(_guarded([f"{register_macro()}({name}, {t});" for t in dtypes], target)) + "\n"
+    return edits + [Edit(target.kpath, pos, pos, lead + text)]
+
+
+def launcher_text() -> str:
+    fn = launcher_name()
+    return f"""
+// mps-migrate: the ternary counterpart of binary_mps_impl, one thread per element of the iterator
+static void {fn}(TensorIteratorBase& iter, const std::string& func_name) {{
+  TORCH_CHECK(iter.common_dtype() != at::kDouble, "float64 is not supported on MPS");
+  if (iter.numel() == 0) {{
+    return;
+  }}
+  // the kernels read every input and write the output in the common dtype: cast what differs (on MPS),
+  // as TensorIterator does only when the common device is CPU
+  const auto common_dtype = iter.common_dtype();
+  const Tensor& output = iter.output();
+  bool cast_needed = output.scalar_type() != common_dtype;
+  for (int i = 0; i < 3; ++i) {{
+    cast_needed |= iter.input(i).scalar_type() != common_dtype || !iter.input(i).is_mps();
+  }}
+  if (cast_needed) {{
+    Tensor result = output.scalar_type() == common_dtype ? output : at::empty_like(output, common_dtype);
+    auto cast_iter = TensorIteratorConfig()
+                         .add_output(result)
+                         .add_const_input(iter.input(0).to(kMPS, common_dtype))
+                         .add_const_input(iter.input(1).to(kMPS, common_dtype))
+                         .add_const_input(iter.input(2).to(kMPS, common_dtype))
+                         .check_all_same_dtype(false)
+                         .build();
+    {fn}(cast_iter, func_name);
+    if (!result.is_same(output)) {{
+      const_cast<Tensor&>(output).copy_(result);
+    }}
+    return;
+  }}
+  Tensor input = iter.input(0);
+  Tensor other1 = iter.input(1);
+  Tensor other2 = iter.input(2);
+  Tensor out = iter.output();
+  // a grid of 2^32 threads cannot be indexed (thread_position_in_grid is a uint): raise, never wrap
+  const auto numThreads = c10::checked_convert<uint32_t>(iter.numel(), "uint32_t");
+  const uint32_t nDim = iter.ndim();
+  std::vector<int64_t> shape(iter.shape().begin(), iter.shape().end());
+  std::vector<int64_t> strides(4 * nDim);  // per dimension the byte strides of (out, input, other1, other2)
+  for (uint32_t d = 0; d < nDim; ++d) {{
+    for (int k = 0; k < 4; ++k) {{
+      strides[4 * d + k] = iter.strides(k)[d];
+    }}
+  }}
+  MPSStream* mpsStream = getCurrentMPSStream();
+  dispatch_sync_with_rethrow(mpsStream->queue(), ^() {{
+    @autoreleasepool {{
+      auto computeEncoder = mpsStream->commandEncoder();
+      if (iter.is_contiguous()) {{
+        auto ternaryPSO =
+            lib.getPipelineStateForFunc(fmt::format("{{}}_dense_{{}}", func_name, scalarToMetalTypeString(input)));
+        [computeEncoder setComputePipelineState:ternaryPSO];
+        mtl_setArgs(computeEncoder, input, other1, other2, out);
+        mtl_dispatch1DJob(computeEncoder, ternaryPSO, numThreads);
+        return;
+      }}
+      auto ternaryPSO = lib.getPipelineStateForFunc(func_name + "_" + scalarToMetalTypeString(input));
+      getMPSProfiler().beginProfileKernel(ternaryPSO, func_name, {{input, other1, other2}});
+      [computeEncoder setComputePipelineState:ternaryPSO];
+      mtl_setArgs(computeEncoder, input, other1, other2, out, shape, strides, nDim);
+      mtl_dispatch1DJob(computeEncoder, ternaryPSO, numThreads);
+      getMPSProfiler().endProfileKernel(ternaryPSO);
+    }}
+  }});
+}}
+"""
+
+
+def host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
+    """The launcher (once, after binary_mps_impl, in its namespace), the stub calling it before the file's
+    REGISTER_DISPATCH block and its registration after the block's last line."""
+    data = ix.tree.sources[target.hpath]
+    edits = []
+    ns = target.impl_call.rsplit("::", 1)[0] + "::" if "::" in target.impl_call else ""
+    if not re.search(rb"\b" + launcher_name().encode() + rb"\s*\(\s*TensorIteratorBase", data):
+        impl = ix.definition("binary_mps_impl")
+        if impl is None or impl.path != target.hpath:
+            raise PortBlocked(
+                f"{target.hpath} does not define binary_mps_impl: no place for the ternary launcher",
+                "no binary launcher",
+                None,
+            )
+        pos = _line_end(data, impl.span.end - 1)
+        edits.append(Edit(target.hpath, pos, pos, launcher_text()))
+    regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
+    rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
+    fn = f"{name}_mps_kernel"
+    from migrate.port.patch import dispatch_line
+
+    text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {ns}{launcher_name()}(iter, "{name}");\n}}\n'
+    first = min((r.span.start for r in regs), default=rpos)
+    spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos  # the blank line before the block
+    edits.append(Edit(target.hpath, spos, spos, text))
+    edits.append(Edit(target.hpath, rpos, rpos, dispatch_line(data, regs, stub, fn)))
+    return edits
