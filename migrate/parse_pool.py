@@ -151,13 +151,21 @@ def _fork(queue: Queue, jobs: list) -> Child | None:
 
 
 class Child:
-    """A forked process computing one value (marshal data) and sending it back through a pipe."""
+    """A forked process computing one value (marshal data) and sending it back through a pipe.
+
+    The value comes framed (its length first): a whole frame is the child's success, so this process
+    takes the value as soon as the last byte arrives and never waits for the child's exit, which tears
+    down a copy of this process's address space (milliseconds).  Exited children are reaped later
+    (``reap``), before each fork and after each result."""
+
+    HEADER = 8  # bytes of the value's length
 
     def __init__(self, pid: int, rfd: int):
         self.pid, self.rfd = pid, rfd
 
     @classmethod
     def start(cls, work) -> Child | None:
+        reap()
         try:
             rfd, wfd = os.pipe()
         except OSError:
@@ -175,9 +183,11 @@ class Child:
         try:  # the child: compute everything first, then send (a full pipe must not stall the work)
             import marshal
 
-            out = memoryview(marshal.dumps(work()))
+            data = marshal.dumps(work())
+            out = memoryview(len(data).to_bytes(cls.HEADER, "little") + data)
             while out:
                 out = out[os.write(wfd, out) :]
+            os.close(wfd)
             code = 0
         finally:
             os._exit(code)
@@ -186,14 +196,35 @@ class Child:
         """The child's value, or None when it failed."""
         parts = []
         with os.fdopen(self.rfd, "rb") as fh:
-            while chunk := fh.read(1 << 20):
+            head = fh.read(self.HEADER)
+            size = int.from_bytes(head, "little") if len(head) == self.HEADER else -1
+            while size > 0 and (chunk := fh.read(min(size, 1 << 20))):
                 parts.append(chunk)
-        _, status = os.waitpid(self.pid, 0)
-        if status != 0:
+                size -= len(chunk)
+        if size != 0:  # no whole frame: the child failed
+            _wait(self.pid, 0)
             return None
+        _EXITING.append(self.pid)
+        reap()
         import marshal
 
         try:
             return marshal.loads(b"".join(parts))
-        except (EOFError, ValueError, TypeError):  # a truncated stream: the caller does the work itself
+        except (EOFError, ValueError, TypeError):  # a corrupt stream: the caller does the work itself
             return None
+
+
+_EXITING: list[int] = []  # children whose value came: reaped once they have exited
+
+
+def reap() -> None:
+    """Reap the children in _EXITING that have exited (without waiting for the others)."""
+    _EXITING[:] = [pid for pid in _EXITING if not _wait(pid, os.WNOHANG)]
+
+
+def _wait(pid: int, flags: int) -> bool:
+    """``waitpid``: whether the child is gone (reaped now, or already)."""
+    try:
+        return os.waitpid(pid, flags)[0] == pid
+    except ChildProcessError:
+        return True
