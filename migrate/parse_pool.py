@@ -6,8 +6,9 @@ parse cache as ``cache.cached`` does.  When there are enough uncached bytes for 
 pay and idle cores to run them (a loaded machine parses faster in one process), forked children
 (Linux only: a fork needs no re-import) and this process take the jobs from one queue (a pipe of
 job numbers, the costliest first: whoever is free takes the next, so the processes finish together
-whatever the estimates and the other load on each core), and the children send their models back
-in migrate.codec form (tree-sitter objects never cross a process).  This process first parses the
+whatever the estimates and the other load on each core), and the children send each model back
+in migrate.codec form as soon as it is parsed (tree-sitter objects never cross a process); this process
+decodes those that have come between its own jobs, so little is left to decode once the queue is empty.  This process first parses the
 jobs only it may parse (LOCAL_KINDS).  The jobs a failed child took are parsed here.
 ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 """
@@ -78,19 +79,27 @@ def parse_all(jobs: list) -> list:
     children = [_fork(queue, jobs) for _ in range(workers - 1)] if queue is not None else []
     if queue is not None:
         queue.close_writer()
-    for k in local:
-        models[k] = _parse_cached(jobs[k])
-    for k in queue if queue is not None else shared:
-        models[k] = _parse_cached(jobs[k])
-    if queue is not None:
-        queue.close()
     from migrate import codec
 
-    for child in children:
-        for k, blob in (child.result() if child is not None else None) or ():
+    def take(got) -> None:  # children's models: decoded here between this process's own jobs
+        for k, blob in got:
             kind, path, data, _, _, extra = jobs[k]
             models[k] = codec.loads(blob)
             cache.store_blob(kind, path, data, blob, *extra)
+
+    live = [child for child in children if child is not None]
+    for k in local:
+        models[k] = _parse_cached(jobs[k])
+        for child in live:
+            take(child.poll())
+    for k in queue if queue is not None else shared:
+        models[k] = _parse_cached(jobs[k])
+        for child in live:
+            take(child.poll())
+    if queue is not None:
+        queue.close()
+    for child in live:
+        take(child.rest())
     for k in todo:  # the jobs of a child that failed
         if models[k] is None:
             models[k] = _parse_cached(jobs[k])
@@ -139,29 +148,59 @@ def _parse_cached(job):
 
 
 def _fork(queue: Queue, jobs: list) -> Child | None:
-    """A child parsing the jobs it takes from ``queue``; its result is a list of (job, codec blob)."""
+    """A child parsing the jobs it takes from ``queue``; it sends each as (job, codec blob) when done."""
 
     def work():
         from migrate import codec
 
         queue.close_writer()
-        return [(k, codec.dumps(_parse(jobs[k]))) for k in queue]
+        return ((k, codec.dumps(_parse(jobs[k]))) for k in queue)
 
-    return Child.start(work)
+    return Child.stream(work)
 
 
 class Child:
-    """A forked process computing one value (marshal data) and sending it back through a pipe."""
+    """A forked process computing values (marshal data) and sending them back through a pipe.
+
+    Each value comes framed (its length first) and an empty frame ends them: the end frame is the
+    child's success, so this process takes the values as soon as their last byte arrives and never
+    waits for the child's exit, which tears down a copy of this process's address space (milliseconds).
+    Exited children are reaped later (``reap``), before each fork and after each child's end.
+    """
+
+    HEADER = 8  # bytes of a frame's length
+    PIPE_SIZE = 1 << 20  # a streaming child's values fit unread (F_SETPIPE_SZ; the default 64 KiB may not)
 
     def __init__(self, pid: int, rfd: int):
         self.pid, self.rfd = pid, rfd
+        self.buf = bytearray()
+        self.ended = False  # the end frame came
+        self.open = True
 
     @classmethod
     def start(cls, work) -> Child | None:
+        """A child computing the one value ``work()`` (``result``)."""
+        return cls._spawn(lambda: (work(),), False)
+
+    @classmethod
+    def stream(cls, work) -> Child | None:
+        """A child sending each value of the iterable ``work()`` as it comes (``poll``, ``rest``)."""
+        return cls._spawn(work, True)
+
+    @classmethod
+    def _spawn(cls, values, stream: bool) -> Child | None:
+        reap()
         try:
             rfd, wfd = os.pipe()
         except OSError:
             return None
+        if stream:
+            try:
+                import fcntl
+
+                fcntl.fcntl(wfd, fcntl.F_SETPIPE_SZ, cls.PIPE_SIZE)
+            except (ImportError, AttributeError, OSError):
+                pass  # a smaller pipe: the child may wait for this process to read
         try:
             pid = os.fork()
         except OSError:
@@ -172,28 +211,113 @@ class Child:
             os.close(wfd)
             return cls(pid, rfd)
         code = 1
-        try:  # the child: compute everything first, then send (a full pipe must not stall the work)
+        try:  # the child: a single value is computed whole before it is sent (a full pipe must not stall it)
             import marshal
 
-            out = memoryview(marshal.dumps(work()))
-            while out:
-                out = out[os.write(wfd, out) :]
+            for value in values():
+                _send(wfd, marshal.dumps(value))
+            _send(wfd, b"")
+            os.close(wfd)
             code = 0
         finally:
             os._exit(code)
 
+    def poll(self) -> list:
+        """The values that have come whole so far, without waiting."""
+        if not self.open:
+            return []
+        os.set_blocking(self.rfd, False)
+        try:
+            while chunk := os.read(self.rfd, 1 << 20):
+                self.buf += chunk
+            self._close()  # the end of the pipe: the child is gone
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._close()
+        return self._values()
+
+    def rest(self) -> list:
+        """The values still to come (waiting for them); ``ended`` says whether the child sent them all."""
+        if self.open:
+            os.set_blocking(self.rfd, True)
+            try:
+                while not self._complete() and (chunk := os.read(self.rfd, 1 << 20)):
+                    self.buf += chunk
+            except OSError:
+                pass
+            self._close()
+        values = self._values()
+        if self.ended:
+            _EXITING.append(self.pid)
+            reap()
+        else:  # no end frame: the child failed
+            _wait(self.pid, 0)
+        return values
+
     def result(self):
         """The child's value, or None when it failed."""
-        parts = []
-        with os.fdopen(self.rfd, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                parts.append(chunk)
-        _, status = os.waitpid(self.pid, 0)
-        if status != 0:
-            return None
+        values = self.rest()
+        return values[0] if self.ended and len(values) == 1 else None
+
+    def _close(self) -> None:
+        if self.open:
+            os.close(self.rfd)
+            self.open = False
+
+    def _complete(self) -> bool:
+        """Whether the buffer holds the end frame (after whole frames only)."""
+        buf, at, n = self.buf, 0, self.HEADER
+        while len(buf) - at >= n:
+            size = int.from_bytes(buf[at : at + n], "little")
+            if size == 0:
+                return True
+            at += n + size
+        return False
+
+    def _values(self) -> list:
+        """Decode and drop the whole frames at the start of the buffer."""
         import marshal
 
-        try:
-            return marshal.loads(b"".join(parts))
-        except (EOFError, ValueError, TypeError):  # a truncated stream: the caller does the work itself
-            return None
+        buf, at, n, out = self.buf, 0, self.HEADER, []
+        while len(buf) - at >= n:
+            size = int.from_bytes(buf[at : at + n], "little")
+            if size == 0:
+                self.ended = True
+                at += n
+                break
+            if len(buf) - at - n < size:
+                break
+            try:
+                out.append(marshal.loads(bytes(buf[at + n : at + n + size])))
+            except (EOFError, ValueError, TypeError):  # a corrupt frame: what follows is lost too
+                self.ended = False
+                del buf[:]
+                self._close()
+                return out
+            at += n + size
+        del buf[:at]
+        return out
+
+
+def _send(fd: int, data: bytes) -> None:
+    """One frame: the length of ``data``, then ``data``."""
+    out = memoryview(len(data).to_bytes(Child.HEADER, "little") + data)
+    while out:
+        out = out[os.write(fd, out) :]
+
+
+_EXITING: list[int] = []  # children whose value came: reaped once they have exited
+
+
+def reap() -> None:
+    """Reap the children in _EXITING that have exited (without waiting for the others)."""
+    _EXITING[:] = [pid for pid in _EXITING if not _wait(pid, os.WNOHANG)]
+
+
+def _wait(pid: int, flags: int) -> bool:
+    """``waitpid``: whether the child is gone (reaped now, or already)."""
+    try:
+        return os.waitpid(pid, flags)[0] == pid
+    except ChildProcessError:
+        return True

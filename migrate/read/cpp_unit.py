@@ -246,16 +246,14 @@ def _positions(code: bytes, byte: bytes) -> list[int]:
 def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter.Range]:
     """The parser's included ranges: everything but ``regions`` (points are (row, byte column))."""
     starts = sc.line_starts
-
-    def point(offset: int) -> tuple[int, int]:
-        row = bisect.bisect_right(starts, offset) - 1
-        return row, offset - starts[row]
-
+    rows = bisect.bisect_right
     out = []
-    pos = 0
+    pos = row = 0
     for s, e in sorted(regions) + [(len(sc.data), len(sc.data))]:
-        if s > pos:
-            out.append(tree_sitter.Range(point(pos), point(s), pos, s))
+        if s > pos:  # offsets only grow: each row is looked up from the last one found
+            r1 = rows(starts, pos, row) - 1
+            row = rows(starts, s, r1) - 1
+            out.append(tree_sitter.Range((r1, pos - starts[r1]), (row, s - starts[row]), pos, s))
         pos = max(pos, e)
     return out
 

@@ -17,10 +17,13 @@ import re
 # ---------------------------------------------------------------- the grammar
 PREFIX = r"(?:u8|[uUL])?"
 RAW = PREFIX + r'R"(?P<d>[^()\\\s"]{0,16})\((?P<body>.*?)\)(?P=d)"'
-LINE_COMMENT = r"//(?:[^\n\\]|\\.)*"
-BLOCK_COMMENT = r"/\*.*?\*/"
-STRING = PREFIX + r'"(?:[^"\\\n]|\\.)*"'
-CHAR = PREFIX + r"'(?:[^'\\\n]|\\.)*'"
+# Loops unrolled ("normal* (special normal*)*"): the same languages as "(?:[^\n\\]|\\.)*" and "/\*.*?\*/",
+# but the regex engine runs over plain characters in one tight loop instead of an alternation per character.
+LINE_COMMENT = r"//[^\n\\]*(?:\\.[^\n\\]*)*"
+BLOCK_COMMENT = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+STRING = PREFIX + r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+CHAR = PREFIX + r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+OPEN_COMMENT = rf"/\*(?:{BLOCK_COMMENT[3:]}|.*\Z)"  # a block comment, or an unterminated one to the end
 IDENT = r"[A-Za-z_]\w*"
 NUMBER = r"\.?\d(?:[eEpP][+-]|[\w.])*"
 # compound assignments stay two tokens ("+" "="), as the review rules read them
@@ -63,8 +66,7 @@ class Tok:
 # first, each guarded so that it never takes what a kind tried later would: a name is no literal's
 # prefix (u8"", R"(...)"), "/" opens no comment, "." no number, "@" no @keyword.
 _RAW_AHEAD = RAW.replace("(?P<d>", "(?P<d2>").replace("(?P=d)", "(?P=d2)").replace("(?P<body>", "(?:")
-TOKEN_RE = re.compile(
-    rf"""
+_TOKEN = rf"""
      (?P<lead>[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*)
     (?:(?P<id>(?:(?=[uULR])(?!{_RAW_AHEAD}|{STRING}|{CHAR})|(?![uULR])){IDENT})
     |(?P<punc>(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT}))
@@ -76,9 +78,21 @@ TOKEN_RE = re.compile(
     |(?P<badcomment>/\*)
     |(?P<end>\Z)
     |(?P<other>.))
-    """,
-    re.X | re.S,
+    """
+TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
+# The same pattern with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
+# speed; the kind of a token follows from its text (``_kind``).  ``d``/``d2`` stay: raw strings refer to them.
+_KINDS = ("id", "punc", "num", "str", "raw", "at", "badstr", "badcomment", "end", "other")
+_PAIR = (
+    _TOKEN.replace("(?P<lead>", "(", 1)
+    .replace("(?:(?P<id>", "((?:(?P<id>", 1)
+    .replace("|(?P<other>.))", "|(?P<other>.)))", 1)
 )
+for _k in _KINDS:
+    _PAIR = _PAIR.replace(f"(?P<{_k}>", "(?:", 1)
+_PAIR = _PAIR.replace("(?P<body>", "(?:", 1)
+PAIR_RE = re.compile(_PAIR, re.X | re.S)
+del _k
 _COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINUATION}", re.S)
 
 
@@ -98,30 +112,33 @@ def tokenize(
     end = len(text) if end is None else end
     out: list[Tok] = []
     append = out.append
-    match = TOKEN_RE.match
     line_start = True
     pos = start
+    pairs = PAIR_RE.findall(text, start, end)  # every (lead, token) from ``start``, consecutive
+    i = 0
+    first_kind = _FIRST_KIND
     while True:
-        m = match(text, pos, end)
-        kind = m.lastgroup
-        p = m.end(1)  # after the lead
-        if p != pos:
-            lead = text[pos:p]
+        lead, tok, _, _ = pairs[i]
+        i += 1
+        if lead:
             if "/" in lead or "\\" in lead:
                 space, newline = _space(lead)
             else:
                 space, newline = lead, "\n" in lead
             line_start = line_start or newline
+            p = pos + len(lead)
         else:
-            space = ""
-        if kind == "end":
-            break
-        pos = m.end()
-        if kind == "id" or kind == "punc":
-            if kind == "punc" and directives and line_start and pos == p + 1 and text[p] == "#":
+            space, p = "", pos
+        if not tok:
+            break  # the end
+        pos = p + len(tok)
+        kind = first_kind.get(tok[0]) or _kind(tok)
+        if kind == "punc":
+            if tok == "#" and directives and line_start:
                 nl = directive_end(text, p, end)
                 append(Tok("dir", text[p:nl], p, space))
                 pos, line_start = _after_directive(text, p, nl, end), False
+                i, pairs = _resume(pairs, i, p + 1, pos, text, end)
                 continue
         elif kind == "badcomment":  # kept as an "other" token, the last one
             if errors is not None:
@@ -132,11 +149,63 @@ def tokenize(
             if errors is not None:
                 errors.append("unterminated string literal")
             kind = "other"
-        elif kind == "raw":
-            kind = "str"
-        append(Tok(kind, text[p:pos], p, space))
+        append(Tok(kind, tok, p, space))
         line_start = False
     return out
+
+
+def _resume(pairs: list, i: int, at: int, to: int, text: str, end: int) -> tuple[int, list]:
+    """(index, pairs) to go on with after a preprocessor line: ``pairs[i]`` starts at ``at``, the next
+    token is to start at ``to``.  When no pair starts there (a comment or literal that the line ends in
+    the middle of), the text is read again from ``to`` up to the first place where the pairs agree again."""
+    while at < to:
+        lead, tok, _, _ = pairs[i]
+        if not tok:
+            break
+        at += len(lead) + len(tok)
+        i += 1
+    if at == to:
+        return i, pairs
+    fresh = []
+    b = to
+    match = PAIR_RE.match
+    while True:
+        m = match(text, b, end)
+        lead, tok = m.group(1, 2)
+        fresh.append((lead, tok, "", ""))
+        if not tok:
+            return 0, fresh
+        b = m.end()
+        while at < b:
+            lead, tok, _, _ = pairs[i]
+            if not tok:
+                break
+            at += len(lead) + len(tok)
+            i += 1
+        if at == b:
+            return 0, fresh + pairs[i:]
+
+
+# A token's kind from its first character (PAIR_RE says where it is, not which group took it);
+# None: decided by _kind.  Identifiers and numbers first: a literal with a prefix ends in its quote.
+_FIRST_KIND: dict[str, str] = {c: "id" for c in "abcdefghijklmnopqrstvwxyzABCDEFGHIJKMNOPQSTVWXYZ_"}
+_FIRST_KIND.update({c: "num" for c in "0123456789"})
+_FIRST_KIND.update({c: "punc" for c in "-+*%&|^!~<>=?:;,()[]{}#"})
+
+
+def _kind(tok: str) -> str:
+    c = tok[0]
+    if c in "uULR":
+        return "str" if tok[-1] in "\"'" else "id"
+    if c == ".":
+        return "num" if tok[1:2].isdigit() and tok[1] in "0123456789" else "punc"
+    if c == "@":
+        return "at" if len(tok) > 1 else "punc"
+    if c in "\"'":
+        return "str" if len(tok) > 1 else "badstr"
+    if c == "/":
+        return "badcomment" if tok == "/*" else "punc"
+    return "other"
 
 
 def _after_directive(text: str, p: int, nl: int, end: int) -> int:
@@ -155,7 +224,7 @@ def _after_directive(text: str, p: int, nl: int, end: int) -> int:
     return q
 
 
-_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|/\*.*?(?:\*/|\Z)|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
+_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|{OPEN_COMMENT}|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
 
 
 def directive_end(text: str, p: int, end: int | None = None) -> int:
@@ -204,7 +273,7 @@ _SCRUB = re.compile(
         r"(?=[/\"'RuUL])(?:"
         rf"(?P<raw>(?<![\w]){RAW})"
         rf"|(?P<lc>{LINE_COMMENT})"
-        r"|(?P<bc>/\*.*?(?:\*/|\Z))"
+        rf"|(?P<bc>{OPEN_COMMENT})"
         rf"|(?P<str>(?<![\w]){STRING})"
         rf"|(?P<chr>(?<![\w]){PREFIX}'(?:[^'\\\n]|\\.){{1,8}}')"  # {1,8}: not a digit separator
         r")"
