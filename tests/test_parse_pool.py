@@ -37,9 +37,9 @@ def test_pool_reads_what_one_process_reads(root, monkeypatch, tmp_path):
         here.clear()
         pooled = read(root, monkeypatch, 2)
     assert one.hosts and one.metals
-    assert len(forks) == 1 and 0 < here.count("host") < len(
-        one.hosts
-    )  # the child parsed some hosts, this process the rest
+    # one child shares the queue; how the jobs split between it and this process depends on timing (on a
+    # loaded machine either side may take them all), so only the result is compared
+    assert len(forks) == 1 and here.count("host") <= len(one.hosts)
     same(one, pooled)
     assert lint_tree(one).findings == lint_tree(pooled).findings
     filled = read(root, monkeypatch, 2)  # the pool writes the cache entries ...
