@@ -21,7 +21,7 @@ def _shared_kernel(im: Impl) -> str | None:
     return next((d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
 
 
-def _owner(ix: Index, stub: str) -> str | None:
+def owner_of(ix: Index, stub: str) -> str | None:
     """The family a stub is named after, by the longest prefix (clamp_min_scalar_stub -> clamp_min)."""
     words = stub.removesuffix("_stub").split("_")
     for k in range(len(words), 0, -1):
@@ -86,7 +86,7 @@ def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cl
             fns = ", ".join(sorted({r.function for r in regs}))
             notes.append(f"{overloads} ({when}) calls {stub}, which MPS registers already ({fns}): only rerouting")
             continue
-        owner = _owner(ix, stub)
+        owner = owner_of(ix, stub)
         if owner is not None and owner != family:
             raise PortBlocked(
                 f"{overloads} calls {stub} ({when}), the stub of {owner}: port {owner} first "
@@ -117,8 +117,12 @@ def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cl
             )
         mine = list({id(im): im for im, _, _ in users}.values())
         name = stub.removesuffix("_stub")
-        part = write_kernel(ix, family, name, mine, dags[0], torch_dtypes, cleanup, stub=stub, reroute=False)
-        part.choice = next((c for _, _, c in users if c is not None), None)
+        choice = next((c for _, _, c in users if c is not None), None)
+        passed = {k: v.value for k, v in (choice.values if choice else {}).items() if isinstance(v.value, str)}
+        part = write_kernel(
+            ix, family, name, mine, dags[0], torch_dtypes, cleanup, stub=stub, reroute=False, kwargs=passed
+        )
+        part.choice = choice
         part.notes.insert(0, f"{stub}: kernel {name} for {overloads}" + (f" ({when})" if when else ""))
         parts.append(part)
     if not parts:

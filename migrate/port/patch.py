@@ -120,10 +120,11 @@ def _explain_unreadable(ix: Index, impls: list[Impl], exc: PortBlocked) -> PortB
     )
 
 
-def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0) -> bool | None:
+def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0, kwargs: dict | None = None) -> bool | None:
     """Does the CPU operator accept tensors of ``dtype`` ("int32", "bool")? None: no such aten operator.
     ``scalars``: its run-time Scalar arguments, passed (as 2, which integral dtypes take too) when the
-    call without them fails (clamp_min(self, min)).
+    call without them fails (clamp_min(self, min)); ``kwargs``: arguments every call passes (one stub of several:
+    rounding_mode="trunc").
     Needs torch (the [verify] extra): without it the port would register dtypes the operator refuses."""
     import torch
 
@@ -133,7 +134,7 @@ def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0) -> bool | N
     x = torch.tensor([1, 2, 1], dtype=getattr(torch, dtype))  # no 0: integer fmod/remainder refuse a zero divisor
     for extra in dict.fromkeys([0, scalars]):
         try:
-            op(*([x] * arity), *([2] * extra))
+            op(*([x] * arity), *([2] * extra), **(kwargs or {}))
             return True
         except Exception:
             continue
@@ -271,6 +272,10 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
         )
     stub = stubs.pop()
     owner = stub.removesuffix("_stub")
+    if owner not in ix.families:  # div_floor_stub is div's (its div.out_mode picks it by rounding_mode)
+        from migrate.port.multi import owner_of
+
+        owner = owner_of(ix, stub) or owner
     kernels = owner != family and any(e.dispatch or e.structured for e in ix.families.get(owner, ()))
     if kernels and not family.startswith(owner + "_"):  # prelu (composite, no kernel of its own) calls _prelu_kernel
         # sub_out calls add_stub with -alpha: a sub kernel registered there would compute add too
@@ -743,6 +748,7 @@ def write_kernel(
     riders=(),
     stub: str | None = None,
     reroute: bool = True,
+    kwargs: dict | None = None,
 ) -> Port:
     """The port of ``dag`` as kernel ``name`` for ``stub`` (default: the one the family's overloads call);
     ``reroute``: also MPS's dispatch lines and the old code's cleanup (off for one stub of several)."""
@@ -763,7 +769,7 @@ def write_kernel(
         _check_stub_takes(ix, stub, alpha, dag.source)
     nscalars = (dag.alpha is not None) + len(dag.params)
     ints, bools = (
-        (cpu_takes(family, arity, "int32", nscalars), cpu_takes(family, arity, "bool", nscalars))
+        (cpu_takes(family, arity, "int32", nscalars, kwargs), cpu_takes(family, arity, "bool", nscalars, kwargs))
         if torch_dtypes
         else (None, None)
     )

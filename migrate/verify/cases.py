@@ -200,4 +200,26 @@ def nonzero_divisors(cases: list[Case], family: str) -> list[Case]:
         if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()):
             flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
             flat[flat == 0] = 1
+    return _no_trapping_dividend(cases, family)
+
+
+def _no_trapping_dividend(cases: list[Case], family: str) -> list[Case]:
+    """Integer cases without INT_MIN in the dividend where torch CPU would trap on INT_MIN / -1
+    (rules/verify.yaml ``trapping_dividend``): it becomes INT_MIN + 1 in the operand's storage."""
+    k = (table().get("trapping_dividend") or {}).get(family)
+    if k is None:
+        return cases
+    for c in cases:
+        if c.dtype.is_floating_point or c.dtype.is_complex or c.dtype == torch.bool or k >= len(c.args):
+            continue
+        a = c.args[k]
+        low = torch.iinfo(c.dtype).min
+        if isinstance(a, PyScalar):
+            if a.value == low:
+                c.args = c.args[:k] + (PyScalar(low + 1),) + c.args[k + 1 :]
+            continue
+        t = a.tensor if isinstance(a, CpuScalar) else a
+        if isinstance(t, torch.Tensor) and t.dtype.is_signed and not (t.is_floating_point() or t.is_complex()):
+            flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
+            flat[flat == torch.iinfo(t.dtype).min] = torch.iinfo(t.dtype).min + 1
     return cases
