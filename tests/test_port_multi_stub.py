@@ -80,9 +80,17 @@ def test_one_kernel_per_stub_each_from_its_specialised_graph(div_port):
     _, port = div_port
     assert [(p.name, p.stub, repr(p.dag.output)) for p in port.parts] == [
         ("div_true", "div_true_stub", "div(primaryCastTensor, secondaryCastTensor)"),
-        ("div_trunc", "div_trunc_stub", "trunc(div(primaryCastTensor, secondaryCastTensor))"),
-        ("div_floor", "div_floor_stub", "floor(div(primaryCastTensor, secondaryCastTensor))"),
+        ("div_trunc", "div_trunc_stub", INT_FLOAT.format(op="trunc")),
+        ("div_floor", "div_floor_stub", INT_FLOAT.format(op="floor")),
     ]
+
+
+# the helper divides integers in float32 when it rounds them (its FloatBit test), floats as they are
+INT_FLOAT = (
+    "if_dtype<bool,char,int,long,short,uchar>(primaryCastTensor, "
+    "{op}(div(cast<float>(primaryCastTensor), cast<float>(secondaryCastTensor))), "
+    "{op}(div(primaryCastTensor, secondaryCastTensor)))"
+)
 
 
 def test_every_stub_is_registered_and_both_overloads_rerouted(div_port):
@@ -100,11 +108,23 @@ def test_every_stub_is_registered_and_both_overloads_rerouted(div_port):
     assert "remainder_out_mps" in ops and "div_mode_template" in ops  # remainder still uses the helper
 
 
-def test_integer_trunc_division_keeps_the_dtype(div_port):
+def test_integer_division_is_exact_and_keeps_the_dtype(div_port):
+    """The helper divides integers in float32 when it rounds (its FloatBit branch); torch divides them
+    exactly: the integer arm becomes trunc_divide / floor_divide_int, and integer overloads return T."""
     _, port = div_port
-    trunc = next(p for p in port.parts if p.name == "div_trunc")
-    assert repr(trunc.emitted.output) == "trunc_divide(primaryCastTensor, secondaryCastTensor)"
-    assert any("behaviour change (trunc_divide)" in n and "old graph 16777216, port 16777217" in n for n in port.notes)
+    trunc, floor = (next(p for p in port.parts if p.name == n) for n in ("div_trunc", "div_floor"))
+    assert repr(trunc.emitted.output.args[1]) == "trunc_divide(primaryCastTensor, secondaryCastTensor)"
+    assert repr(floor.emitted.output.args[1]) == "floor_divide_int(primaryCastTensor, secondaryCastTensor)"
+    assert any("(trunc_divide_int)" in n and "old graph 16777216, port 16777217" in n for n in port.notes)
+    assert any("(floor_divide_int)" in n and "old graph -16777216, port -16777217" in n for n in port.notes)
+    assert trunc.plan.int_mode == floor.plan.int_mode == "same" and "long" in floor.plan.int_dtypes
+    assert port.parts[0].plan.int_mode == "float"  # true division of integers is float
+
+
+def test_float_floor_division_is_pythons(div_port):
+    """1 // 0.1 is 9 in torch (fmod-based), floor(1 / 0.1) is 10."""
+    _, port = div_port
+    assert any("(floor_divide_float)" in n and "a=1, b=0.1: old graph 10, port 9" in n for n in port.notes)
 
 
 def test_verify_checks_each_stub_against_calls_that_reach_it(div_port):
@@ -122,6 +142,11 @@ def test_verify_checks_each_stub_against_calls_that_reach_it(div_port):
     rep = verify(PORT, "div", (text, "<port div>"), opts)
     assert rep.ran and not [c for c in rep.cells if c.status == "FAIL"]
     assert any("torch CPU called with rounding_mode='trunc'" in n for n in rep.notes)
+    floor = next(p for p in port.parts if p.name == "div_floor")
+    for dtype in (torch.float32, torch.int64):  # NaN/inf operands, negative divisors, large integers
+        opts = Options(stub="div_floor_stub", known=floor.choice.values, dtypes=[dtype], opinfo=False)
+        rep = verify(PORT, "div", (text, "<port div>"), opts)
+        assert rep.ran and not [c for c in rep.cells if c.status == "FAIL"], dtype
     swapped = text.replace('lib.exec_binary_kernel(iter, "div_trunc")', 'lib.exec_binary_kernel(iter, "div_true")')
     opts = Options(stub="div_trunc_stub", known=trunc.choice.values, dtypes=[torch.float32], opinfo=False)
     rep = verify(PORT, "div", (swapped, "<port div>"), opts)
@@ -136,3 +161,15 @@ def test_clamp_on_the_real_tree_names_the_stub_it_waits_for():
         plan_port(Index(load_tree(root)), "clamp", torch_dtypes=False, cleanup=False)
     assert "clamp_max_scalar_stub (min empty, max given), the stub of clamp_max" in exc.value.reason
     assert exc.value.after == "clamp_max"
+
+
+def test_integer_trunc_division_cases_keep_int_min_out_of_the_dividend():
+    """torch CPU traps (SIGFPE: the verifying process dies) on INT_MIN / -1 in trunc division."""
+    from migrate.verify.cases import Case, nonzero_divisors
+
+    low = torch.iinfo(torch.int32).min
+    a, b = torch.tensor([low, 5, -1], dtype=torch.int32), torch.tensor([-1, 0, -1], dtype=torch.int32)
+    (c,) = nonzero_divisors([Case(torch.int32, "contiguous", (a, b))], "div")
+    assert c.args[0].tolist() == [low + 1, 5, -1] and c.args[1].tolist() == [-1, 1, -1]
+    x = torch.tensor([low], dtype=torch.int32)
+    assert nonzero_divisors([Case(torch.int32, "contiguous", (x, b))], "fmod")[0].args[0].tolist() == [low]
