@@ -138,9 +138,12 @@ def test_verify_checks_each_stub_against_calls_that_reach_it(div_port):
     text = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
     trunc = next(p for p in port.parts if p.name == "div_trunc")
     # float32: integer cases draw zero divisors, which torch CPU refuses (the old graph then judges alone)
-    opts = Options(stub="div_trunc_stub", known=trunc.choice.values, dtypes=[torch.float32], opinfo=False)
+    opts = Options(stub="div_trunc_stub", known=trunc.choice.values, dtypes=[torch.float32])
     rep = verify(PORT, "div", (text, "<port div>"), opts)
     assert rep.ran and not [c for c in rep.cells if c.status == "FAIL"]
+    # OpInfo samples of true division (no rounding_mode) call div_true_stub, not this one
+    reasons = {r for c in rep.cells if c.layout.startswith("opinfo:") for r in c.skip_reasons}
+    assert "no kwargs: another stub than the one verified" in reasons, reasons
     assert any("torch CPU called with rounding_mode='trunc'" in n for n in rep.notes)
     floor = next(p for p in port.parts if p.name == "div_floor")
     for dtype in (torch.float32, torch.int64):  # NaN/inf operands, negative divisors, large integers

@@ -149,9 +149,12 @@ def _record_skipped(opinfo, sample, seen: set[str]) -> None:
         pass
 
 
-def sample_cases(opinfo, dtype: torch.dtype, arity: int, run: OpInfoRun, seen: set[str]) -> list[Case]:
+def sample_cases(
+    opinfo, dtype: torch.dtype, arity: int, run: OpInfoRun, seen: set[str], expect: dict | None = None
+) -> list[Case]:
     """The OpInfo's samples for ``dtype`` as Cases; skipped samples are counted in ``run``
-    (and the overloads they call added to ``seen``)."""
+    (and the overloads they call added to ``seen``).  ``expect``: the arguments that reach the one stub
+    verified (rounding_mode="trunc"): a sample passing others calls another stub."""
     layout = f"opinfo:{opinfo.formatted_name}"
     if dtype not in opinfo.supported_dtypes("cpu"):
         run.unsupported = f"the OpInfo does not list {str(dtype).removeprefix('torch.')} on CPU"
@@ -161,6 +164,10 @@ def sample_cases(opinfo, dtype: torch.dtype, arity: int, run: OpInfoRun, seen: s
     for s in opinfo.sample_inputs("cpu", dtype, requires_grad=floating, set_seed=True):
         run.samples += 1
         s = s.transform(lambda x: x.detach() if isinstance(x, torch.Tensor) else x)
+        if expect is not None and s.kwargs != expect:
+            shown = ", ".join(f"{k}={v!r}" for k, v in s.kwargs.items()) or "no kwargs"
+            run.skipped[f"{shown}: another stub than the one verified"] += 1
+            continue
         if s.kwargs:
             run.skipped[f"kwargs {', '.join(sorted(s.kwargs))} not expressible by the functor"] += 1
             _record_skipped(opinfo, s, seen)
