@@ -36,20 +36,8 @@ def test_a_string_argument_picks_the_stub():
 
 
 def test_optional_bounds_pick_the_stub_and_a_data_test_takes_both_arms():
-    body = """
-      if (min && max) {
-        if (min.get().toDouble() != min.get().toDouble()) {
-          at::fill_(const_cast<Tensor&>(result), std::numeric_limits<double>::quiet_NaN());
-        } else {
-          clamp_scalar_stub(device_type(), *this, min.get(), max.get());
-        }
-      } else if (max) {
-        clamp_max_scalar_stub(device_type(), *this, max.get());
-      } else if (min) {
-        clamp_min_scalar_stub(device_type(), *this, min.get());
-      }"""
-    params = [("const OptionalScalarRef", "min"), ("const OptionalScalarRef", "max")]
-    got = stub_choices(params, body, 1, {"clamp_scalar_stub", "clamp_max_scalar_stub", "clamp_min_scalar_stub"})
+    params, body, line = definition(PORT, "clamp_out")  # a NaN test of the bounds before clamp_scalar_stub
+    got = stub_choices(params, body, line, {"clamp_scalar_stub", "clamp_max_scalar_stub", "clamp_min_scalar_stub"})
     assert {c.stub: c.values for c in got} == {
         "clamp_max_scalar_stub": {"min": _k(None), "max": _k(PRESENT)},
         "clamp_min_scalar_stub": {"min": _k(PRESENT), "max": _k(None)},

@@ -106,8 +106,11 @@ class Dag:
     # is computed from, when a field is a host expression (``Node.expr``); else the fields are the arguments
     floating_only: bool = False  # those expressions are the host's for floating dtypes only (AT_DISPATCH_FLOATING)
 
-    def nodes(self) -> list[Node]:
-        """Every node once, operands before users."""
+    def nodes(self, integral: bool = False) -> list[Node]:
+        """Every node once, operands before users; ``integral``: only those an integral input's overload
+        computes (a dtype branch taken by every integer dtype, ``if_dtype<char,int,long,short,uchar>``,
+        contributes only its integer arm)."""
+        ints = set(dtype_family("integral")) - {"bool"}
         seen: set[int] = set()
         order: list[Node] = []
 
@@ -115,7 +118,10 @@ class Dag:
             if id(n) in seen:
                 return
             seen.add(id(n))
-            for a in n.args:
+            args = n.args
+            if integral and n.op == "dtype_if" and ints <= set(n.dtype.split(",")):
+                args = n.args[:2]
+            for a in args:
                 visit(a)
             if n.like is not None:
                 visit(n.like)
@@ -131,35 +137,10 @@ class Dag:
         t = table()
         return {t.ops[o].cls for o in self.ops()}
 
-    def integer_nodes(self) -> list[Node]:
-        """The nodes an integral input's overload computes: a dtype branch taken by every integer dtype
-        (``if_dtype<char,int,long,short,uchar>``) contributes only its integer arm."""
-        from migrate.tables import dtype_family
-
-        ints = set(dtype_family("integral")) - {"bool"}
-        seen: set[int] = set()
-        order: list[Node] = []
-
-        def visit(n: Node) -> None:
-            if id(n) in seen:
-                return
-            seen.add(id(n))
-            args = n.args
-            if n.op == "dtype_if" and ints <= set(n.dtype.split(",")):
-                args = n.args[:2]
-            for a in args:
-                visit(a)
-            if n.like is not None:
-                visit(n.like)
-            order.append(n)
-
-        visit(self.output)
-        return order
-
     @property
     def needs_float(self) -> bool:
         """Integer inputs are computed in float (a math op, or a cast to a floating type)."""
-        nodes = self.integer_nodes()
+        nodes = self.nodes(integral=True)
         t = table()
         math = any(n.op not in LEAVES + STRUCTURAL and t.ops[n.op].cls == "math" for n in nodes)
         return math or any(n.op == "cast" and n.dtype in FLOATING for n in nodes)
