@@ -137,7 +137,7 @@ def test_table_covers_the_elementwise_selectors():
     assert len(t.ops) >= 60
     assert len(t.by_selector) == len([r for r in t.ops.values() if r.selector])  # one op per selector
     idiom_only = {r.op for r in t.ops.values() if not r.selector}  # emitted by port_idioms.yaml only
-    assert idiom_only == {"log1p", "muladd", "torch_fmod", "trunc_divide"}
+    assert idiom_only == {"log1p", "muladd", "torch_fmod", "trunc_divide", "floor_divide_int"}
     classes = {r.cls for r in t.ops.values()}
     assert classes == {"math", "arith", "round", "predicate", "logical", "bitwise", "select", "clamp"}
     for r in t.ops.values():
@@ -237,6 +237,7 @@ REFERENCES = {
     "mul": (lambda a, b: a * b, "pair"),
     "div": (lambda a, b: a / b, "nonzero"),
     "trunc_divide": (lambda a, b: math.trunc(a / b), "nonzero"),
+    "floor_divide_int": (lambda a, b: a // b, "nonzero"),  # Python's // is torch's floor division
     "div_no_nan": (lambda a, b: 0.0 if b == 0 else a / b, "zero_div"),
     "floor_mod": (lambda a, b: a - b * math.floor(a / b), "nonzero"),
     "mod": (math.fmod, "nonzero"),
@@ -301,6 +302,8 @@ INT_FORMS = {
     "relu": lambda x: max(x, 0),
     "muladd": lambda a, b, c: a + b * c,
     "torch_fmod": lambda a, b: int(math.fmod(a, b)),
+    "trunc_divide": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
+    "floor_divide_int": lambda a, b: a // b,
 }
 
 
