@@ -175,11 +175,10 @@ def definition(root, kernel: str) -> tuple[list[tuple[str, str]], str, int] | No
                 words = p.replace(b"&", b" ").replace(b"*", b" ").split()
                 if len(words) >= 2:
                     params.append((b" ".join(words[:-1]).decode(), words[-1].decode()))
+            from migrate.port.patch import closing_brace
+
             open_at = m.end() - 1
-            depth = 0
-            for j in range(open_at, len(code)):
-                depth += (code[j] == 0x7B) - (code[j] == 0x7D)
-                if depth == 0:
-                    body = data[open_at + 1 : j].decode("utf-8", "replace")
-                    return params, body, data.count(b"\n", 0, open_at) + 1
+            close = closing_brace(code, open_at)
+            if close is not None:
+                return params, data[open_at + 1 : close].decode("utf-8", "replace"), data.count(b"\n", 0, open_at) + 1
     return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from migrate.fixes import FixBuilder
 from migrate.index import Index
 from migrate.port.locate import Impl, graph_dag
+from migrate.port.stub_choice import call_kwargs
 from migrate.port.style import KERNEL_FILE
 from migrate.port.translate import PortBlocked
 
@@ -118,7 +119,7 @@ def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cl
         mine = list({id(im): im for im, _, _ in users}.values())
         name = stub.removesuffix("_stub")
         choice = next((c for _, _, c in users if c is not None), None)
-        passed = {k: v.value for k, v in (choice.values if choice else {}).items() if isinstance(v.value, str)}
+        passed = call_kwargs(choice.values if choice else None)
         part = write_kernel(
             ix, family, name, mine, dags[0], torch_dtypes, cleanup, stub=stub, reroute=False, kwargs=passed
         )

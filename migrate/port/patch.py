@@ -722,19 +722,15 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 None,
                 after=waiting[0],
             )
-        multi = _multi(ix, family, own if riders else family_impls(ix, family), torch_dtypes, cleanup)
+        from migrate.port.multi import plan_multi
+
+        multi = plan_multi(ix, family, own if riders else family_impls(ix, family), torch_dtypes, cleanup)
         if multi is not None:
             return multi
         impls, dag = translate_family(ix, family, own if riders else None)
     else:
         impls, dag = translate_family(ix, family)
     return write_kernel(ix, family, family, impls, dag, torch_dtypes, cleanup, riders)
-
-
-def _multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cleanup: bool) -> Port | None:
-    from migrate.port.multi import plan_multi
-
-    return plan_multi(ix, family, impls, torch_dtypes, cleanup)
 
 
 def write_kernel(

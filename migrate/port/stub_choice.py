@@ -57,6 +57,12 @@ class StubChoice:
         return ", ".join(parts) or "always"
 
 
+def call_kwargs(known: dict[str, Known] | None) -> dict:
+    """The keyword arguments a torch call passes to reach a stub: the literal values of ``known``
+    (``rounding_mode="trunc"``); an empty or merely given optional is left to its default."""
+    return {k: v.value for k, v in (known or {}).items() if isinstance(v.value, (str, bool, int, float))}
+
+
 def stub_choices(params: list[tuple[str, str]], body: str, first_line: int, stubs: set[str]) -> list[StubChoice]:
     """One StubChoice per stub of ``stubs`` the body reaches, in the order of the first combination that
     reaches it; ``params``: (type, name) of the kernel.  [] when the body cannot be read."""

@@ -467,7 +467,9 @@ def _verify(
             cpu = TorchCpuReference(family)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
-        chosen = {k: v.value for k, v in (opts.known or {}).items() if isinstance(v.value, (str, bool, int, float))}
+        from migrate.port.stub_choice import call_kwargs
+
+        chosen = call_kwargs(opts.known)
         if opts.stub:  # the arguments that reach this stub (rounding_mode="trunc"): every call passes them
             cpu.scalar_kwargs.update(chosen)
             notes.append(
@@ -591,7 +593,9 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
             run = ops.OpInfoRun(op.formatted_name, d)
             expect = None
             if runner.opts.stub:  # one stub of several: only samples passing the arguments that reach it
-                expect = {k: v.value for k, v in (runner.opts.known or {}).items() if isinstance(v.value, str)}
+                from migrate.port.stub_choice import call_kwargs
+
+                expect = call_kwargs(runner.opts.known)
             cases = ops.sample_cases(op, d, runner.source.arity, run, seen, expect)
             cell = Cell(
                 dtype_name(d),
