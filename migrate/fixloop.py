@@ -8,9 +8,8 @@ from pathlib import Path
 from migrate.apply import atomic_write, plan_fixes
 from migrate.config import Config
 from migrate.errors import UsageError
-from migrate.lint import LintResult, lint_tree
+from migrate.lint import LintResult, lint_root, lint_tree
 from migrate.model import Finding
-from migrate.tree import load_tree
 
 MAX_ROUNDS = 8
 
@@ -36,9 +35,8 @@ def fix_to_fixed_point(
     so a second ``--fix`` is a no-op.
     """
     overlay: dict[str, bytes] = {}
-    first = tree if tree is not None else load_tree(root)
-    original = dict(first.sources)
-    result = lint_tree(first, config, only)
+    result = lint_tree(tree, config, only) if tree is not None else lint_root(root, None, config, only)
+    original = dict(result.tree.sources)
     out = FixOutcome(original={}, new={})
     for _ in range(MAX_ROUNDS):
         candidates = [f for f in result.findings if f.fix and (keep is None or keep(f, result.index))]
@@ -49,7 +47,7 @@ def fix_to_fixed_point(
         out.rounds += 1
         out.applied.extend(plan.applied)
         overlay.update(plan.new_texts)
-        result = lint_tree(load_tree(root, {**original, **overlay}), config, only)  # no re-read from disk
+        result = lint_root(root, {**original, **overlay}, config, only)  # no re-read from disk
     out.result = result
     for path, data in overlay.items():
         if data != original.get(path):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 from migrate.config import Config
 from migrate.index import Index, under
 from migrate.model import Finding, Severity
-from migrate.rule_pool import run_rules
+from migrate.rule_pool import metal_findings, metal_key, run_rules
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
-from migrate.tree import Tree
+from migrate.tree import Tree, load_tree
 
 
 @dataclass
@@ -21,11 +22,25 @@ class LintResult:
     findings: list[Finding]
 
 
+def lint_root(
+    root: Path, overlay: dict[str, bytes] | None = None, config: Config | None = None, only: list[str] | None = None
+) -> LintResult:
+    """``lint_tree(load_tree(root, overlay), config, only)``, with the Metal data-flow rules run by the
+    parse child once its share of the parse is done, when one runs (rule_pool)."""
+    key = metal_key(_enabled(config or Config()), only)
+    work = (key, lambda metal_tree: metal_findings(metal_tree, key)) if key[0] else None
+    return lint_tree(load_tree(root, overlay, metal_work=work), config, only)
+
+
 def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | None = None) -> LintResult:
     config = config or Config()
     index = Index(tree, scope=only_paths)
-    rules = {code: rule for code, rule in all_rules().items() if config.enabled(code)}
-    findings: list[Finding] = run_rules(index, rules)  # on two processes when that pays
+    rules = _enabled(config)
+    pending, tree.metal_work = tree.metal_work, None  # its value is read once
+    metal = pending[1] if pending is not None and pending[0] == metal_key(rules, only_paths) else None
+    if pending is not None and metal is None:
+        pending[1].drop()
+    findings: list[Finding] = run_rules(index, rules, metal)  # on two processes when that pays
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:
@@ -38,6 +53,10 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
         ]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
     return LintResult(tree, index, findings)
+
+
+def _enabled(config: Config) -> dict:
+    return {code: rule for code, rule in all_rules().items() if config.enabled(code)}
 
 
 def _touches(f: Finding, index: Index, prefixes: list[str]) -> bool:

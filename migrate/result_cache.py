@@ -139,14 +139,13 @@ class Sources(dict):
 def lint_findings(root: Path, config, only: list[str] | None, overlay: dict[str, bytes] | None = None):
     """(findings of ``lint_tree(load_tree(root, overlay), config, only)``, path -> bytes), from the cache when it holds them."""
     from migrate import codec
-    from migrate.tree import load_tree
 
     overlay = overlay or {}
     if not cache._ENABLED[0]:
-        from migrate.lint import lint_tree
+        from migrate.lint import lint_root
 
-        tree = load_tree(root, overlay)
-        return lint_tree(tree, config, only).findings, tree.sources
+        result = lint_root(root, overlay, config, only)
+        return result.findings, result.tree.sources
     over = {root / rel for rel in overlay}
     files = [f for f in inputs(root) if f not in over]
     head = _head(root, config, only, overlay)
@@ -166,10 +165,10 @@ def lint_findings(root: Path, config, only: list[str] | None, overlay: dict[str,
             if trust_stat and not alias:
                 _write(fast, slow.encode())
             return findings, Sources(root, overlay)
-    from migrate.lint import lint_tree
+    from migrate.lint import lint_root
 
-    tree = load_tree(root, overlay)
-    findings = lint_tree(tree, config, only).findings
+    result = lint_root(root, overlay, config, only)
+    tree, findings = result.tree, result.findings
     if _content_key(head, files) == slow:  # no input changed while linting
         _write(slow, codec.dumps(tuple(findings)))
         if trust_stat:

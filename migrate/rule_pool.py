@@ -1,11 +1,13 @@
 """Run the rules of one lint on two processes when the tree is big and a second core is idle.
 
-A forked child (parse_pool.Child) runs the rules that share the Metal data-flow analysis
-(``metal_flow.units``: the largest part of the rules' time that the others never need), and
-MPS019, whose host call-graph walk no other rule shares, to even the two out (measured on the
+The rules that share the Metal data-flow analysis (``metal_flow.units``: the largest part of the
+rules' time that the others never need) read the tree's Metal view only (tree.metal_view).  When
+lint_root read the tree, the parse child computed their findings on it once its share of the parse
+was done (``tree.metal_work``): this process runs the other rules meanwhile (the Metal flow rules here
+see no unit) and adds the child's findings.  Otherwise a forked child (parse_pool.Child) runs them,
+and MPS019, whose host call-graph walk no other rule shares, to even the two out (measured on the
 2.6.0 tree); it sends its findings back in migrate.codec form while this process runs the others.
-A child that fails leaves its rules to this process.  Findings are the same either way:
-each rule reads the index only.
+A child that fails leaves its rules to this process.  Findings are the same either way.
 """
 
 from __future__ import annotations
@@ -17,8 +19,20 @@ CHILD_RULES = METAL_FLOW_RULES | {"MPS019"}
 MIN_PARALLEL_BYTES = 512 * 1024  # bytes of source below which the fork costs more than it saves
 
 
-def run_rules(index, rules: dict) -> list:
-    """The findings of every rule in ``rules`` (code -> Rule) over ``index``."""
+def run_rules(index, rules: dict, metal=None) -> list:
+    """The findings of every rule in ``rules`` (code -> Rule) over ``index``; ``metal``: a pending value of
+    metal_findings for the METAL_FLOW_RULES among them (parse_pool.Later)."""
+    if metal is not None:
+        from migrate import codec
+        from migrate.read.metal_flow import elsewhere
+
+        elsewhere(index, True)
+        found = _run(index, rules, list(rules))
+        elsewhere(index, False)
+        blob = metal.result()
+        if blob is None:  # the child failed: run them here (MPS018's host sites come twice: lint keeps one)
+            return found + _run(index, rules, [c for c in rules if c in METAL_FLOW_RULES])
+        return found + list(codec.loads(blob))
     theirs = [c for c in rules if c in CHILD_RULES]
     child = None
     if theirs and len(theirs) < len(rules) and _worth_a_child(index.tree):
@@ -44,6 +58,20 @@ def _encoded(index, rules: dict, codes: list[str]) -> bytes:
     from migrate import codec
 
     return codec.dumps(tuple(_run(index, rules, codes)))  # a list would read as an object
+
+
+def metal_key(rules: dict, scope) -> tuple:
+    """What metal_findings computes: the Metal flow rules among ``rules``, over ``scope``."""
+    return tuple(sorted(c for c in rules if c in METAL_FLOW_RULES)), None if scope is None else tuple(scope)
+
+
+def metal_findings(metal_tree, key: tuple) -> bytes:
+    """The findings of the rules of ``key`` (metal_key) over a tree's Metal view, in migrate.codec form."""
+    from migrate.index import Index
+    from migrate.rulebook import all_rules
+
+    codes, scope = key
+    return _encoded(Index(metal_tree, scope=None if scope is None else list(scope)), all_rules(), list(codes))
 
 
 def _worth_a_child(tree) -> bool:

@@ -54,6 +54,8 @@ class Tree:
     errors: list[ParseError] = field(default_factory=list)
     opinfo_files: list[str] = field(default_factory=list)  # OpInfo database files present in the tree
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
+    # load_tree's metal_work: (its key, parse_pool.Later: the value a parse child computes meanwhile)
+    metal_work: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def _read(file: Path | str, rel: str, overlay: dict[str, bytes]) -> tuple[bytes | None, ParseError | None]:
@@ -123,11 +125,14 @@ def _lazy(module: str, name: str):
     return call
 
 
-def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
-    """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's."""
+def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=None) -> Tree:
+    """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's.
+
+    ``metal_work``: ``(key, function)``; when a parse child runs, it calls ``function(metal_tree)`` on the
+    tree's Metal view (metal_view) once it has parsed its share, and ``tree.metal_work`` holds ``key``
+    and the pending value; else ``tree.metal_work`` is None and the caller does that work itself."""
     from migrate.parse_pool import parse_all
 
-    read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
     read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
 
     overlay = overlay or {}
@@ -172,7 +177,16 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
                 )
             else:
                 jobs.append(("host", r, data, "migrate.read.host_reader:read_host_file", {}, ()))
-    models = parse_all(jobs)  # one pass over every file, on the machine's cores when many are uncached
+    after = None
+    if metal_work is not None:
+        key, work = metal_work
+
+        def after(models):  # in the parse child
+            return work(metal_view(root, [(jobs[k], m) for k, m in enumerate(models)], includes, hdr))
+
+    models, later = parse_all(jobs, after)  # one pass over every file, on the machine's cores when many are uncached
+    if later is not None:
+        tree.metal_work = (key, later)
     tree.yaml = models[0]
     tree.errors.extend(tree.yaml.errors)
     for r, job in order:
@@ -186,23 +200,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
             continue
         tree.hosts[r] = hf = model
         tree.errors.extend(hf.errors)
-        for im in hf.inline_metal:
-            mf = cached(
-                "inline-metal",
-                f"{r}:{im.span.start}:{im.span.line}",
-                im.text.encode(),
-                lambda: read_metal_source(
-                    im.text.encode(),
-                    r,
-                    include_dirs=includes,
-                    base_line=im.span.line,
-                    base_offset=im.span.start,
-                    base_column=im.span.column,
-                ),
-                hdr,
-            )
-            key = f"{r}#{im.span.line}"
-            tree.metals[key] = mf
+        tree.metals.update(_inline_models(r, hf.inline_metal, includes, hdr))
     from migrate.tables import load_table
 
     for pattern in load_table("opinfo.yaml")["files"]:
@@ -217,6 +215,50 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None) -> Tree:
             tree.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
             tree.errors.extend(tree.common_mps.errors)
     _scan_native_sources(tree)
+    return tree
+
+
+def _inline_models(path: str, inline: tuple, includes: list[Path], hdr: str) -> dict:
+    """``path#line`` -> the model of each Metal raw string of host file ``path``."""
+    read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
+    out = {}
+    for im in inline:
+        out[f"{path}#{im.span.line}"] = cached(
+            "inline-metal",
+            f"{path}:{im.span.start}:{im.span.line}",
+            im.text.encode(),
+            lambda: read_metal_source(
+                im.text.encode(),
+                path,
+                include_dirs=includes,
+                base_line=im.span.line,
+                base_offset=im.span.start,
+                base_column=im.span.column,
+            ),
+            hdr,
+        )
+    return out
+
+
+def metal_view(root: Path, parsed: list, includes: list[Path], hdr: str) -> Tree:
+    """The tree's Metal code alone, from ``parsed``: (job, its model or None) of load_tree's jobs.  Kernel
+    files with their models and bytes; host files holding Metal raw strings, as those strings only (read
+    here for a host without a model) and the strings' models.  What the Metal data-flow rules read."""
+    from migrate.parse_pool import _parse
+    from migrate.read.host_reader import read_inline_metal
+
+    tree = Tree(root=root, yaml=NativeYaml(YAML_REL, ()))
+    for job, model in parsed:
+        kind, r, data = job[:3]
+        if kind == "metal":
+            tree.sources[r] = data
+            tree.metals[r] = model if model is not None else _parse(job)
+        elif kind == "host":
+            inline = model.inline_metal if model is not None else read_inline_metal(data, r)
+            if inline:
+                tree.sources[r] = data
+                tree.hosts[r] = HostFile(r, (), (), (), (), tuple(inline), frozenset())
+                tree.metals.update(_inline_models(r, inline, includes, hdr))
     return tree
 
 

@@ -30,7 +30,7 @@ def test_pool_reads_what_one_process_reads(root, monkeypatch, tmp_path):
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
     forks, here = [], []  # children started; jobs this process parsed
     real_fork, real_parse = parse_pool._fork, parse_pool._parse_cached
-    monkeypatch.setattr(parse_pool, "_fork", lambda queue, jobs: forks.append(1) or real_fork(queue, jobs))
+    monkeypatch.setattr(parse_pool, "_fork", lambda queue, jobs, *more: forks.append(1) or real_fork(queue, jobs, *more))
     monkeypatch.setattr(parse_pool, "_parse_cached", lambda job: here.append(job[0]) or real_parse(job))
     with cache.disable_cache():
         one = read(root, monkeypatch, 1)
@@ -84,7 +84,7 @@ def test_yaml_and_metal_are_parsed_here(monkeypatch, tmp_path):
     monkeypatch.setattr(parse_pool.Queue, "of", lambda numbers: queued.append(list(numbers)) or real(numbers))
     jobs = []
     real_all = parse_pool.parse_all
-    monkeypatch.setattr(parse_pool, "parse_all", lambda js: jobs.extend(js) or real_all(js))
+    monkeypatch.setattr(parse_pool, "parse_all", lambda js, after=None: jobs.extend(js) or real_all(js, after))
     with cache.disable_cache():
         read(MINI, monkeypatch, 2)
     assert len(queued) == 1 and {jobs[k][0] for k in queued[0]} == {"host"}  # what children may take

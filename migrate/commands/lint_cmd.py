@@ -93,11 +93,10 @@ def run(args) -> int:
     if args.diff or args.fix:
         return apply_fixes(args, root, config, only, known=known_findings(args, root, config, only))
     if args.format == "lintrunner":  # its fix loop starts from this tree
-        from migrate.lint import lint_tree
-        from migrate.tree import load_tree
+        from migrate.lint import lint_root
 
-        tree = load_tree(root)
-        every, sources = lint_tree(tree, config, only).findings, tree.sources
+        result = lint_root(root, None, config, only)
+        tree, every, sources = result.tree, result.findings, result.tree.sources
     else:
         tree = None
         every, sources = lint_findings(root, config, only)

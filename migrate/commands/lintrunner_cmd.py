@@ -69,9 +69,9 @@ def lint_files(args, files: list[str]) -> str:
     from migrate.apply import plan_fixes
     from migrate.baseline import known_at_revision, subtract
     from migrate.config import load_config
-    from migrate.lint import lint_tree
+    from migrate.lint import lint_root
     from migrate.output.render import lintrunner
-    from migrate.tree import find_root, load_tree
+    from migrate.tree import find_root
 
     out = []
     by_root: dict[Path, list[str]] = {}
@@ -84,8 +84,8 @@ def lint_files(args, files: list[str]) -> str:
         by_root.setdefault(root, []).append(Path(f).resolve().relative_to(root).as_posix())
     for root, rels in sorted(by_root.items()):
         config = load_config(root).apply_flags(args.select, (), args.ignore, args.extend_ignore)
-        tree = load_tree(root)
-        findings = lint_tree(tree, config, rels).findings
+        result = lint_root(root, None, config, rels)
+        tree, findings = result.tree, result.findings
         if args.since:
             findings = subtract(findings, known_at_revision(root, args.since, config, rels), tree.sources)
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)

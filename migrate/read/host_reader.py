@@ -70,6 +70,16 @@ def read_host_file(data: bytes, path: str) -> HostFile:
         )
 
 
+def read_inline_metal(data: bytes, path: str) -> tuple[InlineMetal, ...]:
+    """The Metal raw strings of a host file, as read_host_file's model has them."""
+    if b'R"' not in data:
+        return ()
+    try:
+        return tuple(_Reader(data, path).inline_metal())
+    except Exception:  # as read_host_file: its model has none then
+        return ()
+
+
 class _Reader:
     def __init__(self, data: bytes, path: str) -> None:
         self.data = data

@@ -176,11 +176,19 @@ class Unit:
 
 def units(ix) -> list[Unit]:
     """Every Metal source of the tree in the index's scope (findings are reported at the unit's
-    own path), analysed once per Index."""
+    own path), analysed once per Index; none while ``elsewhere(ix, True)`` holds."""
     got = ix.__dict__.get("_metal_units")
     if got is None:
         got = ix.__dict__["_metal_units"] = list(_units(ix.tree, ix.in_scope))
     return got
+
+
+def elsewhere(ix, yes: bool) -> None:
+    """Whether another process analyses ix's Metal sources: the rules here then see no unit."""
+    if yes:
+        ix.__dict__["_metal_units"] = []
+    else:
+        ix.__dict__.pop("_metal_units", None)
 
 
 def _units(tree, wanted=lambda path: True):
