@@ -58,6 +58,11 @@ def main() -> None:
         with disable_cache():
             lint_root(root)
 
+    def lint_forked_rules():  # the Metal flow rules on a fork made after the parse (rule_pool's other path)
+        forget()
+        with disable_cache():
+            lint_tree(load_tree(root))
+
     def lint_warm():
         lint_tree(load_tree(root))
 
@@ -87,6 +92,7 @@ def main() -> None:
         "mps-migrate lint, no cache": lint_cold,
         "  same, one process (MPS_MIGRATE_JOBS=1)": jobs(1, lint_cold),
         f"  same, {cores} processes (MPS_MIGRATE_JOBS={cores})": jobs(cores, lint_cold),
+        "  same, Metal rules on a fork after the parse": lint_forked_rules,
         "  of which load_tree (auto)": read_cold,
         "mps-migrate lint, warm cache": lint_warm,
     }
