@@ -30,7 +30,9 @@ def test_pool_reads_what_one_process_reads(root, monkeypatch, tmp_path):
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path / "cache"))
     forks, here = [], []  # children started; jobs this process parsed
     real_fork, real_parse = parse_pool._fork, parse_pool._parse_cached
-    monkeypatch.setattr(parse_pool, "_fork", lambda queue, jobs, *more: forks.append(1) or real_fork(queue, jobs, *more))
+    monkeypatch.setattr(
+        parse_pool, "_fork", lambda queue, jobs, *more: forks.append(1) or real_fork(queue, jobs, *more)
+    )
     monkeypatch.setattr(parse_pool, "_parse_cached", lambda job: here.append(job[0]) or real_parse(job))
     with cache.disable_cache():
         one = read(root, monkeypatch, 1)
