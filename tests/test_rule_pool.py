@@ -127,3 +127,32 @@ def test_the_marker_splits_a_childs_values():
     unmarked = parse_pool.Child.stream(lambda: iter([1, 2]))  # a child ending without the marker
     unmarked.marks = True
     assert unmarked.until_marked() == [1, 2] and not unmarked.marked
+
+
+HOST_WITH_METAL = b"""#include <ATen/native/mps/OperationUtils.h>
+#define SHADER R"M(kernel void in_a_macro() {})M"
+static const char* SCALE_METAL = R"METAL(
+kernel void scale(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] *= 2; }
+)METAL";
+// R"(not a string: a comment)"
+static auto lib = MetalShaderLibrary(R"(kernel void twice() {})");
+"""
+
+
+@pytest.mark.parametrize("root", ["synthetic", "2.6.0", "2.7.0a0"])
+def test_the_metal_view_reads_a_host_files_metal_as_its_model_has_it(root):
+    """A host file the parse child did not parse: its Metal raw strings are read alone, as the host reader does."""
+    from migrate.read.host_reader import read_host_file, read_inline_metal
+    from migrate.tree import HOST_SUFFIXES, MPS_REL, _walk_rel
+
+    if root == "synthetic":
+        files = [("aten/src/ATen/native/mps/operations/Scale.mm", HOST_WITH_METAL)]
+    else:
+        tree = pytorch_260_root() if root == "2.6.0" else pytorch_270a0_root()
+        files = [(rel, (tree / rel).read_bytes()) for rel in _walk_rel(tree, MPS_REL, HOST_SUFFIXES)]
+    seen = 0
+    for rel, data in files:
+        inline = read_host_file(data, rel).inline_metal
+        assert read_inline_metal(data, rel) == inline
+        seen += len(inline)
+    assert seen == {"synthetic": 2, "2.6.0": 3}.get(root, seen)
