@@ -122,7 +122,8 @@ class _Reader:
                     self.path, sc.line_of(pos), sc.column_of(pos), "macro invocation without closing parenthesis"
                 )
             )
-        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code))
+        launches = _launches(sc.code)
+        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code, launches))
 
         generated_ids: set[str] = set()
         generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
@@ -159,7 +160,7 @@ class _Reader:
             for m in _REGISTER.finditer(sc.code)
             if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())
         ]
-        kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e))
+        kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e)) if launches else []
         sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
         functions += generated[0]
         registrations += generated[1]
@@ -213,7 +214,8 @@ class _Reader:
                 )
             )
         esc = SourceFile(expand(macro, inv.args, generators))
-        unit = Unit(esc, keep=_keep(esc.code))  # bodies no node lookup needs are parsed blank, as in files
+        launches = _launches(esc.code)
+        unit = Unit(esc, keep=_keep(esc.code, launches))  # bodies no node lookup needs are parsed blank, as in files
         span = self.span(inv.start, inv.end)
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
@@ -251,7 +253,7 @@ class _Reader:
             for m in _REGISTER.finditer(unit.sc.code)
             if _word_start(unit.sc.code, m.start())
         ]
-        kcalls = _kernel_calls(unit, lambda s, e: span)
+        kcalls = _kernel_calls(unit, lambda s, e: span) if launches else []
         sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
         return functions, registrations, kcalls, sites
 
@@ -370,9 +372,19 @@ def _kernel_call_pattern() -> re.Pattern[bytes]:
     return re.compile(rb"(" + names.encode() + rb")[ \t]*\(")
 
 
-def _keep(code: bytes):
+def _launches(code: bytes):
+    """Where a launch helper is called (``within``): false if nowhere, and then no kernel call is read."""
+    return within(code, _helper_words(), _CALL_PAREN)
+
+
+@lru_cache(maxsize=1)
+def _helper_words() -> tuple[bytes, ...]:
+    return tuple(n.encode() for n in kernel_launch_helpers())
+
+
+def _keep(code: bytes, launches=None):
     """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
-    helpers = within(code, [n.encode() for n in kernel_launch_helpers()], _CALL_PAREN)
+    helpers = _launches(code) if launches is None else launches
     sites = needs_nodes(code)
     return lambda start, end: helpers(start, end) or sites(start, end)
 
@@ -381,8 +393,6 @@ def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
     sc = unit.sc
     code = sc.code
     found: list[KernelCall] = []
-    if not any(n.encode() in code for n in kernel_launch_helpers()):
-        return found  # most files launch nothing: no regex pass
     for m in _kernel_call_pattern().finditer(code):
         if not _word_start(code, m.start()) or sc.in_directive(m.start()):
             continue
