@@ -12,6 +12,7 @@ file; file-local generator macros (``CREATE_..._FUNC(...)``,
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 
@@ -29,6 +30,7 @@ from ..model import (
     StubRegistration,
 )
 from migrate.source import SourceFile
+from migrate.source.file import char_column
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan, word_text, words
@@ -102,9 +104,15 @@ class _Reader:
 
     # ------------------------------------------------------------ positions
     def span(self, start: int, end: int) -> Span:
+        """``sc.line_of`` / ``sc.column_of`` of both ends (a file's own source: line 1, column 1 first),
+        each line found once."""
         sc = self.sc
-        line, end_line = sc.line_of(start), sc.line_of(end)
-        return Span(self.path, line, sc.column_of(start), end_line, sc.column_of(end), start, end)
+        starts, data = sc.line_starts, sc.data
+        i = bisect_right(starts, start) - 1
+        j = bisect_right(starts, end, i if 0 <= i and start <= end else 0) - 1
+        return Span(
+            self.path, i + 1, char_column(data, starts[i], start), j + 1, char_column(data, starts[j], end), start, end
+        )
 
     def node_span(self, node, start: int | None = None) -> Span:
         return self.span(node.start_byte if start is None else start, node.end_byte)

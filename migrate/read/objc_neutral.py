@@ -113,6 +113,18 @@ def _offsets(code: bytes, byte: bytes) -> list[int]:
     return out
 
 
+def _at(code: bytes, ats: list[int], pat: re.Pattern[bytes]) -> list[re.Match[bytes]]:
+    """``pat.finditer(code)`` for a pattern whose matches start with "@" (at the offsets ``ats``)."""
+    found = []
+    end = 0
+    for i in ats:
+        m = pat.match(code, i) if i >= end else None
+        if m is not None:
+            found.append(m)
+            end = m.end()
+    return found
+
+
 def _receiver_end(code: bytes, s: int, e: int) -> int:
     """End of the receiver expression of a message send ``[`` at s, ``]`` at e."""
     m = _RECEIVER.match(code, s + 1, e)
@@ -220,12 +232,13 @@ def _kw_fix(code: bytes, s: int, e: int) -> list[tuple[int, bytes]]:
 
 def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
     """A parseable copy of ``sc.data``: same length, same newlines; ``skip`` regions come out blank."""
-    nd = bytearray(sc.code)
+    src = sc.code
+    nd = bytearray(src)
     for ds, de in sc.directives:
-        nd[ds:de] = blank(sc.code[ds:de])
+        nd[ds:de] = blank(src[ds:de])
     out = bytearray(sc.data)
     for s, e in skip:
-        nd[s:e] = out[s:e] = blank(sc.code[s:e])
+        nd[s:e] = out[s:e] = blank(src[s:e])
     code = bytes(nd)  # code only: no comments, literals or preprocessor lines
 
     def put(start: int, text: bytes) -> None:
@@ -235,24 +248,25 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
         out[start:end] = blank(bytes(out[start:end]))
 
     regions: list[tuple[int, int]] = []  # wiped @interface/@implementation blocks: no edits inside
-    if b"@" in code:
-        for m in _AT_REGION.finditer(code):
+    ats = _offsets(code, b"@")  # every match below starts at one: tried there only
+    if ats:
+        for m in _at(code, ats, _AT_REGION):
             wipe(*m.span())
             regions.append(m.span())
-        for m in _AT_STMT.finditer(code):
+        for m in _at(code, ats, _AT_STMT):
             wipe(*m.span())
-        for m in _AT_CALL.finditer(code):
+        for m in _at(code, ats, _AT_CALL):
             close = _matching(code, m.end() - 1, 40, 41)
             if close > 0:
                 wipe(m.start(), close + 1)
                 put(m.start(), b"1")
-        for m in _AT_WORD.finditer(code):
+        for m in _at(code, ats, _AT_WORD):
             word = m.group()
             if word in (b"@try", b"@catch", b"@throw"):
                 put(m.start(), b" ")
             else:
                 wipe(*m.span())
-        for m in _AT_LIT.finditer(code):
+        for m in _at(code, ats, _AT_LIT):
             put(m.start(), b" ")
             opener = code[m.end() : m.end() + 1]
             if opener == b"[":
