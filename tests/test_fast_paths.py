@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate.read import cpp_unit
+from migrate.read import cpp_unit, host_sites
 from migrate.read.host_reader import _kernel_call_pattern, _keep
 from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
 from migrate.read.metal_body import lex, match_close
 from migrate.source import SourceFile
+from migrate.source import file as source_file
 from migrate.source import tokens
 from migrate.tables import kernel_launch_helpers
 
@@ -173,3 +174,33 @@ def test_readback_matches_equal_the_regex_scan(data):
     code = SourceFile(data).code
     got = [m.span() for m in host_sites._readback_matches(code)]
     assert got == [m.span() for m in host_sites._READBACK.finditer(code)]
+
+
+DIRECTIVE_EDGES = [
+    b"#define A \\\n#define B\n  #if X\n\t# endif\nx # y\n#",
+    b"int a;\r\n #pragma x\\\r\n# b\n\n#\n a#b\n##\n \\\n#c",
+    b"",
+    b"no directive at all\n",
+]
+
+
+@pytest.mark.parametrize("data", DIRECTIVE_EDGES + [SourceFile(p.read_bytes()).code for p in HOST + METAL])
+def test_directive_lines_equal_the_regex_search(data):
+    want = [(m.start() + 1, m.end()) for m in source_file._DIRECTIVE.finditer(data)]
+    assert source_file._directive_lines(data) == want
+
+
+SITE_EDGES = [
+    b"[lib setFastMathEnabled: YES]; o.fastMathEnabled = true; xfastMathEnabled=YES; o.mathMode = MTLMathModeFast;",
+    b"mtl_setBytes(e, a, 0); xmtl_setBytes(e); mtl_setBytesX(e);\nmtl_setBytes(e, b, 1);",
+]
+
+
+@pytest.mark.parametrize("data", SITE_EDGES + [SourceFile(p.read_bytes()).code for p in HOST])
+def test_site_matches_equal_the_regex_search(data):
+    for pat, words in (
+        (host_sites._FAST_MATH, host_sites._FAST_MATH_WORDS),
+        (host_sites._SETBYTES, (b"mtl_setBytes",)),
+    ):
+        want = [m.span() for m in pat.finditer(data)]
+        assert [m.span() for m in host_sites.matches_at(pat, data, words)] == want

@@ -28,6 +28,7 @@ _FAST_MATH = re.compile(
     rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
     rb"|\bmathMode\s*=\s*MTLMathModeFast\b"
 )
+_FAST_MATH_WORDS = (b"setFastMathEnabled", b"fastMathEnabled", b"mathMode")  # where its matches start
 # member accesses that read the WHOLE tensor's geometry/data (wrong on a sub-iterator)
 _WHOLE_MEMBERS = frozenset(
     {
@@ -119,6 +120,25 @@ def _anchors(words: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
     return [(os.path.commonprefix(g), tuple(g)) for g in groups.values()]
 
 
+def matches_at(pat: re.Pattern[bytes], code: bytes, words) -> list[re.Match[bytes]]:
+    """``pat.finditer(code)`` for a pattern whose every match starts with one of ``words``: tried only
+    where they are (bytes.find), not at every byte."""
+    starts = set()
+    for w in words:
+        i = code.find(w)
+        while i >= 0:
+            starts.add(i)
+            i = code.find(w, i + 1)
+    found = []
+    end = 0
+    for i in sorted(starts):
+        m = pat.match(code, i) if i >= end else None
+        if m is not None:
+            found.append(m)
+            end = m.end()
+    return found
+
+
 def needs_nodes(code: bytes):
     """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
     words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
@@ -152,7 +172,7 @@ def find_sites(unit: Unit) -> list[RawSite]:
     if b"astMath" in code or b"MTLMathModeFast" in code:  # setFastMath..., fastMathEnabled
         sites += [
             ("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
-            for m in _FAST_MATH.finditer(code)
+            for m in matches_at(_FAST_MATH, code, _FAST_MATH_WORDS)
         ]
     sites.sort(key=lambda s: (s[1], s[0]))
     return sites
@@ -457,7 +477,7 @@ def _only_harmless_uses(unit: Unit, name: bytes, start: int, end: int) -> bool:
 # ------------------------------------------------------- mtl_setBytes chains
 def _setbytes_chains(unit: Unit) -> list[RawSite]:
     by_block: dict[int, tuple[tree_sitter.Node, set[int]]] = {}
-    for m in _SETBYTES.finditer(unit.sc.code):
+    for m in matches_at(_SETBYTES, unit.sc.code, (b"mtl_setBytes",)):
         if not _code_only(unit, m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(), m.end())
