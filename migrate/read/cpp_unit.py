@@ -103,11 +103,12 @@ class Unit:
             out[p] = 59  # ;
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
+        self._parsed = bytes(out)
         if lean:  # the parser skips the blank regions (blank bytes still cost it as much as code)
             _LEAN_PARSER.included_ranges = _outside(sc, lean)
-            self.tree = _LEAN_PARSER.parse(bytes(out))
+            self.tree = _LEAN_PARSER.parse(self._parsed)
         else:
-            self.tree = _PARSER.parse(bytes(out))
+            self.tree = _PARSER.parse(self._parsed)
         self.root = self.tree.root_node
         self.functions: list[FnNode] = []
         self.top_errors: list[tree_sitter.Node] = []
@@ -126,7 +127,7 @@ class Unit:
             for child in node.named_children:
                 t = child.type
                 if t == "function_definition":
-                    fn = _function(child)
+                    fn = _function(child, self._parsed)
                     if fn is not None:
                         self.functions.append(fn)
                 elif t in _CONTAINERS:
@@ -258,7 +259,8 @@ def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter
     return out
 
 
-def _function(node: tree_sitter.Node) -> FnNode | None:
+def _function(node: tree_sitter.Node, parsed: bytes | None = None) -> FnNode | None:
+    """``parsed``: the bytes the tree was parsed from (a child's text is a slice of them)."""
     decl = node.child_by_field_name("declarator")
     body = node.child_by_field_name("body")
     if decl is None or body is None:
@@ -296,7 +298,9 @@ def _function(node: tree_sitter.Node) -> FnNode | None:
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
-    is_static = any(c.type == "storage_class_specifier" and c.text == b"static" for c in node.children)
+    is_static = (parsed is None or parsed.find(b"static", node.start_byte, node.end_byte) >= 0) and any(
+        c.type == "storage_class_specifier" and c.text == b"static" for c in node.children
+    )
     return FnNode(
         name=name_node.text.decode("utf-8", "replace"),
         kind=kind,
