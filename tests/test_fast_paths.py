@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.read import cpp_unit, host_sites
+from migrate.read import cpp_unit, host_reader, host_sites, literal_search, objc_neutral
 from migrate.read.host_reader import _kernel_call_pattern, _keep
 from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
 from migrate.read.metal_body import lex, match_close
@@ -196,11 +196,23 @@ SITE_EDGES = [
 ]
 
 
-@pytest.mark.parametrize("data", SITE_EDGES + [SourceFile(p.read_bytes()).code for p in HOST])
-def test_site_matches_equal_the_regex_search(data):
-    for pat, words in (
-        (host_sites._FAST_MATH, host_sites._FAST_MATH_WORDS),
-        (host_sites._SETBYTES, (b"mtl_setBytes",)),
-    ):
+FIND_AT_EDGES = [
+    b"REGISTER_DISPATCH(a, &b); xREGISTER_MPS_DISPATCH(c, d) a.numel() b.numel ( ) __bridge _Nonnull ___weak",
+    b'for (id x in xs) {} format for(X* y in z) @autoreleasepool { @[a, b] @{k : v} @"s" @(1) @end',
+]
+FIND_AT = [
+    (host_sites._FAST_MATH, host_sites._FAST_MATH_WORDS),
+    (host_sites._SETBYTES, (b"mtl_setBytes",)),
+    (host_sites._NUMEL, (b"numel",)),
+    (host_reader._REGISTER, host_reader._REGISTER_WORDS),
+    (objc_neutral._QUALIFIERS, (b"__", b"_N")),
+    (objc_neutral._FOR_IN, (b"for",)),
+] + [(p, (b"@",)) for p in (objc_neutral._AT_REGION, objc_neutral._AT_STMT, objc_neutral._AT_CALL)]
+FIND_AT += [(p, (b"@",)) for p in (objc_neutral._AT_WORD, objc_neutral._AT_LIT)]
+
+
+@pytest.mark.parametrize("data", SITE_EDGES + FIND_AT_EDGES + [SourceFile(p.read_bytes()).code for p in HOST])
+def test_matches_at_their_words_equal_the_regex_search(data):
+    for pat, words in FIND_AT:
         want = [m.span() for m in pat.finditer(data)]
-        assert [m.span() for m in host_sites.matches_at(pat, data, words)] == want
+        assert [m.span() for m in literal_search.matches_at(pat, data, words)] == want, pat.pattern

@@ -35,12 +35,14 @@ from migrate.source.macros import Invocation, Macro, expand, find_invocations, f
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan, word_text, words
 from .host_sites import find_sites, needs_nodes, within
+from .literal_search import matches_at
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
 _REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
     rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?"
 )
+_REGISTER_WORDS = (b"REGISTER_",)  # where its matches start
 _VAR_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
@@ -165,7 +167,7 @@ class _Reader:
 
         registrations = [
             self.registration(m)
-            for m in _REGISTER.finditer(sc.code)
+            for m in matches_at(_REGISTER, sc.code, _REGISTER_WORDS)
             if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())
         ]
         kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e)) if launches else []
@@ -258,7 +260,7 @@ class _Reader:
                 mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
                 via_macro=inv.macro,
             )
-            for m in _REGISTER.finditer(unit.sc.code)
+            for m in matches_at(_REGISTER, unit.sc.code, _REGISTER_WORDS)
             if _word_start(unit.sc.code, m.start())
         ]
         kcalls = _kernel_calls(unit, lambda s, e: span) if launches else []
@@ -349,7 +351,7 @@ def _dry_run(mac: Macro) -> bool:
         unit = Unit.from_bytes(expand(mac, tuple(p.encode() for p in key[1])))
         code = unit.sc.code
         got = _DRY_RUNS[key] = bool(unit.functions) or any(
-            _word_start(code, m.start()) for m in _REGISTER.finditer(code)
+            _word_start(code, m.start()) for m in matches_at(_REGISTER, code, _REGISTER_WORDS)
         )
     return got
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 import tree_sitter
 
 from .cpp_unit import FnNode, Unit
+from .literal_search import matches_at
 
 RawSite = tuple[str, int, int, "str | None", str]
 
@@ -120,25 +121,6 @@ def _anchors(words: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
     return [(os.path.commonprefix(g), tuple(g)) for g in groups.values()]
 
 
-def matches_at(pat: re.Pattern[bytes], code: bytes, words) -> list[re.Match[bytes]]:
-    """``pat.finditer(code)`` for a pattern whose every match starts with one of ``words``: tried only
-    where they are (bytes.find), not at every byte."""
-    starts = set()
-    for w in words:
-        i = code.find(w)
-        while i >= 0:
-            starts.add(i)
-            i = code.find(w, i + 1)
-    found = []
-    end = 0
-    for i in sorted(starts):
-        m = pat.match(code, i) if i >= end else None
-        if m is not None:
-            found.append(m)
-            end = m.end()
-    return found
-
-
 def needs_nodes(code: bytes):
     """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
     words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
@@ -234,7 +216,7 @@ def _readback_matches(code: bytes) -> list[re.Match[bytes]]:
 def _narrowings(unit: Unit) -> list[RawSite]:
     found: list[RawSite] = []
     seen: set[int] = set()
-    for m in _NUMEL.finditer(unit.sc.code):
+    for m in matches_at(_NUMEL, unit.sc.code, (b"numel",)):
         if not _code_only(unit, m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(), m.start() + 5)

@@ -23,13 +23,15 @@ import re
 from migrate.source import SourceFile
 from migrate.source.tokens import blank
 
+from .literal_search import matches_at, matches_from, offsets
+
 _AT_REGION = re.compile(rb"@(?:interface|implementation|protocol)\b(?!\s*\().*?@end\b", re.S)
 _AT_STMT = re.compile(rb"@(?:class|compatibility_alias)\b[^;]*;")
 _AT_CALL = re.compile(rb"@(?:selector|available|encode|protocol|synchronized)\s*\(")
 _AT_WORD = re.compile(rb"@(?:autoreleasepool|finally|try|catch|throw)\b")
 _AT_LIT = re.compile(rb'@(?=["(\[{]|YES\b|NO\b|\d|-\d)')
 _NS_ENUM = re.compile(rb"typedef\s+NS_(?:ENUM|OPTIONS|CLOSED_ENUM)\s*\(\s*\w+\s*,\s*(\w+)\s*\)")
-_QUALIFIERS = re.compile(  # a literal first byte keeps the search fast; word start checked by caller
+_QUALIFIERS = re.compile(  # every match starts with "__" or "_N"; word start checked by caller
     rb"_(?:_(?:bridge_retained|bridge_transfer|bridge|weak|strong|block|unsafe_unretained"
     rb"|autoreleasing|nonnull|nullable)|N(?:onnull|ullable|ull_unspecified))(?!\w)"
 )
@@ -96,33 +98,12 @@ def _matching(code: bytes, open_at: int, opener: int, closer: int) -> int:
 def _square_pairs(code: bytes) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
-    for i in sorted(_offsets(code, b"[") + _offsets(code, b"]")):  # found by bytes.find: no per-byte regex step
+    for i in sorted(offsets(code, b"[") + offsets(code, b"]")):  # found by bytes.find: no per-byte regex step
         if code[i] == 91:
             stack.append(i)
         elif stack:
             pairs.append((stack.pop(), i))
     return pairs
-
-
-def _offsets(code: bytes, byte: bytes) -> list[int]:
-    out = []
-    i = code.find(byte)
-    while i >= 0:
-        out.append(i)
-        i = code.find(byte, i + 1)
-    return out
-
-
-def _at(code: bytes, ats: list[int], pat: re.Pattern[bytes]) -> list[re.Match[bytes]]:
-    """``pat.finditer(code)`` for a pattern whose matches start with "@" (at the offsets ``ats``)."""
-    found = []
-    end = 0
-    for i in ats:
-        m = pat.match(code, i) if i >= end else None
-        if m is not None:
-            found.append(m)
-            end = m.end()
-    return found
 
 
 def _receiver_end(code: bytes, s: int, e: int) -> int:
@@ -248,25 +229,25 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
         out[start:end] = blank(bytes(out[start:end]))
 
     regions: list[tuple[int, int]] = []  # wiped @interface/@implementation blocks: no edits inside
-    ats = _offsets(code, b"@")  # every match below starts at one: tried there only
+    ats = offsets(code, b"@")  # every match below starts at one: tried there only
     if ats:
-        for m in _at(code, ats, _AT_REGION):
+        for m in matches_from(_AT_REGION, code, ats):
             wipe(*m.span())
             regions.append(m.span())
-        for m in _at(code, ats, _AT_STMT):
+        for m in matches_from(_AT_STMT, code, ats):
             wipe(*m.span())
-        for m in _at(code, ats, _AT_CALL):
+        for m in matches_from(_AT_CALL, code, ats):
             close = _matching(code, m.end() - 1, 40, 41)
             if close > 0:
                 wipe(m.start(), close + 1)
                 put(m.start(), b"1")
-        for m in _at(code, ats, _AT_WORD):
+        for m in matches_from(_AT_WORD, code, ats):
             word = m.group()
             if word in (b"@try", b"@catch", b"@throw"):
                 put(m.start(), b" ")
             else:
                 wipe(*m.span())
-        for m in _at(code, ats, _AT_LIT):
+        for m in matches_from(_AT_LIT, code, ats):
             put(m.start(), b" ")
             opener = code[m.end() : m.end() + 1]
             if opener == b"[":
@@ -277,7 +258,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
                 close = _matching(code, m.end(), 123, 125)
                 if close > 0:
                     _dict_literal(code, m.end(), close, put)
-    for m in _QUALIFIERS.finditer(code):
+    for m in matches_at(_QUALIFIERS, code, (b"__", b"_N")):
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             wipe(*m.span())
     if b"NS_" in code:
@@ -289,7 +270,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
             put(code.index(b"^", m.start()), b"*")
         for m in _BLOCK.finditer(code):
             _block(code, m, put, wipe)
-    for m in _FOR_IN.finditer(code):
+    for m in matches_at(_FOR_IN, code, (b"for",)):
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             put(m.start(1), b": ")
     for s, e in _square_pairs(code):
