@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from migrate.read import cpp_unit, host_reader, host_sites, literal_search, objc_neutral
+from migrate.read import cpp_unit, host_reader, host_sites, objc_neutral
 from migrate.read.host_reader import _kernel_call_pattern, _keep
 from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
 from migrate.read.metal_body import lex, match_close
 from migrate.source import SourceFile
 from migrate.source import file as source_file
+from migrate.source import literal_search
 from migrate.source import tokens
 from migrate.tables import kernel_launch_helpers
 
@@ -199,6 +200,7 @@ SITE_EDGES = [
 FIND_AT_EDGES = [
     b"REGISTER_DISPATCH(a, &b); xREGISTER_MPS_DISPATCH(c, d) a.numel() b.numel ( ) __bridge _Nonnull ___weak",
     b'for (id x in xs) {} format for(X* y in z) @autoreleasepool { @[a, b] @{k : v} @"s" @(1) @end',
+    b"DEFINE_AB(x) DEFINE_A (y); xDEFINE_A(z) DEFINE_ABC(w) CREATE_MPS_UNARY_FUNC(f, g)",
 ]
 FIND_AT = [
     (host_sites._FAST_MATH, host_sites._FAST_MATH_WORDS),
@@ -209,6 +211,12 @@ FIND_AT = [
     (objc_neutral._FOR_IN, (b"for",)),
 ] + [(p, (b"@",)) for p in (objc_neutral._AT_REGION, objc_neutral._AT_STMT, objc_neutral._AT_CALL)]
 FIND_AT += [(p, (b"@",)) for p in (objc_neutral._AT_WORD, objc_neutral._AT_LIT)]
+FIND_AT.append(
+    (
+        re.compile(rb"\b(CREATE_MPS_UNARY_FUNC|DEFINE_A|DEFINE_AB)[ \t]*\("),
+        (b"DEFINE_AB", b"DEFINE_A", b"CREATE_MPS_UNARY_FUNC"),
+    )
+)
 
 
 @pytest.mark.parametrize("data", SITE_EDGES + FIND_AT_EDGES + [SourceFile(p.read_bytes()).code for p in HOST])

@@ -35,7 +35,7 @@ from migrate.source.macros import Invocation, Macro, expand, find_invocations, f
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan, word_text, words
 from .host_sites import find_sites, needs_nodes, within
-from .literal_search import matches_at
+from migrate.source.literal_search import matches_at
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")

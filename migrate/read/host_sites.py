@@ -15,7 +15,7 @@ from functools import lru_cache
 import tree_sitter
 
 from .cpp_unit import FnNode, Unit
-from .literal_search import matches_at
+from migrate.source.literal_search import matches_at
 
 RawSite = tuple[str, int, int, "str | None", str]
 

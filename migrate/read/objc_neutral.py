@@ -23,7 +23,7 @@ import re
 from migrate.source import SourceFile
 from migrate.source.tokens import blank
 
-from .literal_search import matches_at, matches_from, offsets
+from migrate.source.literal_search import matches_at, matches_from, offsets
 
 _AT_REGION = re.compile(rb"@(?:interface|implementation|protocol)\b(?!\s*\().*?@end\b", re.S)
 _AT_STMT = re.compile(rb"@(?:class|compatibility_alias)\b[^;]*;")
