@@ -224,3 +224,13 @@ def test_matches_at_their_words_equal_the_regex_search(data):
     for pat, words in FIND_AT:
         want = [m.span() for m in pat.finditer(data)]
         assert [m.span() for m in literal_search.matches_at(pat, data, words)] == want, pat.pattern
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b") {", b"{", b"f()\r\n\t {x) {}", b")" + b" " * 200 + b"{ ]{", b" " * 70 + b"{"] + [p.read_bytes() for p in HOST],
+)
+def test_body_openers_equal_the_regex_search(data):
+    want = [m.end() - 1 for m in cpp_unit._BODY_OPEN.finditer(data)]
+    opens = [i for i, b in enumerate(data) if b == 123]
+    assert [i for i in opens if cpp_unit._after_paren(data, i)] == want

@@ -145,7 +145,7 @@ class Unit:
 
 
 _BRACES = re.compile(rb"[{}]")
-_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a function body (or a control block) opens
+_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a body opens (the definition; lean_bodies reads _after_paren)
 _SPACE = re.compile(rb"[ \t]")
 
 
@@ -162,16 +162,16 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
         if b"{" in code[ds:de] or b"}" in code[ds:de]
         for m in _BRACES.finditer(code, ds, de)
     }
-    braces = sorted(_positions(code, b"{") + _positions(code, b"}"))
+    opens = _positions(code, b"{")
+    braces = sorted(opens + _positions(code, b"}"))
     if in_directives:
         braces = [i for i in braces if i not in in_directives]
     # depth after each brace; a body opened at brace k (depth D after it) closes at the first later brace
     # where the depth is D - 1 (it moves by one per brace), found at C speed by list.index
     depth = list(accumulate(map(_NEG_DEPTH.__getitem__, map(code.__getitem__, braces))))
     end = -1
-    for m in _BODY_OPEN.finditer(code):
-        i = m.end() - 1
-        if i <= end or i in in_directives:
+    for i in opens:  # where _BODY_OPEN's matches end (tried from the "{" side: most are inside a body)
+        if i <= end or i in in_directives or not _after_paren(code, i):
             continue
         k = bisect.bisect_left(braces, i)
         try:
@@ -192,6 +192,17 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops
+
+
+def _after_paren(code: bytes, i: int) -> bool:
+    """Is the last byte before ``i`` other than space, tab, CR and LF a ")"?"""
+    while i > 0:
+        lo = max(0, i - 64)
+        kept = code[lo:i].rstrip(b" \t\r\n")
+        if kept:
+            return kept[-1] == 41
+        i = lo
+    return False
 
 
 def lean_heads(sc: SourceFile, keep, bodies: list[tuple[int, int]]) -> list[tuple[int, int]]:
