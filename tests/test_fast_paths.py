@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from migrate.read import cpp_unit
+from migrate.read import cpp_unit, host_reader, host_sites, objc_neutral
 from migrate.read.host_reader import _kernel_call_pattern, _keep
 from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
 from migrate.read.metal_body import lex, match_close
 from migrate.source import SourceFile
+from migrate.source import file as source_file
+from migrate.source import literal_search
 from migrate.source import tokens
 from migrate.tables import kernel_launch_helpers
 
@@ -173,3 +175,62 @@ def test_readback_matches_equal_the_regex_scan(data):
     code = SourceFile(data).code
     got = [m.span() for m in host_sites._readback_matches(code)]
     assert got == [m.span() for m in host_sites._READBACK.finditer(code)]
+
+
+DIRECTIVE_EDGES = [
+    b"#define A \\\n#define B\n  #if X\n\t# endif\nx # y\n#",
+    b"int a;\r\n #pragma x\\\r\n# b\n\n#\n a#b\n##\n \\\n#c",
+    b"",
+    b"no directive at all\n",
+]
+
+
+@pytest.mark.parametrize("data", DIRECTIVE_EDGES + [SourceFile(p.read_bytes()).code for p in HOST + METAL])
+def test_directive_lines_equal_the_regex_search(data):
+    want = [(m.start() + 1, m.end()) for m in source_file._DIRECTIVE.finditer(data)]
+    assert source_file._directive_lines(data) == want
+
+
+SITE_EDGES = [
+    b"[lib setFastMathEnabled: YES]; o.fastMathEnabled = true; xfastMathEnabled=YES; o.mathMode = MTLMathModeFast;",
+    b"mtl_setBytes(e, a, 0); xmtl_setBytes(e); mtl_setBytesX(e);\nmtl_setBytes(e, b, 1);",
+]
+
+
+FIND_AT_EDGES = [
+    b"REGISTER_DISPATCH(a, &b); xREGISTER_MPS_DISPATCH(c, d) a.numel() b.numel ( ) __bridge _Nonnull ___weak",
+    b'for (id x in xs) {} format for(X* y in z) @autoreleasepool { @[a, b] @{k : v} @"s" @(1) @end',
+    b"DEFINE_AB(x) DEFINE_A (y); xDEFINE_A(z) DEFINE_ABC(w) CREATE_MPS_UNARY_FUNC(f, g)",
+]
+FIND_AT = [
+    (host_sites._FAST_MATH, host_sites._FAST_MATH_WORDS),
+    (host_sites._SETBYTES, (b"mtl_setBytes",)),
+    (host_sites._NUMEL, (b"numel",)),
+    (host_reader._REGISTER, host_reader._REGISTER_WORDS),
+    (objc_neutral._QUALIFIERS, (b"__", b"_N")),
+    (objc_neutral._FOR_IN, (b"for",)),
+] + [(p, (b"@",)) for p in (objc_neutral._AT_REGION, objc_neutral._AT_STMT, objc_neutral._AT_CALL)]
+FIND_AT += [(p, (b"@",)) for p in (objc_neutral._AT_WORD, objc_neutral._AT_LIT)]
+FIND_AT.append(
+    (
+        re.compile(rb"\b(CREATE_MPS_UNARY_FUNC|DEFINE_A|DEFINE_AB)[ \t]*\("),
+        (b"DEFINE_AB", b"DEFINE_A", b"CREATE_MPS_UNARY_FUNC"),
+    )
+)
+
+
+@pytest.mark.parametrize("data", SITE_EDGES + FIND_AT_EDGES + [SourceFile(p.read_bytes()).code for p in HOST])
+def test_matches_at_their_words_equal_the_regex_search(data):
+    for pat, words in FIND_AT:
+        want = [m.span() for m in pat.finditer(data)]
+        assert [m.span() for m in literal_search.matches_at(pat, data, words)] == want, pat.pattern
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b") {", b"{", b"f()\r\n\t {x) {}", b")" + b" " * 200 + b"{ ]{", b" " * 70 + b"{"] + [p.read_bytes() for p in HOST],
+)
+def test_body_openers_equal_the_regex_search(data):
+    want = [m.end() - 1 for m in cpp_unit._BODY_OPEN.finditer(data)]
+    opens = [i for i, b in enumerate(data) if b == 123]
+    assert [i for i in opens if cpp_unit._after_paren(data, i)] == want

@@ -103,11 +103,12 @@ class Unit:
             out[p] = 59  # ;
         for s, e in blanks:
             out[s:e] = blank(bytes(out[s:e]))
+        self._parsed = bytes(out)
         if lean:  # the parser skips the blank regions (blank bytes still cost it as much as code)
             _LEAN_PARSER.included_ranges = _outside(sc, lean)
-            self.tree = _LEAN_PARSER.parse(bytes(out))
+            self.tree = _LEAN_PARSER.parse(self._parsed)
         else:
-            self.tree = _PARSER.parse(bytes(out))
+            self.tree = _PARSER.parse(self._parsed)
         self.root = self.tree.root_node
         self.functions: list[FnNode] = []
         self.top_errors: list[tree_sitter.Node] = []
@@ -126,7 +127,7 @@ class Unit:
             for child in node.named_children:
                 t = child.type
                 if t == "function_definition":
-                    fn = _function(child)
+                    fn = _function(child, self._parsed)
                     if fn is not None:
                         self.functions.append(fn)
                 elif t in _CONTAINERS:
@@ -144,7 +145,7 @@ class Unit:
 
 
 _BRACES = re.compile(rb"[{}]")
-_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a function body (or a control block) opens
+_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a body opens (the definition; lean_bodies reads _after_paren)
 _SPACE = re.compile(rb"[ \t]")
 
 
@@ -161,16 +162,16 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
         if b"{" in code[ds:de] or b"}" in code[ds:de]
         for m in _BRACES.finditer(code, ds, de)
     }
-    braces = sorted(_positions(code, b"{") + _positions(code, b"}"))
+    opens = _positions(code, b"{")
+    braces = sorted(opens + _positions(code, b"}"))
     if in_directives:
         braces = [i for i in braces if i not in in_directives]
     # depth after each brace; a body opened at brace k (depth D after it) closes at the first later brace
     # where the depth is D - 1 (it moves by one per brace), found at C speed by list.index
     depth = list(accumulate(map(_NEG_DEPTH.__getitem__, map(code.__getitem__, braces))))
     end = -1
-    for m in _BODY_OPEN.finditer(code):
-        i = m.end() - 1
-        if i <= end or i in in_directives:
+    for i in opens:  # where _BODY_OPEN's matches end (tried from the "{" side: most are inside a body)
+        if i <= end or i in in_directives or not _after_paren(code, i):
             continue
         k = bisect.bisect_left(braces, i)
         try:
@@ -191,6 +192,17 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops
+
+
+def _after_paren(code: bytes, i: int) -> bool:
+    """Is the last byte before ``i`` other than space, tab, CR and LF a ")"?"""
+    while i > 0:
+        lo = max(0, i - 64)
+        kept = code[lo:i].rstrip(b" \t\r\n")
+        if kept:
+            return kept[-1] == 41
+        i = lo
+    return False
 
 
 def lean_heads(sc: SourceFile, keep, bodies: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -258,7 +270,8 @@ def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter
     return out
 
 
-def _function(node: tree_sitter.Node) -> FnNode | None:
+def _function(node: tree_sitter.Node, parsed: bytes | None = None) -> FnNode | None:
+    """``parsed``: the bytes the tree was parsed from (a child's text is a slice of them)."""
     decl = node.child_by_field_name("declarator")
     body = node.child_by_field_name("body")
     if decl is None or body is None:
@@ -296,7 +309,9 @@ def _function(node: tree_sitter.Node) -> FnNode | None:
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
-    is_static = any(c.type == "storage_class_specifier" and c.text == b"static" for c in node.children)
+    is_static = (parsed is None or parsed.find(b"static", node.start_byte, node.end_byte) >= 0) and any(
+        c.type == "storage_class_specifier" and c.text == b"static" for c in node.children
+    )
     return FnNode(
         name=name_node.text.decode("utf-8", "replace"),
         kind=kind,

@@ -12,6 +12,7 @@ file; file-local generator macros (``CREATE_..._FUNC(...)``,
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 
@@ -29,16 +30,19 @@ from ..model import (
     StubRegistration,
 )
 from migrate.source import SourceFile
+from migrate.source.file import char_column
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan, word_text, words
 from .host_sites import find_sites, needs_nodes, within
+from migrate.source.literal_search import matches_at
 
 _INCLUDE = re.compile(rb'[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _NATIVE_H = re.compile(r"ATen/ops/(\w+)_native\.h")
 _REGISTER = re.compile(  # literal first bytes keep the search fast; word start checked by callers
     rb"(REGISTER_(?:MPS_)?DISPATCH)[ \t]*\(\s*([A-Za-z_][\w:]*)\s*,\s*&?\s*([A-Za-z_][\w:]*)\s*\)([ \t]*;)?"
 )
+_REGISTER_WORDS = (b"REGISTER_",)  # where its matches start
 _VAR_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=|[\w>*&]\s+([A-Za-z_]\w*)\s*[({])\s*$")
 _ITER_PARAM = r"TensorIterator\w*\s*&?\s*{}\b"
 _NOT_VARIABLES = frozenset({"return", "else", "case"})
@@ -102,9 +106,15 @@ class _Reader:
 
     # ------------------------------------------------------------ positions
     def span(self, start: int, end: int) -> Span:
+        """``sc.line_of`` / ``sc.column_of`` of both ends (a file's own source: line 1, column 1 first),
+        each line found once."""
         sc = self.sc
-        line, end_line = sc.line_of(start), sc.line_of(end)
-        return Span(self.path, line, sc.column_of(start), end_line, sc.column_of(end), start, end)
+        starts, data = sc.line_starts, sc.data
+        i = bisect_right(starts, start) - 1
+        j = bisect_right(starts, end, i if 0 <= i and start <= end else 0) - 1
+        return Span(
+            self.path, i + 1, char_column(data, starts[i], start), j + 1, char_column(data, starts[j], end), start, end
+        )
 
     def node_span(self, node, start: int | None = None) -> Span:
         return self.span(node.start_byte if start is None else start, node.end_byte)
@@ -122,7 +132,8 @@ class _Reader:
                     self.path, sc.line_of(pos), sc.column_of(pos), "macro invocation without closing parenthesis"
                 )
             )
-        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code))
+        launches = _launches(sc.code)
+        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code, launches))
 
         generated_ids: set[str] = set()
         generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
@@ -156,10 +167,10 @@ class _Reader:
 
         registrations = [
             self.registration(m)
-            for m in _REGISTER.finditer(sc.code)
+            for m in matches_at(_REGISTER, sc.code, _REGISTER_WORDS)
             if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())
         ]
-        kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e))
+        kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e)) if launches else []
         sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
         functions += generated[0]
         registrations += generated[1]
@@ -213,7 +224,8 @@ class _Reader:
                 )
             )
         esc = SourceFile(expand(macro, inv.args, generators))
-        unit = Unit(esc, keep=_keep(esc.code))  # bodies no node lookup needs are parsed blank, as in files
+        launches = _launches(esc.code)
+        unit = Unit(esc, keep=_keep(esc.code, launches))  # bodies no node lookup needs are parsed blank, as in files
         span = self.span(inv.start, inv.end)
         ident_code = bytearray(unit.sc.code)
         for fn in unit.functions:
@@ -248,10 +260,10 @@ class _Reader:
                 mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
                 via_macro=inv.macro,
             )
-            for m in _REGISTER.finditer(unit.sc.code)
+            for m in matches_at(_REGISTER, unit.sc.code, _REGISTER_WORDS)
             if _word_start(unit.sc.code, m.start())
         ]
-        kcalls = _kernel_calls(unit, lambda s, e: span)
+        kcalls = _kernel_calls(unit, lambda s, e: span) if launches else []
         sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
         return functions, registrations, kcalls, sites
 
@@ -339,7 +351,7 @@ def _dry_run(mac: Macro) -> bool:
         unit = Unit.from_bytes(expand(mac, tuple(p.encode() for p in key[1])))
         code = unit.sc.code
         got = _DRY_RUNS[key] = bool(unit.functions) or any(
-            _word_start(code, m.start()) for m in _REGISTER.finditer(code)
+            _word_start(code, m.start()) for m in matches_at(_REGISTER, code, _REGISTER_WORDS)
         )
     return got
 
@@ -370,9 +382,19 @@ def _kernel_call_pattern() -> re.Pattern[bytes]:
     return re.compile(rb"(" + names.encode() + rb")[ \t]*\(")
 
 
-def _keep(code: bytes):
+def _launches(code: bytes):
+    """Where a launch helper is called (``within``): false if nowhere, and then no kernel call is read."""
+    return within(code, _helper_words(), _CALL_PAREN)
+
+
+@lru_cache(maxsize=1)
+def _helper_words() -> tuple[bytes, ...]:
+    return tuple(n.encode() for n in kernel_launch_helpers())
+
+
+def _keep(code: bytes, launches=None):
     """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
-    helpers = within(code, [n.encode() for n in kernel_launch_helpers()], _CALL_PAREN)
+    helpers = _launches(code) if launches is None else launches
     sites = needs_nodes(code)
     return lambda start, end: helpers(start, end) or sites(start, end)
 
@@ -381,8 +403,6 @@ def _kernel_calls(unit: Unit, place) -> list[KernelCall]:
     sc = unit.sc
     code = sc.code
     found: list[KernelCall] = []
-    if not any(n.encode() in code for n in kernel_launch_helpers()):
-        return found  # most files launch nothing: no regex pass
     for m in _kernel_call_pattern().finditer(code):
         if not _word_start(code, m.start()) or sc.in_directive(m.start()):
             continue

@@ -8,11 +8,14 @@ blanked); tree-sitter nodes around each candidate decide.  Each site is
 from __future__ import annotations
 
 import bisect
+import os
 import re
+from functools import lru_cache
 
 import tree_sitter
 
 from .cpp_unit import FnNode, Unit
+from migrate.source.literal_search import matches_at
 
 RawSite = tuple[str, int, int, "str | None", str]
 
@@ -26,6 +29,7 @@ _FAST_MATH = re.compile(
     rb"setFastMathEnabled\s*:\s*(?:YES|true)\b|\bfastMathEnabled\s*=\s*(?:YES|true)\b"
     rb"|\bmathMode\s*=\s*MTLMathModeFast\b"
 )
+_FAST_MATH_WORDS = (b"setFastMathEnabled", b"fastMathEnabled", b"mathMode")  # where its matches start
 # member accesses that read the WHOLE tensor's geometry/data (wrong on a sub-iterator)
 _WHOLE_MEMBERS = frozenset(
     {
@@ -77,25 +81,44 @@ _NODE_WORDS_SUBITER = _NODE_WORDS + (b"tensor",)  # callees handed the sub-itera
 
 def within(code: bytes, words, tail: re.Pattern[bytes] | None = None):
     """``(start, end) -> bool``: is one of ``words`` (each followed by what ``tail`` matches there)
-    between these offsets?  Found with ``bytes.find`` over the whole code once: exact for spans that
-    end at a body's closing brace, which no such match holds."""
+    between these offsets?  Found with ``bytes.find`` over the whole code once per group of words
+    with a common prefix: exact for spans that end at a body's closing brace, which no such match
+    holds.  The function is false (``bool``) when there is none in the whole code."""
     hits = []
-    for w in words:
-        i = code.find(w)
+    for anchor, group in _anchors(tuple(words)):
+        i = code.find(anchor)
         while i >= 0:
-            e = i + len(w)
-            m = tail.match(code, e) if tail is not None else None
-            if tail is None or m is not None:
-                hits.append((i, m.end() if m is not None else e))
-            i = code.find(w, i + 1)
+            for w in group:
+                if code.startswith(w, i):
+                    e = i + len(w)
+                    m = tail.match(code, e) if tail is not None else None
+                    if tail is None or m is not None:
+                        hits.append((i, m.end() if m is not None else e))
+            i = code.find(anchor, i + 1)
     hits.sort()
-    starts = [h[0] for h in hits]
+    return _Hits(hits)
 
-    def found(start: int, end: int) -> bool:
-        k = bisect.bisect_left(starts, start)
-        return k < len(starts) and hits[k][1] <= end
 
-    return found
+class _Hits:
+    def __init__(self, hits: list[tuple[int, int]]) -> None:
+        self.hits = hits
+        self.starts = [h[0] for h in hits]
+
+    def __call__(self, start: int, end: int) -> bool:
+        k = bisect.bisect_left(self.starts, start)
+        return k < len(self.starts) and self.hits[k][1] <= end
+
+    def __bool__(self) -> bool:
+        return bool(self.hits)
+
+
+@lru_cache(maxsize=8)
+def _anchors(words: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """``words`` grouped by their first bytes, each group with its common prefix: one search each."""
+    groups: dict[bytes, list[bytes]] = {}
+    for w in words:
+        groups.setdefault(w[:5], []).append(w)
+    return [(os.path.commonprefix(g), tuple(g)) for g in groups.values()]
 
 
 def needs_nodes(code: bytes):
@@ -131,7 +154,7 @@ def find_sites(unit: Unit) -> list[RawSite]:
     if b"astMath" in code or b"MTLMathModeFast" in code:  # setFastMath..., fastMathEnabled
         sites += [
             ("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
-            for m in _FAST_MATH.finditer(code)
+            for m in matches_at(_FAST_MATH, code, _FAST_MATH_WORDS)
         ]
     sites.sort(key=lambda s: (s[1], s[0]))
     return sites
@@ -193,7 +216,7 @@ def _readback_matches(code: bytes) -> list[re.Match[bytes]]:
 def _narrowings(unit: Unit) -> list[RawSite]:
     found: list[RawSite] = []
     seen: set[int] = set()
-    for m in _NUMEL.finditer(unit.sc.code):
+    for m in matches_at(_NUMEL, unit.sc.code, (b"numel",)):
         if not _code_only(unit, m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(), m.start() + 5)
@@ -436,7 +459,7 @@ def _only_harmless_uses(unit: Unit, name: bytes, start: int, end: int) -> bool:
 # ------------------------------------------------------- mtl_setBytes chains
 def _setbytes_chains(unit: Unit) -> list[RawSite]:
     by_block: dict[int, tuple[tree_sitter.Node, set[int]]] = {}
-    for m in _SETBYTES.finditer(unit.sc.code):
+    for m in matches_at(_SETBYTES, unit.sc.code, (b"mtl_setBytes",)):
         if not _code_only(unit, m.start()):
             continue
         node = unit.root.named_descendant_for_byte_range(m.start(), m.end())

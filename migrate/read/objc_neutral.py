@@ -23,13 +23,15 @@ import re
 from migrate.source import SourceFile
 from migrate.source.tokens import blank
 
+from migrate.source.literal_search import matches_at, matches_from, offsets
+
 _AT_REGION = re.compile(rb"@(?:interface|implementation|protocol)\b(?!\s*\().*?@end\b", re.S)
 _AT_STMT = re.compile(rb"@(?:class|compatibility_alias)\b[^;]*;")
 _AT_CALL = re.compile(rb"@(?:selector|available|encode|protocol|synchronized)\s*\(")
 _AT_WORD = re.compile(rb"@(?:autoreleasepool|finally|try|catch|throw)\b")
 _AT_LIT = re.compile(rb'@(?=["(\[{]|YES\b|NO\b|\d|-\d)')
 _NS_ENUM = re.compile(rb"typedef\s+NS_(?:ENUM|OPTIONS|CLOSED_ENUM)\s*\(\s*\w+\s*,\s*(\w+)\s*\)")
-_QUALIFIERS = re.compile(  # a literal first byte keeps the search fast; word start checked by caller
+_QUALIFIERS = re.compile(  # every match starts with "__" or "_N"; word start checked by caller
     rb"_(?:_(?:bridge_retained|bridge_transfer|bridge|weak|strong|block|unsafe_unretained"
     rb"|autoreleasing|nonnull|nullable)|N(?:onnull|ullable|ull_unspecified))(?!\w)"
 )
@@ -96,21 +98,12 @@ def _matching(code: bytes, open_at: int, opener: int, closer: int) -> int:
 def _square_pairs(code: bytes) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
-    for i in sorted(_offsets(code, b"[") + _offsets(code, b"]")):  # found by bytes.find: no per-byte regex step
+    for i in sorted(offsets(code, b"[") + offsets(code, b"]")):  # found by bytes.find: no per-byte regex step
         if code[i] == 91:
             stack.append(i)
         elif stack:
             pairs.append((stack.pop(), i))
     return pairs
-
-
-def _offsets(code: bytes, byte: bytes) -> list[int]:
-    out = []
-    i = code.find(byte)
-    while i >= 0:
-        out.append(i)
-        i = code.find(byte, i + 1)
-    return out
 
 
 def _receiver_end(code: bytes, s: int, e: int) -> int:
@@ -220,12 +213,13 @@ def _kw_fix(code: bytes, s: int, e: int) -> list[tuple[int, bytes]]:
 
 def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
     """A parseable copy of ``sc.data``: same length, same newlines; ``skip`` regions come out blank."""
-    nd = bytearray(sc.code)
+    src = sc.code
+    nd = bytearray(src)
     for ds, de in sc.directives:
-        nd[ds:de] = blank(sc.code[ds:de])
+        nd[ds:de] = blank(src[ds:de])
     out = bytearray(sc.data)
     for s, e in skip:
-        nd[s:e] = out[s:e] = blank(sc.code[s:e])
+        nd[s:e] = out[s:e] = blank(src[s:e])
     code = bytes(nd)  # code only: no comments, literals or preprocessor lines
 
     def put(start: int, text: bytes) -> None:
@@ -235,24 +229,25 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
         out[start:end] = blank(bytes(out[start:end]))
 
     regions: list[tuple[int, int]] = []  # wiped @interface/@implementation blocks: no edits inside
-    if b"@" in code:
-        for m in _AT_REGION.finditer(code):
+    ats = offsets(code, b"@")  # every match below starts at one: tried there only
+    if ats:
+        for m in matches_from(_AT_REGION, code, ats):
             wipe(*m.span())
             regions.append(m.span())
-        for m in _AT_STMT.finditer(code):
+        for m in matches_from(_AT_STMT, code, ats):
             wipe(*m.span())
-        for m in _AT_CALL.finditer(code):
+        for m in matches_from(_AT_CALL, code, ats):
             close = _matching(code, m.end() - 1, 40, 41)
             if close > 0:
                 wipe(m.start(), close + 1)
                 put(m.start(), b"1")
-        for m in _AT_WORD.finditer(code):
+        for m in matches_from(_AT_WORD, code, ats):
             word = m.group()
             if word in (b"@try", b"@catch", b"@throw"):
                 put(m.start(), b" ")
             else:
                 wipe(*m.span())
-        for m in _AT_LIT.finditer(code):
+        for m in matches_from(_AT_LIT, code, ats):
             put(m.start(), b" ")
             opener = code[m.end() : m.end() + 1]
             if opener == b"[":
@@ -263,7 +258,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
                 close = _matching(code, m.end(), 123, 125)
                 if close > 0:
                     _dict_literal(code, m.end(), close, put)
-    for m in _QUALIFIERS.finditer(code):
+    for m in matches_at(_QUALIFIERS, code, (b"__", b"_N")):
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             wipe(*m.span())
     if b"NS_" in code:
@@ -275,7 +270,7 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
             put(code.index(b"^", m.start()), b"*")
         for m in _BLOCK.finditer(code):
             _block(code, m, put, wipe)
-    for m in _FOR_IN.finditer(code):
+    for m in matches_at(_FOR_IN, code, (b"for",)):
         if m.start() == 0 or not _is_word_byte(code[m.start() - 1]):
             put(m.start(1), b": ")
     for s, e in _square_pairs(code):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from migrate.source.file import SourceFile
+from migrate.source.literal_search import matches_at
 from migrate.source.tokens import Tok, render, tokenize
 
 
@@ -379,7 +380,7 @@ def find_invocations(sf: SourceFile, names: set[str], unterminated: list[int] | 
     code, data = sf.code, sf.data
     pat = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")[ \t]*\(")
     found: list[Invocation] = []
-    for m in pat.finditer(code):
+    for m in matches_at(pat, code, [n.encode() for n in names]):
         if sf.in_directive(m.start()):
             continue
         close = _close_paren(code, m.end() - 1)

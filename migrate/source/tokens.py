@@ -310,26 +310,39 @@ def scrub(data: bytes):
 
     out = []
     pos = 0
-    at = _SCRUB_AT(data)
-    while at is not None:  # each "/" or quote where a comment or literal can start; a prefix is the word before it
-        i = c = at.start()
+    # each "/" or quote where a comment or literal can start (a prefix is the word before it): the next
+    # one of each found by bytes.find (memchr), not by a regex stepping through every byte
+    find, none = data.find, len(data)
+    sl, dq, sq = find(b"/"), find(b'"'), find(b"'")
+    sl, dq, sq = none if sl < 0 else sl, none if dq < 0 else dq, none if sq < 0 else sq
+    while True:
+        i = c = min(sl, dq, sq)
+        if c == none:
+            break
         if data[c] != 47:  # a quote: the literal starts where the word before it starts, if that word is a prefix
             while i > pos and data[i - 1] in _WORD:
                 i -= 1
         m = _SCRUB.match(data, i) if i == c or data[i:c] in _PREFIXES else None
         if m is None:
-            at = _SCRUB_AT(data, c + 1)
-            continue
-        out += (data[pos:i], repl(m))
-        pos = m.end()
-        at = _SCRUB_AT(data, pos)
+            after = c + 1
+        else:
+            out += (data[pos:i], repl(m))
+            pos = after = m.end()
+        if sl < after:
+            sl = find(b"/", after)
+            sl = none if sl < 0 else sl
+        if dq < after:
+            dq = find(b'"', after)
+            dq = none if dq < 0 else dq
+        if sq < after:
+            sq = find(b"'", after)
+            sq = none if sq < 0 else sq
     if not out:
         return data, comments, raws
     out.append(data[pos:])
     return b"".join(out), comments, raws
 
 
-# Where ``_SCRUB`` can match: its lookahead's characters, "/" and quotes (prefixes are found backwards).
-_SCRUB_AT = re.compile(rb"[/\"']").search
+# ``_SCRUB`` matches where its lookahead's characters are: "/" and quotes (prefixes are found backwards).
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _PREFIXES = frozenset({b"u8", b"u", b"U", b"L", b"R", b"u8R", b"uR", b"UR", b"LR"})

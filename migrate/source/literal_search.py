@@ -1,0 +1,39 @@
+"""``pattern.finditer(code)`` without the regex scan through every byte.
+
+For a pattern whose every match starts with one of a few literal words: the words are found
+with ``bytes.find`` and the pattern is tried only there, leftmost first and never inside the
+previous match, which is what ``finditer`` returns.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def offsets(code: bytes, word: bytes) -> list[int]:
+    """Every offset where ``word`` starts in ``code`` (overlapping ones too)."""
+    found = []
+    i = code.find(word)
+    while i >= 0:
+        found.append(i)
+        i = code.find(word, i + 1)
+    return found
+
+
+def matches_from(pat: re.Pattern[bytes], code: bytes, starts) -> list[re.Match[bytes]]:
+    """``pat.finditer(code)`` when every match starts at one of the sorted offsets ``starts``."""
+    found = []
+    end = 0
+    for i in starts:
+        m = pat.match(code, i) if i >= end else None
+        if m is not None:
+            found.append(m)
+            end = m.end()
+    return found
+
+
+def matches_at(pat: re.Pattern[bytes], code: bytes, words) -> list[re.Match[bytes]]:
+    """``pat.finditer(code)`` for a pattern whose every match starts with one of ``words``."""
+    if len(words) == 1:
+        return matches_from(pat, code, offsets(code, words[0]))
+    return matches_from(pat, code, sorted({i for w in words for i in offsets(code, w)}))
