@@ -126,8 +126,10 @@ class FnFlow:
 
     def origin_of(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
         """Where the first identifier of the expression with one of ``want`` tags comes from."""
-        for name, key, tags in self.tags_at(toks, lo, hi):
-            if tags & want:
+        tags = self.tags
+        for k, name in identifier_positions(toks, lo, hi):  # tags_at's, up to the first one wanted
+            key = self.var(name, k)
+            if key in tags and tags[key] & want:
                 return self.origin.get(key, name)
         return ""
 
