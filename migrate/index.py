@@ -347,7 +347,7 @@ class Index:
 
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
-        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line_of(line)}"]
+        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.span.line}"]
         if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
             for stub in self.stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
