@@ -5,15 +5,12 @@ from migrate.rulebook import Doc, FixSafety, Rule
 
 
 def check(ix):
-    declared_by: dict[str, set[str]] = {}  # op -> ix.root_kernels(op): many files include the same headers
     for path, hf in ix.tree.hosts.items():
         if not path.endswith(".mm"):
             continue
         used = ix.live_names(path)
         for inc in hf.includes:
-            declared = declared_by.get(inc.op)
-            if declared is None:
-                declared = declared_by[inc.op] = ix.root_kernels(inc.op)
+            declared = ix.root_kernels(inc.op)
             if not declared or declared & used:
                 continue
             yield RULE.finding(

@@ -14,29 +14,21 @@ from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 
 def check(ix):
     g, m = ix.markers["mpsgraph"], ix.markers["metal"]
-    memo: dict[str, str | None] = {}  # name -> its _call_kind: asked for every call of every function
     for path, hf in sorted(ix.tree.hosts.items()):
         if not ix.in_scope(path):
             continue  # findings are reported at the function's own file
         text = None
         for f in hf.functions:
-            if not _maybe_both(ix, f, g, m, memo):
+            if not _maybe_both(ix, f, g, m):
                 continue
             text = text or ix.tree.sources[path].decode("latin-1")
-            found = _gate(ix, f, text, g, m, memo)
+            found = _gate(ix, f, text, g, m)
             if found:
                 gate, graph_line, graph_what = found
                 yield RULE.finding(f.span, message(f.name, gate, graph_line, graph_what), kernel=f.name)
 
 
-def _kind_of_call(ix, name, g, m, memo):
-    got = memo.get(name, memo)
-    if got is memo:
-        got = memo[name] = _call_kind(ix, name, g, m)
-    return got
-
-
-def _call_kind(ix, name, g, m):
+def _kind_of_call(ix, name, g, m):
     if name in ix.functions and name not in ix._stop_at:
         got = ix.marker_closure(name)
         if got & g and not got & m:
@@ -46,13 +38,13 @@ def _call_kind(ix, name, g, m):
     return None
 
 
-def _maybe_both(ix, f, g, m, memo) -> bool:
+def _maybe_both(ix, f, g, m) -> bool:
     kinds = {"graph" for _ in [1] if f.markers & g} | {"metal" for _ in [1] if f.markers & m}
-    kinds |= {k for c in f.calls if c != f.name and (k := _kind_of_call(ix, c, g, m, memo))}
+    kinds |= {k for c in f.calls if c != f.name and (k := _kind_of_call(ix, c, g, m))}
     return kinds == {"graph", "metal"}
 
 
-def _gate(ix, f, text, g, m, memo):
+def _gate(ix, f, text, g, m):
     toks = lex(text, f.span.start, f.span.end)
     depth, open_ = 0, None
     for k, t in enumerate(toks):
@@ -74,7 +66,7 @@ def _gate(ix, f, text, g, m, memo):
             kinds.add("graph")
         if names & m:
             kinds.add("metal")
-        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m, memo))}
+        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
         kinds |= set(helpers.values())
         chain = pp.get(st.lo, ()) + tuple(
             ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds
