@@ -270,8 +270,14 @@ class Index:
     @cached_property
     def mps_entries(self) -> list[tuple[NativeEntry, DispatchLine]]:
         """(entry, its MPS line) for the entries that have one, in yaml order (the rules' loops)."""
-        lines = self._mps_lines
-        return [(e, line) for e in self.tree.yaml.entries if (line := lines[id(e)]) is not None]
+        lines, out = self._mps_lines, []
+        for e in self.tree.yaml.entries:
+            line = lines.get(id(e), e)  # self.mps_line(e), inline
+            if line is e:
+                line = e.kernel_for(MPS)
+            if line is not None:
+                out.append((e, line))
+        return out
 
     @cached_property
     def kernel_families(self) -> frozenset[str]:
