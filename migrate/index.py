@@ -32,7 +32,18 @@ def looks_mps_only(kernel: str) -> bool:
 
 def is_shared(line: DispatchLine) -> bool:
     """A dispatch line that gives MPS the same kernel as a real device backend."""
-    return MPS in line.keys and any(k in dispatch_keys("shared_with") for k in line.keys)
+    keys = line.keys
+    if MPS not in keys:
+        return False
+    shared = dispatch_keys("shared_with")
+    return any(k in shared for k in keys)
+
+
+def line_of(d: DispatchLine) -> int:
+    """``d.span.line`` without making the spans the yaml reader's fast path keeps for later in ``_spans``
+    (its maker, the path, the line, ...; see fast_dispatch_line): routes name ~1k lines whose spans no one reads."""
+    lazy = d.__dict__.get("_spans")
+    return d.span.line if lazy is None else lazy[2]  # type: ignore[no-any-return]
 
 
 def under(path: str, prefixes: list[str]) -> bool:
@@ -257,6 +268,24 @@ class Index:
         return {id(e): e.kernel_for(MPS) for e in self.tree.yaml.entries}
 
     @cached_property
+    def mps_entries(self) -> list[tuple[NativeEntry, DispatchLine]]:
+        """(entry, its MPS line) for the entries that have one, in yaml order (the rules' loops)."""
+        lines, out = self._mps_lines, []
+        for e in self.tree.yaml.entries:
+            line = lines.get(id(e), e)  # self.mps_line(e), inline
+            if line is e:
+                line = e.kernel_for(MPS)
+            if line is not None:
+                out.append((e, line))
+        return out
+
+    @cached_property
+    def kernel_families(self) -> frozenset[str]:
+        """Families with an overload that reaches a kernel through MPS: a structured_delegate or an MPS line."""
+        delegating = {e.base_name for e in self.tree.yaml.entries if e.structured_delegate}
+        return frozenset(delegating.union(e.base_name for e, _ in self.mps_entries))
+
+    @cached_property
     def routes(self) -> Mapping[str, Route]:
         """Overload -> its route, in yaml order; each route is worked out when first read."""
         return _Routes(self)
@@ -269,18 +298,20 @@ class Index:
                 got = self._explicit_memo[id(e)] = self._explicit_route(e, line)
             return got
         name = e.overload_name
-        yaml_at = f"{self.tree.yaml.path}:{e.func_line}"
-        if e.structured_delegate:
-            target = self.entries.get(e.structured_delegate)
-            if target is None or target.overload_name in seen:
+        path = self.tree.yaml.path
+        delegate = e.structured_delegate
+        if delegate:
+            yaml_at = f"{path}:{e.func_line}"
+            target = self.entries.get(delegate)  # keyed by overload name: the target's is ``delegate``
+            if target is None or delegate in seen:
                 return Route(
                     name,
                     None,
                     Via.DELEGATE,
                     Impl.UNDEFINED,
                     None,
-                    (f"structured_delegate {e.structured_delegate} (not found) @ {yaml_at}",),
-                    delegate=e.structured_delegate,
+                    (f"structured_delegate {delegate} (not found) @ {yaml_at}",),
+                    delegate=delegate,
                 )
             seen.add(name)
             r = self._route(target, seen)
@@ -290,22 +321,18 @@ class Index:
                 Via.DELEGATE,
                 r.impl,
                 r.defined_at,
-                (f"structured_delegate: {target.overload_name} @ {yaml_at}", *r.hops),
-                delegate=target.overload_name,
+                (f"structured_delegate: {delegate} @ {yaml_at}", *r.hops),
+                delegate=delegate,
             )
         if e.dispatch:
             for key in self._composite_keys:
-                d = e.kernel_for(key)
-                if d is not None:
-                    return Route(
-                        name,
-                        d.kernel_name,
-                        Via.COMPOSITE,
-                        Impl.DELEGATING,
-                        None,
-                        (f"{key}: {d.kernel_name} @ {self.tree.yaml.path}:{d.span.line}",),
-                    )
-        elif not e.structured:
+                for d in e.dispatch:  # e.kernel_for(key), inline
+                    if key in d.keys:
+                        k = d.kernel_name
+                        hop = f"{key}: {k} @ {path}:{line_of(d)}"
+                        return Route(name, k, Via.COMPOSITE, Impl.DELEGATING, None, (hop,))
+        yaml_at = f"{path}:{e.func_line}"
+        if not e.dispatch and not e.structured:
             return Route(
                 name,
                 e.name,
@@ -435,7 +462,6 @@ class _Routes(Mapping):
     def __init__(self, ix: Index) -> None:
         self._ix = ix
         self._made: dict[str, Route] = {}
-        self._order = list(dict.fromkeys(e.overload_name for e in ix.tree.yaml.entries))
 
     def __getitem__(self, overload: str) -> Route:
         got = self._made.get(overload)
@@ -445,10 +471,10 @@ class _Routes(Mapping):
         return got
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._order)
+        return iter(self._ix.entries)  # overload names in yaml order, each once
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._ix.entries)
 
     def __contains__(self, overload: object) -> bool:
         return overload in self._ix.entries

@@ -7,10 +7,7 @@ from migrate.index import is_shared
 
 
 def check(ix):
-    for e in ix.tree.yaml.entries:
-        line = ix.mps_line(e)
-        if line is None:
-            continue
+    for e, line in ix.mps_entries:
         r = ix.routes[e.overload_name]
         if r.via is Via.EXPLICIT and r.impl in GRAPH:
             impl = "MPSGraph" if r.impl is Impl.MPSGRAPH else "mixed MPSGraph/Metal"

@@ -8,9 +8,8 @@ from migrate.index import is_shared
 def check(ix):
     if not ix.tree.hosts:  # a tree without MPS host files cannot tell
         return
-    for e in ix.tree.yaml.entries:
-        line = ix.mps_line(e)
-        if line is None or is_shared(line):
+    for e, line in ix.mps_entries:
+        if is_shared(line):
             continue
         k = line.kernel_name
         if k in ix.functions or k in ix.host_identifiers or ix.used_by_other_backend(k):

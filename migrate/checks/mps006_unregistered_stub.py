@@ -6,9 +6,8 @@ from migrate.index import is_shared
 
 
 def check(ix):
-    for e in ix.tree.yaml.entries:
-        line = ix.mps_line(e)
-        if line is None or not is_shared(line) or line.kernel_name in ix.functions:
+    for e, line in ix.mps_entries:
+        if not is_shared(line) or line.kernel_name in ix.functions:
             continue
         stubs = ix.stubs_of_shared_kernel(line.kernel_name)
         known = [

@@ -9,6 +9,7 @@ expanded: a rule judges the code as written.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from migrate.source.tokens import Tok, tokenize
@@ -20,27 +21,34 @@ ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
 
 _OPENS = {"(": ")", "[": "]", "{": "}"}
 _CLOSES = frozenset(_OPENS.values())
-_PARTNERS: list = [None, 0, None]  # the token list last matched, its length, the closing index of each opener
+_BRACKETS = frozenset(_OPENS) | _CLOSES
+# the token list last matched, its length, the closing index of each opener, the indexes of its braces
+_PARTNERS: list = [None, 0, None, None]
+
+
+def _brackets(toks: list[Tok]) -> list:
+    """_PARTNERS for ``toks``, made by one pass over its brackets when it holds another list."""
+    memo = _PARTNERS
+    if memo[0] is not toks or memo[1] != len(toks):
+        partners: dict[int, int] = {}
+        stack: list[tuple[str, int]] = []
+        braces: list[int] = []
+        for j, x in [(j, t.text) for j, t in enumerate(toks) if t.kind == "punc" and t.text in _BRACKETS]:
+            if x in _OPENS:
+                stack.append((_OPENS[x], j))
+            elif stack and stack[-1][0] == x:
+                partners[stack.pop()[1]] = j
+            if x == "{" or x == "}":
+                braces.append(j)
+        memo[:] = [toks, len(toks), partners, braces]
+    return memo
 
 
 def match_close(toks: list[Tok], i: int) -> int:
     """``tokens.match_close``, answered from one pass over the token list (a body walk asks for
     thousands of brackets of the same list): one stack gives every opener its partner, as a scan
     from that opener would (a closer that does not match the innermost open bracket is skipped)."""
-    memo = _PARTNERS
-    if memo[0] is not toks or memo[1] != len(toks):
-        partners: dict[int, int] = {}
-        stack: list[tuple[str, int]] = []
-        for j, t in enumerate(toks):
-            if t.kind != "punc":
-                continue
-            x = t.text
-            if x in _OPENS:
-                stack.append((_OPENS[x], j))
-            elif x in _CLOSES and stack and stack[-1][0] == x:
-                partners[stack.pop()[1]] = j
-        memo[:] = [toks, len(toks), partners]
-    got = memo[2].get(i)
+    got = _brackets(toks)[2].get(i)
     if got is None:  # unbalanced, or not an opener of punctuation: the scan decides
         return _match_close_scan(toks, i)
     return got
@@ -130,14 +138,15 @@ def find_functions(toks: list[Tok]) -> list[Function]:
     out: list[Function] = []
     scopes: list[tuple[str, str | None]] = []  # (kind, name)
     floor = 0
-    i, n = 0, len(toks)
-    while i < n:
-        t = toks[i]
-        if t.kind == "punc" and t.text == "}":
+    braces = _brackets(toks)[3]  # all the loop reads
+    p = 0
+    while p < len(braces):
+        i = braces[p]
+        if toks[i].text == "}":
             if scopes:
                 scopes.pop()
             floor = i + 1
-        elif t.kind == "punc" and t.text == "{":
+        else:
             hs = _header_start(toks, i, floor)
             head = toks[hs:i]
             words = [x.text for x in head]
@@ -160,7 +169,7 @@ def find_functions(toks: list[Tok]) -> list[Function]:
                 floor = i + 1
             if fn is None or "namespace" in words:
                 floor = i + 1
-        i += 1
+        p = bisect_right(braces, i, p + 1)  # the next brace after i (a skipped body's end)
     return out
 
 
@@ -336,10 +345,9 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
             lhs_end = eq - 1
         if lhs_end <= a:
             continue
-        words = [x.text for x in toks[a:lhs_end]]
         base_end = lhs_end
         subscripted = False
-        if words[-1] == "]":
+        if toks[lhs_end - 1].text == "]":
             subscripted = True
             q = lhs_end - 1
             while q > a and toks[q].text == "]":
@@ -347,11 +355,10 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
             base_end = q + 1
         if base_end <= a or toks[base_end - 1].kind != "id":
             continue
-        ids = [k for k in range(a, base_end) if toks[k].kind == "id"]
         var_k = base_end - 1
         if base_end - 2 >= a and toks[base_end - 2].text in (".", "->"):
             subscripted = True
-            var_k = ids[0]
+            var_k = next(k for k in range(a, base_end) if toks[k].kind == "id")
         if toks[a].text == "*" or (a < var_k and toks[var_k - 1].text == "*" and var_k - 1 == a):
             subscripted = True
         type_words = (

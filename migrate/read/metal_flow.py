@@ -74,6 +74,7 @@ def table() -> dict:
     return load_table("metal_review.yaml")
 
 
+@lru_cache(maxsize=None)  # asked for every call of every statement, by name
 def collective_class(name: str) -> str | None:
     """ "simdgroup" | "threadgroup" | None for a called name."""
     t = table()
@@ -100,8 +101,11 @@ class FnFlow:
     decls: dict[str, list[tuple[int, tuple, str]]] = field(default_factory=dict)  # name -> (order, scope, variable)
 
     def var(self, name: str, at: int) -> str:
+        decls = self.decls.get(name)
+        if not decls:  # a parameter or a name from outside
+            return name
         order, scope = self.ctx.get(at, (1 << 30, ()))
-        for d_order, d_scope, key in reversed(self.decls.get(name, ())):
+        for d_order, d_scope, key in reversed(decls):
             if d_order <= order and scope[: len(d_scope)] == d_scope:
                 return key
         return name
@@ -122,8 +126,10 @@ class FnFlow:
 
     def origin_of(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
         """Where the first identifier of the expression with one of ``want`` tags comes from."""
-        for name, key, tags in self.tags_at(toks, lo, hi):
-            if tags & want:
+        tags = self.tags
+        for k, name in identifier_positions(toks, lo, hi):  # tags_at's, up to the first one wanted
+            key = self.var(name, k)
+            if key in tags and tags[key] & want:
                 return self.origin.get(key, name)
         return ""
 
@@ -227,19 +233,28 @@ def _analysed(path: str, text: str, toks: list[Tok], sf: SourceFile | None = Non
     unit = Unit(path, text, toks, fns)
     if sf is not None:
         unit.__dict__["_source"] = sf
-    inside = set()
-    for f in fns:
-        inside.update(range(f.name_tok, f.body[1] + 1))
     floats = set(table()["floating"])
     unit.float_instances = any(
-        t.text in floats and k not in inside and k > 0 and toks[k - 1].text in ("<", "(", ",")
-        for k, t in enumerate(toks)
+        toks[k].text in floats and k > 0 and toks[k - 1].text in ("<", "(", ",")
+        for gap in _outside(fns, len(toks))
+        for k in gap
     )
     for f in fns:
         walk(toks, f)
         unit.flows.append(_sources(toks, f))
     _propagate(unit)
     return unit
+
+
+def _outside(fns: list[Function], n: int):
+    """The token index ranges of ``[0, n)`` outside every function (name to closing brace)."""
+    k = 0
+    for a, b in sorted((f.name_tok, f.body[1]) for f in fns):
+        if a > k:
+            yield range(k, a)
+        k = max(k, b + 1)
+    if k < n:
+        yield range(k, n)
 
 
 def _sources(toks: list[Tok], fn: Function) -> FnFlow:
@@ -263,9 +278,9 @@ def _sources(toks: list[Tok], fn: Function) -> FnFlow:
             tags.add("size")
         if tags:
             flow.tags[p.name] = tags
+    ctx = flow.ctx
     for order, st in enumerate(fn.stmts):
-        for k in range(st.lo, st.hi):
-            flow.ctx[k] = (order, st.conds)
+        ctx.update(dict.fromkeys(range(st.lo, st.hi), (order, st.conds)))
         for a in assignments(toks, st):
             if a.decl:
                 flow.types.setdefault(a.var, a.decl)
