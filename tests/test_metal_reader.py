@@ -360,10 +360,32 @@ def test_never_raises_on_mangled_input(data):
     src = FIXTURE_TEXT[:cut] + junk + FIXTURE_TEXT[data.draw(st.integers(cut, len(FIXTURE_TEXT))) :]
     mf = read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC)
     assert isinstance(mf, MetalFile)
-    logical = src.rfind(b"\n", 0, cut) + 1  # errors may name the first line of a backslash-continued one
+    check_read(
+        mf, src, lambda: read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC), touched_from=first(src, cut)
+    )
+
+
+def first(src: bytes, cut: int) -> int:
+    """Where errors of an edit at ``cut`` may start: the first line of the statement it falls in (a macro
+    invocation written over several lines is reported at its name), or of a backslash-continued line."""
+    statement = max(src.rfind(b";", 0, cut), src.rfind(b"{", 0, cut), src.rfind(b"}", 0, cut)) + 1
+    statement += len(src[statement:cut]) - len(src[statement:cut].lstrip())  # its first word (or cut)
+    logical = src.rfind(b"\n", 0, statement) + 1
     while logical > 1 and src[logical - 2 : logical] == b"\\\n":
         logical = src.rfind(b"\n", 0, logical - 2) + 1
-    check_read(mf, src, lambda: read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC), touched_from=logical)
+    return logical
+
+
+def test_an_edit_inside_a_multi_line_invocation_is_reported_at_its_name():
+    """Cutting an argument line of ``REGISTER_UNARY_OP(\\n gadget, ...)``: the arity error names the invocation's
+    line, before the edited one (what the fuzz test above allows)."""
+    at = FIXTURE_TEXT.index(b"REGISTER_UNARY_OP(\n    gadget")
+    cut = FIXTURE_TEXT.index(b"    int,", at)
+    src = FIXTURE_TEXT[:cut] + FIXTURE_TEXT[cut + len(b"    int,\n") :]
+    mf = read_metal_source(src, "fuzz.metal", include_dirs=TORCH_INC)
+    line = FIXTURE_TEXT.count(b"\n", 0, at) + 1
+    assert [(e.line, e.message) for e in mf.errors] == [(line, "macro REGISTER_UNARY_OP takes 3 argument(s), 2 given")]
+    assert first(src, cut) == FIXTURE_TEXT.rfind(b"\n", 0, at) + 1
 
 
 # ------------------------------------------------------------ real PyTorch 2.6.0
