@@ -375,12 +375,11 @@ def words(wt: str, start: int = 0, end: int | None = None) -> set[str]:
     a name, a number (a digit first) or, with "." or "@" in it, read by WORDS itself."""
     if start and _WORD_CHAR.match(wt, start - 1):  # WORDS finds no word starting inside a word
         start = _WORD_CHARS.match(wt, start).end()
-    ids = set()
-    for w in set(wt[start:end].split()):
+    runs = set(wt[start:end].split())
+    ids = set(filter(str.isidentifier, runs))  # a plain name: no ".", no "@", no digit first
+    for w in runs.difference(ids):
         if "." in w or "@" in w:
             ids.update(WORDS.findall(w))
-        elif not w[0].isdigit():
-            ids.add(w)
     ids.discard("")
     return ids
 
