@@ -12,7 +12,9 @@ Two passes are built from it, both at C speed where it matters:
 
 from __future__ import annotations
 
+import itertools
 import re
+from typing import Iterator
 
 # ---------------------------------------------------------------- the grammar
 PREFIX = r"(?:u8|[uUL])?"
@@ -114,58 +116,59 @@ def tokenize(
     append = out.append
     line_start = True
     pos = start
-    pairs = PAIR_RE.findall(text, start, end)  # every (lead, token) from ``start``, consecutive
-    i = 0
     first_kind = _FIRST_KIND
-    while True:
-        lead, tok, _, _ = pairs[i]
-        i += 1
-        if lead:
-            if "/" in lead or "\\" in lead:
-                space, newline = _space(lead)
+    pairs: Iterator[tuple[str, str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
+    while pairs is not None:  # every (lead, token) from ``start``, consecutive; new ones after a directive
+        rest, pairs = pairs, None
+        for lead, tok, _, _ in rest:
+            if lead:
+                if lead.isspace():  # no comment or continuation in it
+                    space = lead
+                    line_start = line_start or "\n" in lead
+                else:
+                    space, newline = _space(lead)
+                    line_start = line_start or newline
+                p = pos + len(lead)
             else:
-                space, newline = lead, "\n" in lead
-            line_start = line_start or newline
-            p = pos + len(lead)
-        else:
-            space, p = "", pos
-        if not tok:
-            break  # the end
-        pos = p + len(tok)
-        kind = first_kind.get(tok[0]) or _kind(tok)
-        if kind == "punc":
-            if tok == "#" and directives and line_start:
-                nl = directive_end(text, p, end)
-                append(Tok("dir", text[p:nl], p, space))
-                pos, line_start = _after_directive(text, p, nl, end), False
-                i, pairs = _resume(pairs, i, p + 1, pos, text, end)
-                continue
-        elif kind == "badcomment":  # kept as an "other" token, the last one
-            if errors is not None:
-                errors.append("unterminated comment")
-            append(Tok("other", "/*", p, space))
-            break
-        elif kind == "badstr":
-            if errors is not None:
-                errors.append("unterminated string literal")
-            kind = "other"
-        append(Tok(kind, tok, p, space))
-        line_start = False
+                space, p = "", pos
+            if not tok:
+                break  # the end
+            pos = p + len(tok)
+            kind = first_kind.get(tok[0]) or _kind(tok)
+            if kind == "punc":
+                if tok == "#" and directives and line_start:
+                    nl = directive_end(text, p, end)
+                    append(Tok("dir", text[p:nl], p, space))
+                    pos, line_start = _after_directive(text, p, nl, end), False
+                    pairs = _resume(rest, p + 1, pos, text, end)
+                    break
+            elif kind == "badcomment":  # kept as an "other" token, the last one
+                if errors is not None:
+                    errors.append("unterminated comment")
+                append(Tok("other", "/*", p, space))
+                break
+            elif kind == "badstr":
+                if errors is not None:
+                    errors.append("unterminated string literal")
+                kind = "other"
+            append(Tok(kind, tok, p, space))
+            line_start = False
     return out
 
 
-def _resume(pairs: list, i: int, at: int, to: int, text: str, end: int) -> tuple[int, list]:
-    """(index, pairs) to go on with after a preprocessor line: ``pairs[i]`` starts at ``at``, the next
+def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
+    """The pairs to go on with after a preprocessor line: the next of ``pairs`` starts at ``at``, the next
     token is to start at ``to``.  When no pair starts there (a comment or literal that the line ends in
     the middle of), the text is read again from ``to`` up to the first place where the pairs agree again."""
+    done = False  # the end pair reached: kept for no one, as no pair after ``to`` can agree then
     while at < to:
-        lead, tok, _, _ = pairs[i]
+        lead, tok, _, _ = next(pairs)
         if not tok:
+            done = True
             break
         at += len(lead) + len(tok)
-        i += 1
     if at == to:
-        return i, pairs
+        return pairs
     fresh = []
     b = to
     match = PAIR_RE.match
@@ -174,16 +177,16 @@ def _resume(pairs: list, i: int, at: int, to: int, text: str, end: int) -> tuple
         lead, tok = m.group(1, 2)
         fresh.append((lead, tok, "", ""))
         if not tok:
-            return 0, fresh
+            return iter(fresh)
         b = m.end()
-        while at < b:
-            lead, tok, _, _ = pairs[i]
+        while at < b and not done:
+            lead, tok, _, _ = next(pairs)
             if not tok:
+                done = True
                 break
             at += len(lead) + len(tok)
-            i += 1
         if at == b:
-            return 0, fresh + pairs[i:]
+            return itertools.chain(fresh, pairs)
 
 
 # A token's kind from its first character (PAIR_RE says where it is, not which group took it);
