@@ -227,17 +227,18 @@ def _after_directive(text: str, p: int, nl: int, end: int) -> int:
     return q
 
 
-_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|{OPEN_COMMENT}|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
+# A preprocessor line up to its newline, in one match: runs of plain characters, then continuations,
+# comments and literals (a literal's prefix changes nothing about where it ends), else one character.
+_DIRECTIVE_LINE = re.compile(
+    rf"""(?:[^\n\\/"']+|{CONTINUATION}|{OPEN_COMMENT}|{LINE_COMMENT}|{STRING[len(PREFIX) :]}|{CHAR[len(PREFIX) :]}|[\\/"'])*""",
+    re.S,
+)
 
 
 def directive_end(text: str, p: int, end: int | None = None) -> int:
     """End of the preprocessor line starting at ``p`` (before its newline): continuations and
     block comments spanning lines belong to it."""
-    end = len(text) if end is None else end
-    for m in _DIRECTIVE_PARTS.finditer(text, p, end):
-        if m.group() == "\n":
-            return m.start()
-    return end
+    return _DIRECTIVE_LINE.match(text, p, len(text) if end is None else end).end()
 
 
 def render(toks: list[Tok]) -> str:
