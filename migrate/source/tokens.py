@@ -114,45 +114,37 @@ def tokenize(
     end = len(text) if end is None else end
     out: list[Tok] = []
     append = out.append
-    line_start = True
     pos = start
     first_kind = _FIRST_KIND
     pairs: Iterator[tuple[str, str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
     while pairs is not None:  # every (lead, token) from ``start``, consecutive; new ones after a directive
         rest, pairs = pairs, None
         for lead, tok, _, _ in rest:
-            if lead:
-                if lead.isspace():  # no comment or continuation in it
-                    space = lead
-                    line_start = line_start or "\n" in lead
-                else:
-                    space, newline = _space(lead)
-                    line_start = line_start or newline
-                p = pos + len(lead)
-            else:
-                space, p = "", pos
             if not tok:
                 break  # the end
+            p = pos + len(lead)
             pos = p + len(tok)
-            kind = first_kind.get(tok[0]) or _kind(tok)
-            if kind == "punc":
-                if tok == "#" and directives and line_start:
-                    nl = directive_end(text, p, end)
-                    append(Tok("dir", text[p:nl], p, space))
-                    pos, line_start = _after_directive(text, p, nl, end), False
-                    pairs = _resume(rest, p + 1, pos, text, end)
+            # no comment or continuation in a lead of whitespace only
+            space = lead if not lead or lead.isspace() else _space(lead)[0]
+            kind = first_kind.get(tok[0])
+            if kind is None:
+                kind = _kind(tok)
+                if kind == "badcomment":  # kept as an "other" token, the last one
+                    if errors is not None:
+                        errors.append("unterminated comment")
+                    append(Tok("other", "/*", p, space))
                     break
-            elif kind == "badcomment":  # kept as an "other" token, the last one
-                if errors is not None:
-                    errors.append("unterminated comment")
-                append(Tok("other", "/*", p, space))
+                if kind == "badstr":
+                    if errors is not None:
+                        errors.append("unterminated string literal")
+                    kind = "other"
+            elif tok == "#" and directives and (not out or _space(lead)[1]):  # first on its line
+                nl = directive_end(text, p, end)
+                append(Tok("dir", text[p:nl], p, space))
+                pos = _after_directive(text, p, nl, end)
+                pairs = _resume(rest, p + 1, pos, text, end)
                 break
-            elif kind == "badstr":
-                if errors is not None:
-                    errors.append("unterminated string literal")
-                kind = "other"
             append(Tok(kind, tok, p, space))
-            line_start = False
     return out
 
 
@@ -161,12 +153,14 @@ def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
     token is to start at ``to``.  When no pair starts there (a comment or literal that the line ends in
     the middle of), the text is read again from ``to`` up to the first place where the pairs agree again."""
     done = False  # the end pair reached: kept for no one, as no pair after ``to`` can agree then
-    while at < to:
-        lead, tok, _, _ = next(pairs)
-        if not tok:
-            done = True
-            break
-        at += len(lead) + len(tok)
+    if at < to:
+        for lead, tok, _, _ in pairs:
+            if not tok:
+                done = True
+                break
+            at += len(lead) + len(tok)
+            if at >= to:
+                break
     if at == to:
         return pairs
     fresh = []
