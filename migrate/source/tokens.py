@@ -67,9 +67,10 @@ class Tok:
 # the token, a named group per kind (``end`` at the end of the text).  The commonest kinds are tried
 # first, each guarded so that it never takes what a kind tried later would: a name is no literal's
 # prefix (u8"", R"(...)"), "/" opens no comment, "." no number, "@" no @keyword.
+_LEAD = rf"[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*"
 _RAW_AHEAD = RAW.replace("(?P<d>", "(?P<d2>").replace("(?P=d)", "(?P=d2)").replace("(?P<body>", "(?:")
 _TOKEN = rf"""
-     (?P<lead>[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*)
+     (?P<lead>{_LEAD})
     (?:(?P<id>(?:(?=[uULR])(?!{_RAW_AHEAD}|{STRING}|{CHAR})|(?![uULR])){IDENT})
     |(?P<punc>(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT}))
     |(?P<num>{NUMBER})
@@ -82,19 +83,23 @@ _TOKEN = rf"""
     |(?P<other>.))
     """
 TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
-# The same pattern with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
-# speed; the kind of a token follows from its text (``_kind``).  ``d``/``d2`` stay: raw strings refer to them.
-_KINDS = ("id", "punc", "num", "str", "raw", "at", "badstr", "badcomment", "end", "other")
-_PAIR = (
-    _TOKEN.replace("(?P<lead>", "(", 1)
-    .replace("(?:(?P<id>", "((?:(?P<id>", 1)
-    .replace("|(?P<other>.))", "|(?P<other>.)))", 1)
-)
-for _k in _KINDS:
-    _PAIR = _PAIR.replace(f"(?P<{_k}>", "(?:", 1)
-_PAIR = _PAIR.replace("(?P<body>", "(?:", 1)
+# The same tokens with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
+# speed; the kind of a token follows from its text (``_kind``).  A literal with a prefix is tried before a
+# name (the two never match at one place), so one raw-string group ``d`` is left (each tuple's third).
+_PAIR = rf"""
+    ({_LEAD})
+    ((?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
+    |{IDENT}
+    |(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT})
+    |{NUMBER}
+    |{STRING}|{CHAR}
+    |@{IDENT}
+    |["']
+    |/\*
+    |\Z
+    |.)
+    """
 PAIR_RE = re.compile(_PAIR, re.X | re.S)
-del _k
 _COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINUATION}", re.S)
 
 
@@ -116,10 +121,10 @@ def tokenize(
     append = out.append
     pos = start
     first_kind = _FIRST_KIND
-    pairs: Iterator[tuple[str, str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
+    pairs: Iterator[tuple[str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
     while pairs is not None:  # every (lead, token) from ``start``, consecutive; new ones after a directive
         rest, pairs = pairs, None
-        for lead, tok, _, _ in rest:
+        for lead, tok, _ in rest:
             if not tok:
                 break  # the end
             p = pos + len(lead)
@@ -154,7 +159,7 @@ def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
     the middle of), the text is read again from ``to`` up to the first place where the pairs agree again."""
     done = False  # the end pair reached: kept for no one, as no pair after ``to`` can agree then
     if at < to:
-        for lead, tok, _, _ in pairs:
+        for lead, tok, _ in pairs:
             if not tok:
                 done = True
                 break
@@ -169,12 +174,12 @@ def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
     while True:
         m = match(text, b, end)
         lead, tok = m.group(1, 2)
-        fresh.append((lead, tok, "", ""))
+        fresh.append((lead, tok, ""))
         if not tok:
             return iter(fresh)
         b = m.end()
         while at < b and not done:
-            lead, tok, _, _ = next(pairs)
+            lead, tok, _ = next(pairs)
             if not tok:
                 done = True
                 break
