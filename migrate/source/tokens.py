@@ -12,7 +12,9 @@ Two passes are built from it, both at C speed where it matters:
 
 from __future__ import annotations
 
+import itertools
 import re
+from typing import Iterator
 
 # ---------------------------------------------------------------- the grammar
 PREFIX = r"(?:u8|[uUL])?"
@@ -65,9 +67,10 @@ class Tok:
 # the token, a named group per kind (``end`` at the end of the text).  The commonest kinds are tried
 # first, each guarded so that it never takes what a kind tried later would: a name is no literal's
 # prefix (u8"", R"(...)"), "/" opens no comment, "." no number, "@" no @keyword.
+_LEAD = rf"[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*"
 _RAW_AHEAD = RAW.replace("(?P<d>", "(?P<d2>").replace("(?P=d)", "(?P=d2)").replace("(?P<body>", "(?:")
 _TOKEN = rf"""
-     (?P<lead>[ \t\r\f\v\n]*(?:(?:{CONTINUATION}|{LINE_COMMENT}|{BLOCK_COMMENT})[ \t\r\f\v\n]*)*)
+     (?P<lead>{_LEAD})
     (?:(?P<id>(?:(?=[uULR])(?!{_RAW_AHEAD}|{STRING}|{CHAR})|(?![uULR])){IDENT})
     |(?P<punc>(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT}))
     |(?P<num>{NUMBER})
@@ -80,19 +83,23 @@ _TOKEN = rf"""
     |(?P<other>.))
     """
 TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
-# The same pattern with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
-# speed; the kind of a token follows from its text (``_kind``).  ``d``/``d2`` stay: raw strings refer to them.
-_KINDS = ("id", "punc", "num", "str", "raw", "at", "badstr", "badcomment", "end", "other")
-_PAIR = (
-    _TOKEN.replace("(?P<lead>", "(", 1)
-    .replace("(?:(?P<id>", "((?:(?P<id>", 1)
-    .replace("|(?P<other>.))", "|(?P<other>.)))", 1)
-)
-for _k in _KINDS:
-    _PAIR = _PAIR.replace(f"(?P<{_k}>", "(?:", 1)
-_PAIR = _PAIR.replace("(?P<body>", "(?:", 1)
+# The same tokens with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
+# speed; the kind of a token follows from its text (``_kind``).  A literal with a prefix is tried before a
+# name (the two never match at one place), so one raw-string group ``d`` is left (each tuple's third).
+_PAIR = rf"""
+    ({_LEAD})
+    ((?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
+    |{IDENT}
+    |(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT})
+    |{NUMBER}
+    |{STRING}|{CHAR}
+    |@{IDENT}
+    |["']
+    |/\*
+    |\Z
+    |.)
+    """
 PAIR_RE = re.compile(_PAIR, re.X | re.S)
-del _k
 _COMMENT_OR_CONTINUATION = re.compile(rf"{LINE_COMMENT}|{BLOCK_COMMENT}|{CONTINUATION}", re.S)
 
 
@@ -112,78 +119,73 @@ def tokenize(
     end = len(text) if end is None else end
     out: list[Tok] = []
     append = out.append
-    line_start = True
     pos = start
-    pairs = PAIR_RE.findall(text, start, end)  # every (lead, token) from ``start``, consecutive
-    i = 0
     first_kind = _FIRST_KIND
-    while True:
-        lead, tok, _, _ = pairs[i]
-        i += 1
-        if lead:
-            if "/" in lead or "\\" in lead:
-                space, newline = _space(lead)
-            else:
-                space, newline = lead, "\n" in lead
-            line_start = line_start or newline
+    pairs: Iterator[tuple[str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
+    while pairs is not None:  # every (lead, token) from ``start``, consecutive; new ones after a directive
+        rest, pairs = pairs, None
+        for lead, tok, _ in rest:
+            if not tok:
+                break  # the end
             p = pos + len(lead)
-        else:
-            space, p = "", pos
-        if not tok:
-            break  # the end
-        pos = p + len(tok)
-        kind = first_kind.get(tok[0]) or _kind(tok)
-        if kind == "punc":
-            if tok == "#" and directives and line_start:
+            pos = p + len(tok)
+            # no comment or continuation in a lead of whitespace only
+            space = lead if not lead or lead.isspace() else _space(lead)[0]
+            kind = first_kind.get(tok[0])
+            if kind is None:
+                kind = _kind(tok)
+                if kind == "badcomment":  # kept as an "other" token, the last one
+                    if errors is not None:
+                        errors.append("unterminated comment")
+                    append(Tok("other", "/*", p, space))
+                    break
+                if kind == "badstr":
+                    if errors is not None:
+                        errors.append("unterminated string literal")
+                    kind = "other"
+            elif tok == "#" and directives and (not out or _space(lead)[1]):  # first on its line
                 nl = directive_end(text, p, end)
                 append(Tok("dir", text[p:nl], p, space))
-                pos, line_start = _after_directive(text, p, nl, end), False
-                i, pairs = _resume(pairs, i, p + 1, pos, text, end)
-                continue
-        elif kind == "badcomment":  # kept as an "other" token, the last one
-            if errors is not None:
-                errors.append("unterminated comment")
-            append(Tok("other", "/*", p, space))
-            break
-        elif kind == "badstr":
-            if errors is not None:
-                errors.append("unterminated string literal")
-            kind = "other"
-        append(Tok(kind, tok, p, space))
-        line_start = False
+                pos = _after_directive(text, p, nl, end)
+                pairs = _resume(rest, p + 1, pos, text, end)
+                break
+            append(Tok(kind, tok, p, space))
     return out
 
 
-def _resume(pairs: list, i: int, at: int, to: int, text: str, end: int) -> tuple[int, list]:
-    """(index, pairs) to go on with after a preprocessor line: ``pairs[i]`` starts at ``at``, the next
+def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
+    """The pairs to go on with after a preprocessor line: the next of ``pairs`` starts at ``at``, the next
     token is to start at ``to``.  When no pair starts there (a comment or literal that the line ends in
     the middle of), the text is read again from ``to`` up to the first place where the pairs agree again."""
-    while at < to:
-        lead, tok, _, _ = pairs[i]
-        if not tok:
-            break
-        at += len(lead) + len(tok)
-        i += 1
+    done = False  # the end pair reached: kept for no one, as no pair after ``to`` can agree then
+    if at < to:
+        for lead, tok, _ in pairs:
+            if not tok:
+                done = True
+                break
+            at += len(lead) + len(tok)
+            if at >= to:
+                break
     if at == to:
-        return i, pairs
+        return pairs
     fresh = []
     b = to
     match = PAIR_RE.match
     while True:
         m = match(text, b, end)
         lead, tok = m.group(1, 2)
-        fresh.append((lead, tok, "", ""))
+        fresh.append((lead, tok, ""))
         if not tok:
-            return 0, fresh
+            return iter(fresh)
         b = m.end()
-        while at < b:
-            lead, tok, _, _ = pairs[i]
+        while at < b and not done:
+            lead, tok, _ = next(pairs)
             if not tok:
+                done = True
                 break
             at += len(lead) + len(tok)
-            i += 1
         if at == b:
-            return 0, fresh + pairs[i:]
+            return itertools.chain(fresh, pairs)
 
 
 # A token's kind from its first character (PAIR_RE says where it is, not which group took it);
@@ -224,17 +226,18 @@ def _after_directive(text: str, p: int, nl: int, end: int) -> int:
     return q
 
 
-_DIRECTIVE_PARTS = re.compile(rf"{CONTINUATION}|{OPEN_COMMENT}|{LINE_COMMENT}|{STRING}|{CHAR}|\n", re.S)
+# A preprocessor line up to its newline, in one match: runs of plain characters, then continuations,
+# comments and literals (a literal's prefix changes nothing about where it ends), else one character.
+_DIRECTIVE_LINE = re.compile(
+    rf"""(?:[^\n\\/"']+|{CONTINUATION}|{OPEN_COMMENT}|{LINE_COMMENT}|{STRING[len(PREFIX) :]}|{CHAR[len(PREFIX) :]}|[\\/"'])*""",
+    re.S,
+)
 
 
 def directive_end(text: str, p: int, end: int | None = None) -> int:
     """End of the preprocessor line starting at ``p`` (before its newline): continuations and
     block comments spanning lines belong to it."""
-    end = len(text) if end is None else end
-    for m in _DIRECTIVE_PARTS.finditer(text, p, end):
-        if m.group() == "\n":
-            return m.start()
-    return end
+    return _DIRECTIVE_LINE.match(text, p, len(text) if end is None else end).end()
 
 
 def render(toks: list[Tok]) -> str:
