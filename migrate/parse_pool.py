@@ -18,7 +18,7 @@ models.  The first child then parses the AFTER_KINDS jobs (the Metal files) befo
 queue, so the token streams ``after`` reads are its own, and this process never forks again to run
 those rules: a second fork of a grown heap costs this process a page fault on every page it then
 writes (about 20 ms on the 2.6.0 tree, as much as the rules it would move).  Its value comes later
-(``Later.result``), while this process goes on.
+(that child's ``result()``), while this process goes on.
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ def idle_workers() -> int:
     return min(idle, 8) if idle >= MIN_AUTO_IDLE else 1
 
 
-def parse_all(jobs: list, after=None) -> tuple[list, Later | None]:
-    """The model of every job, in order, and the pending value of ``after`` (None when no child runs
-    it: the caller does that work itself)."""
+def parse_all(jobs: list, after=None) -> tuple[list, Child | None]:
+    """The model of every job, in order, and the child computing ``after`` (its ``result()``; None when
+    no child runs it: the caller does that work itself)."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
     workers = _workers([jobs[k] for k in todo])
@@ -95,7 +95,6 @@ def parse_all(jobs: list, after=None) -> tuple[list, Later | None]:
     if queue is not None:
         children.append(_fork(queue, jobs, first, models, after))
         children += [_fork(queue, jobs) for _ in range(workers - 2)]
-    if queue is not None:
         queue.close_writer()
     from migrate import codec
 
@@ -120,30 +119,13 @@ def parse_all(jobs: list, after=None) -> tuple[list, Later | None]:
     for child in live:
         if child is children[0] and after is not None:
             take(child.until_marked())
-            later = Later(child) if child.marked else None
+            later = child if child.marked else None
         else:
             take(child.rest())
     for k in todo:  # the jobs of a child that failed
         if models[k] is None:
             models[k] = _parse_cached(jobs[k])
     return models, later
-
-
-class Later:
-    """The value of ``after``, computed by a child while this process goes on."""
-
-    def __init__(self, child: Child) -> None:
-        self.child = child
-
-    def result(self):
-        """The value, or None when the child failed."""
-        values = self.child.rest()
-        return values[0] if self.child.ended and len(values) == 1 else None
-
-    def drop(self) -> None:
-        """Not wanted after all: the child ends at its next write and is reaped later."""
-        self.child._close()
-        _EXITING.append(self.child.pid)
 
 
 class Queue:
@@ -203,10 +185,7 @@ def _fork(queue: Queue, jobs: list, first=(), models=(), after=None) -> Child | 
             yield _PARSED
             yield after(mine)
 
-    child = Child.stream(work)
-    if child is not None:
-        child.marks = after is not None
-    return child
+    return Child.stream(work, marks=after is not None)
 
 
 class Child:
@@ -236,9 +215,13 @@ class Child:
         return cls._spawn(lambda: (work(),), False)
 
     @classmethod
-    def stream(cls, work) -> Child | None:
-        """A child sending each value of the iterable ``work()`` as it comes (``poll``, ``rest``)."""
-        return cls._spawn(work, True)
+    def stream(cls, work, marks: bool = False) -> Child | None:
+        """A child sending each value of the iterable ``work()`` as it comes (``poll``, ``rest``); ``marks``:
+        one of them is _PARSED, which ``until_marked`` waits for."""
+        child = cls._spawn(work, True)
+        if child is not None:
+            child.marks = marks
+        return child
 
     @classmethod
     def _spawn(cls, values, stream: bool) -> Child | None:
@@ -291,31 +274,18 @@ class Child:
         return self._values()
 
     def until_marked(self) -> list:
-        """The values before the marker (``stream(..., marked=True)``), waiting for them; those after it
-        stay for ``rest``.  All the values when the child ends without sending the marker."""
+        """The values before _PARSED (``stream(..., marks=True)``), waiting for them; those after it stay
+        for ``rest``.  All the values when the child ends without sending it."""
         out = self.poll()
-        while not self.marked and self.open:
-            os.set_blocking(self.rfd, True)
-            try:
-                chunk = os.read(self.rfd, 1 << 20)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._close()
-            self.buf += chunk
+        while not self.marked and self._read_more():
             out += self._values()
         return out if self.marked else out + self.rest()
 
     def rest(self) -> list:
         """The values still to come (waiting for them); ``ended`` says whether the child sent them all."""
-        if self.open:
-            os.set_blocking(self.rfd, True)
-            try:
-                while not self._complete() and (chunk := os.read(self.rfd, 1 << 20)):
-                    self.buf += chunk
-            except OSError:
-                pass
-            self._close()
+        while not self._complete() and self._read_more():
+            pass
+        self._close()
         values = self._values()
         values, self.kept = values + self.kept, []
         if self.ended:
@@ -326,9 +296,29 @@ class Child:
         return values
 
     def result(self):
-        """The child's value, or None when it failed."""
+        """The child's value (after _PARSED for a marked stream), or None when it failed."""
         values = self.rest()
         return values[0] if self.ended and len(values) == 1 else None
+
+    def drop(self) -> None:
+        """Not wanted after all: the child ends at its next write and is reaped later."""
+        self._close()
+        _EXITING.append(self.pid)
+
+    def _read_more(self) -> bool:
+        """Wait for more bytes into the buffer; False at the end of the pipe (then closed)."""
+        if not self.open:
+            return False
+        os.set_blocking(self.rfd, True)
+        try:
+            chunk = os.read(self.rfd, 1 << 20)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close()
+            return False
+        self.buf += chunk
+        return True
 
     def _close(self) -> None:
         if self.open:

@@ -21,7 +21,7 @@ MIN_PARALLEL_BYTES = 512 * 1024  # bytes of source below which the fork costs mo
 
 def run_rules(index, rules: dict, metal=None) -> list:
     """The findings of every rule in ``rules`` (code -> Rule) over ``index``; ``metal``: a pending value of
-    metal_findings for the METAL_FLOW_RULES among them (parse_pool.Later)."""
+    metal_findings for the METAL_FLOW_RULES among them (a parse_pool.Child's ``result()``)."""
     if metal is not None:
         from migrate import codec
         from migrate.read.metal_flow import elsewhere

@@ -54,7 +54,7 @@ class Tree:
     errors: list[ParseError] = field(default_factory=list)
     opinfo_files: list[str] = field(default_factory=list)  # OpInfo database files present in the tree
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> bytes as read
-    # load_tree's metal_work: (its key, parse_pool.Later: the value a parse child computes meanwhile)
+    # load_tree's metal_work: (its key, the parse_pool.Child computing its value meanwhile)
     metal_work: tuple | None = field(default=None, compare=False, repr=False)
 
 
@@ -241,18 +241,17 @@ def _inline_models(path: str, inline: tuple, includes: list[Path], hdr: str) -> 
 
 
 def metal_view(root: Path, parsed: list, includes: list[Path], hdr: str) -> Tree:
-    """The tree's Metal code alone, from ``parsed``: (job, its model or None) of load_tree's jobs.  Kernel
+    """The tree's Metal code alone, from ``parsed``: (job, its model or None) of load_tree's jobs, in the
+    parse child that took every Metal job (parse_pool.AFTER_KINDS).  Kernel
     files with their models and bytes; host files holding Metal raw strings, as those strings only (read
     here for a host without a model) and the strings' models.  What the Metal data-flow rules read."""
-    from migrate.parse_pool import _parse
     from migrate.read.host_reader import read_inline_metal
 
     tree = Tree(root=root, yaml=NativeYaml(YAML_REL, ()))
-    for job, model in parsed:
-        kind, r, data = job[:3]
-        if kind == "metal":
+    for (kind, r, data, *_), model in parsed:
+        if kind == "metal":  # the child running this parsed every Metal file the cache did not give
             tree.sources[r] = data
-            tree.metals[r] = model if model is not None else _parse(job)
+            tree.metals[r] = model
         elif kind == "host":
             inline = model.inline_metal if model is not None else read_inline_metal(data, r)
             if inline:

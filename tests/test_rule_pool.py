@@ -120,12 +120,10 @@ def test_metal_findings_for_other_rules_are_not_used(monkeypatch):
 
 
 def test_the_marker_splits_a_childs_values():
-    child = parse_pool.Child.stream(lambda: iter([1, (2, b"x"), parse_pool._PARSED, "after"]))
-    child.marks = True
+    child = parse_pool.Child.stream(lambda: iter([1, (2, b"x"), parse_pool._PARSED, "after"]), marks=True)
     assert child.until_marked() == [1, (2, b"x")]
     assert child.rest() == ["after"] and child.ended
-    unmarked = parse_pool.Child.stream(lambda: iter([1, 2]))  # a child ending without the marker
-    unmarked.marks = True
+    unmarked = parse_pool.Child.stream(lambda: iter([1, 2]), marks=True)  # a child ending without the marker
     assert unmarked.until_marked() == [1, 2] and not unmarked.marked
 
 
