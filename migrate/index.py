@@ -39,13 +39,6 @@ def is_shared(line: DispatchLine) -> bool:
     return any(k in shared for k in keys)
 
 
-def line_of(d: DispatchLine) -> int:
-    """``d.span.line`` without making the spans the yaml reader's fast path keeps for later in ``_spans``
-    (its maker, the path, the line, ...; see fast_dispatch_line): routes name ~1k lines whose spans no one reads."""
-    lazy = d.__dict__.get("_spans")
-    return d.span.line if lazy is None else lazy[2]  # type: ignore[no-any-return]
-
-
 def under(path: str, prefixes: list[str]) -> bool:
     """Is ``path`` one of ``prefixes`` or inside one of them ("" and "." hold everything)?"""
     return any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
@@ -270,14 +263,7 @@ class Index:
     @cached_property
     def mps_entries(self) -> list[tuple[NativeEntry, DispatchLine]]:
         """(entry, its MPS line) for the entries that have one, in yaml order (the rules' loops)."""
-        lines, out = self._mps_lines, []
-        for e in self.tree.yaml.entries:
-            line = lines.get(id(e), e)  # self.mps_line(e), inline
-            if line is e:
-                line = e.kernel_for(MPS)
-            if line is not None:
-                out.append((e, line))
-        return out
+        return [(e, line) for e in self.tree.yaml.entries if (line := self.mps_line(e)) is not None]
 
     @cached_property
     def kernel_families(self) -> frozenset[str]:
@@ -326,11 +312,10 @@ class Index:
             )
         if e.dispatch:
             for key in self._composite_keys:
-                for d in e.dispatch:  # e.kernel_for(key), inline
-                    if key in d.keys:
-                        k = d.kernel_name
-                        hop = f"{key}: {k} @ {path}:{line_of(d)}"
-                        return Route(name, k, Via.COMPOSITE, Impl.DELEGATING, None, (hop,))
+                d = e.kernel_for(key)
+                if d is not None:
+                    hop = f"{key}: {d.kernel_name} @ {path}:{d.line}"  # routes name ~1k lines whose spans no one reads
+                    return Route(name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None, (hop,))
         yaml_at = f"{path}:{e.func_line}"
         if not e.dispatch and not e.structured:
             return Route(

@@ -29,9 +29,15 @@ class DispatchLine:
         """Kernel name without namespace, as torchgen's BackendMetadata.kernel."""
         return self.kernel.rsplit("::", 1)[-1]
 
+    @property
+    def line(self) -> int:
+        """``span.line``, without making spans still lazy (their arguments hold the line)."""
+        lazy = self.__dict__.get("_spans")
+        return self.span.line if lazy is None else lazy[2]  # type: ignore[no-any-return]
+
     def __getattr__(self, name: str):
-        # The yaml reader's fast path may leave the three spans as ``_spans``: (maker, its arguments),
-        # made into the fields on first read (lint reads few of ~3k lines' spans).
+        # The yaml reader's fast path may leave the three spans as ``_spans``: (maker, path, line, its other
+        # arguments), made into the fields on first read (lint reads few of ~3k lines' spans).
         lazy = self.__dict__.get("_spans") if name in ("span", "key_spans", "kernel_span") else None
         if lazy is None:
             raise AttributeError(name)

@@ -12,7 +12,6 @@ file; file-local generator macros (``CREATE_..._FUNC(...)``,
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 
@@ -30,7 +29,6 @@ from ..model import (
     StubRegistration,
 )
 from migrate.source import SourceFile
-from migrate.source.file import char_column
 from migrate.source.macros import Invocation, Macro, expand, find_invocations, find_macros
 from migrate.source.tokens import blank
 from .cpp_unit import FnNode, Unit, names, scan, word_text, words
@@ -106,15 +104,7 @@ class _Reader:
 
     # ------------------------------------------------------------ positions
     def span(self, start: int, end: int) -> Span:
-        """``sc.line_of`` / ``sc.column_of`` of both ends (a file's own source: line 1, column 1 first),
-        each line found once."""
-        sc = self.sc
-        starts, data = sc.line_starts, sc.data
-        i = bisect_right(starts, start) - 1
-        j = bisect_right(starts, end, i if 0 <= i and start <= end else 0) - 1
-        return Span(
-            self.path, i + 1, char_column(data, starts[i], start), j + 1, char_column(data, starts[j], end), start, end
-        )
+        return self.sc.span(start, end)
 
     def node_span(self, node, start: int | None = None) -> Span:
         return self.span(node.start_byte if start is None else start, node.end_byte)

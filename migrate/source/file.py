@@ -84,9 +84,17 @@ class SourceFile:
         return self.line_of(offset), self.column_of(offset)
 
     def span(self, start: int, end: int) -> Span:
-        l1, c1 = self.position(start)
-        l2, c2 = self.position(end)
-        return Span(self.path, l1, c1, l2, c2, self.base_offset + start, self.base_offset + end)
+        """``position`` of both ends, each line found once (the end's search starts at the start's line)."""
+        starts, data = self.line_starts, self.data
+        i = bisect.bisect_right(starts, start) - 1
+        j = bisect.bisect_right(starts, end, i if 0 <= i and start <= end else 0) - 1
+        c1, c2 = char_column(data, starts[i], start), char_column(data, starts[j], end)
+        if i == 0:
+            c1 += self.base_column - 1
+        if j == 0:
+            c2 += self.base_column - 1
+        base = self.base_line
+        return Span(self.path, base + i, c1, base + j, c2, self.base_offset + start, self.base_offset + end)
 
     # ------------------------------------------------------------ lexical facts
     def _scrub(self) -> None:
