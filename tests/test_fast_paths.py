@@ -187,7 +187,7 @@ DIRECTIVE_EDGES = [
 
 @pytest.mark.parametrize("data", DIRECTIVE_EDGES + [SourceFile(p.read_bytes()).code for p in HOST + METAL])
 def test_directive_lines_equal_the_regex_search(data):
-    want = [(m.start() + 1, m.end()) for m in source_file._DIRECTIVE.finditer(data)]
+    want = [(m.start() + 1, m.end()) for m in re.finditer(rb"\n[ \t]*#(?:[^\n\\]|\\.)*", data, re.S)]  # the definition
     assert source_file._directive_lines(data) == want
 
 
@@ -231,6 +231,13 @@ def test_matches_at_their_words_equal_the_regex_search(data):
     [b") {", b"{", b"f()\r\n\t {x) {}", b")" + b" " * 200 + b"{ ]{", b" " * 70 + b"{"] + [p.read_bytes() for p in HOST],
 )
 def test_body_openers_equal_the_regex_search(data):
-    want = [m.end() - 1 for m in cpp_unit._BODY_OPEN.finditer(data)]
+    want = [m.end() - 1 for m in re.finditer(rb"\)[ \t\r\n]*\{", data)]  # ") {": the definition
     opens = [i for i, b in enumerate(data) if b == 123]
     assert [i for i in opens if cpp_unit._after_paren(data, i)] == want
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"{{", b"a{b{", b"}{}"] + [p.read_bytes() for p in HOST])
+def test_offsets_of_one_byte_equal_a_scan(data):
+    for byte in (b"{", b"}", b"@"):
+        assert literal_search.offsets(data, byte) == [i for i, b in enumerate(data) if b == byte[0]]
+    assert literal_search.offsets(b"aaa", b"aa") == [0, 1]  # several bytes: overlapping ones too

@@ -17,6 +17,7 @@ import tree_sitter
 import tree_sitter_cpp
 
 from migrate.source import SourceFile
+from migrate.source.literal_search import offsets
 from migrate.source.tokens import blank
 from .objc_neutral import neutralize
 
@@ -145,7 +146,6 @@ class Unit:
 
 
 _BRACES = re.compile(rb"[{}]")
-_BODY_OPEN = re.compile(rb"\)[ \t\r\n]*\{")  # ") {": a body opens (the definition; lean_bodies reads _after_paren)
 _SPACE = re.compile(rb"[ \t]")
 
 
@@ -162,15 +162,15 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
         if b"{" in code[ds:de] or b"}" in code[ds:de]
         for m in _BRACES.finditer(code, ds, de)
     }
-    opens = _positions(code, b"{")
-    braces = sorted(opens + _positions(code, b"}"))
+    opens = offsets(code, b"{")
+    braces = sorted(opens + offsets(code, b"}"))
     if in_directives:
         braces = [i for i in braces if i not in in_directives]
     # depth after each brace; a body opened at brace k (depth D after it) closes at the first later brace
     # where the depth is D - 1 (it moves by one per brace), found at C speed by list.index
     depth = list(accumulate(map(_NEG_DEPTH.__getitem__, map(code.__getitem__, braces))))
     end = -1
-    for i in opens:  # where _BODY_OPEN's matches end (tried from the "{" side: most are inside a body)
+    for i in opens:  # where ") {" opens a body (tried from the "{" side: most are inside a body)
         if i <= end or i in in_directives or not _after_paren(code, i):
             continue
         k = bisect.bisect_left(braces, i)
@@ -246,13 +246,6 @@ def _params(code: bytes, sc: SourceFile, close: int) -> tuple[int, int] | None:
 
 _NEG_DEPTH = [0] * 256
 _NEG_DEPTH[123], _NEG_DEPTH[125] = -1, 1  # "{" deepens, "}" comes back
-
-
-def _positions(code: bytes, byte: bytes) -> list[int]:
-    """Offsets of every ``byte`` in ``code`` (split and running sums: no per-match objects)."""
-    parts = code.split(byte)
-    parts.pop()
-    return list(accumulate(map((1).__add__, map(len, parts)), initial=-1))[1:]
 
 
 def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter.Range]:

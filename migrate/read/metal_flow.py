@@ -12,6 +12,7 @@ the parameters of helpers defined in the same source:
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -110,13 +111,11 @@ class FnFlow:
                 return key
         return name
 
-    def tags_at(self, toks: list[Tok], lo: int, hi: int) -> list[tuple[str, str, set[str]]]:
-        """(name, variable, tags) of each identifier of ``toks[lo:hi]``."""
-        out = []
+    def tags_at(self, toks: list[Tok], lo: int, hi: int) -> Iterator[tuple[str, str, set[str]]]:
+        """(name, variable, tags) of each identifier of ``toks[lo:hi]``, as they are asked for."""
         for k, name in identifier_positions(toks, lo, hi):
             key = self.var(name, k)
-            out.append((name, key, self.tags.get(key, set())))
-        return out
+            yield name, key, self.tags.get(key, set())
 
     def expr_tags(self, toks: list[Tok], lo: int, hi: int) -> set[str]:
         out: set[str] = set()
@@ -126,10 +125,8 @@ class FnFlow:
 
     def origin_of(self, toks: list[Tok], lo: int, hi: int, want: set[str]) -> str:
         """Where the first identifier of the expression with one of ``want`` tags comes from."""
-        tags = self.tags
-        for k, name in identifier_positions(toks, lo, hi):  # tags_at's, up to the first one wanted
-            key = self.var(name, k)
-            if key in tags and tags[key] & want:
+        for name, key, tags in self.tags_at(toks, lo, hi):
+            if tags & want:
                 return self.origin.get(key, name)
         return ""
 

@@ -259,6 +259,18 @@ def _flow_item(line: bytes, at: int, item: bytes) -> str:
 
 
 # ------------------------------------------------------ fast construction
+_new, _set = object.__new__, object.__setattr__
+
+
+def _instance(cls: type, fields: dict) -> Any:
+    """An instance of the frozen model dataclass ``cls`` whose ``__dict__`` is ``fields`` (its fields in
+    order, as ``_fast_ctor``'s constructor makes it given every one; lazy extras allowed, as in
+    DispatchLine), without any call of keyword arguments: the fast path's ~10k objects."""
+    obj = _new(cls)
+    _set(obj, "__dict__", fields)
+    return obj
+
+
 def _fast_ctor(cls: type) -> Callable[..., Any]:
     """A keyword-only constructor for a frozen model dataclass that skips the
     per-field ``object.__setattr__`` of the generated ``__init__`` (2-3x faster;
@@ -275,13 +287,13 @@ def _fast_ctor(cls: type) -> Callable[..., Any]:
         return cls
     names = frozenset(f.name for f in fields)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-    new, set_attr, n = object.__new__, object.__setattr__, len(fields)
+    n = len(fields)
 
     def make(**kw: Any) -> Any:
-        obj = new(cls)
         if len(kw) == n:  # every field given: the fresh kwargs dict becomes the instance dict
-            set_attr(obj, "__dict__", kw)
-        elif kw.keys() <= names:
+            return _instance(cls, kw)
+        obj = _new(cls)
+        if kw.keys() <= names:
             d = obj.__dict__
             d.update(defaults)
             d.update(kw)
@@ -293,7 +305,6 @@ def _fast_ctor(cls: type) -> Callable[..., Any]:
 
 
 _make_span = _fast_ctor(Span)
-_new, _set = object.__new__, object.__setattr__
 
 
 def _dispatch_spans(
@@ -524,11 +535,8 @@ class _Scanner:
         else:
             tags = (tags_raw.decode(),)
         delegate, inherits = get(b"structured_delegate") or None, get(b"structured_inherits") or None
-        # the objects _make_span / _make_entry build, without their keyword-argument calls
-        span = _new(Span)
-        _set(
-            span,
-            "__dict__",
+        span = _instance(
+            Span,
             {
                 "path": path,
                 "line": lineno,
@@ -539,10 +547,8 @@ class _Scanner:
                 "end": base + nl + 1 + len(tail),
             },
         )
-        entry = _new(NativeEntry)
-        _set(
-            entry,
-            "__dict__",
+        entry = _instance(
+            NativeEntry,
             {
                 "func": func,
                 "name": name,
@@ -574,18 +580,15 @@ class _Scanner:
             keys: tuple[str, ...] = (names.get(keys_b) or self.name(keys_b),)
         else:
             keys = tuple(names.get(k) or self.name(k) for k in keys_b.split(b", "))
-        line = _new(DispatchLine)
         ks, ke = m.span(2)
-        _set(
-            line,
-            "__dict__",
+        return _instance(  # type: ignore[no-any-return]
+            DispatchLine,
             {
                 "keys": keys,
                 "kernel": m.group(2).decode(),
                 "_spans": (_dispatch_spans, self.path, ln, 1 - ls, base, m.start(1), m.end(1), ks, ke, keys),
             },
         )
-        return line  # type: ignore[no-any-return]
 
     def note_last_line(self, line: bytes) -> None:
         cur = self.cur

@@ -17,8 +17,7 @@ from itertools import accumulate
 from migrate.source.span import Span
 from migrate.source import tokens as _tokens
 
-_DIRECTIVE = re.compile(rb"\n[ \t]*#(?:[^\n\\]|\\.)*", re.S)  # the definition (see _directive_lines)
-# A line from "#": the same language as "#(?:[^\n\\]|\\.)*", loop unrolled (no alternation per byte)
+# A preprocessor line from its start: "[ \t]*#(?:[^\n\\]|\\.)*", the loop unrolled (no alternation per byte)
 _FIRST_DIRECTIVE = re.compile(rb"[ \t]*#[^\n\\]*(?:\\.[^\n\\]*)*", re.S)
 
 
@@ -137,7 +136,7 @@ class SourceFile:
 
 
 def _directive_lines(code: bytes) -> list[tuple[int, int]]:
-    """``(m.start() + 1, m.end())`` for each match of ``_DIRECTIVE.finditer(code)``, tried only at the
+    """(start, end) of each preprocessor line after the first line: _FIRST_DIRECTIVE tried only at the
     lines whose first byte other than space and tab is a "#" (found by bytes.find: "#" is rare)."""
     found = []
     end = 0

@@ -316,8 +316,12 @@ def scrub(data: bytes):
     # each "/" or quote where a comment or literal can start (a prefix is the word before it): the next
     # one of each found by bytes.find (memchr), not by a regex stepping through every byte
     find, none = data.find, len(data)
-    sl, dq, sq = find(b"/"), find(b'"'), find(b"'")
-    sl, dq, sq = none if sl < 0 else sl, none if dq < 0 else dq, none if sq < 0 else sq
+
+    def next_at(byte: bytes, at: int) -> int:
+        i = find(byte, at)
+        return none if i < 0 else i
+
+    sl, dq, sq = next_at(b"/", 0), next_at(b'"', 0), next_at(b"'", 0)
     while True:
         i = c = min(sl, dq, sq)
         if c == none:
@@ -332,14 +336,11 @@ def scrub(data: bytes):
             out += (data[pos:i], repl(m))
             pos = after = m.end()
         if sl < after:
-            sl = find(b"/", after)
-            sl = none if sl < 0 else sl
+            sl = next_at(b"/", after)
         if dq < after:
-            dq = find(b'"', after)
-            dq = none if dq < 0 else dq
+            dq = next_at(b'"', after)
         if sq < after:
-            sq = find(b"'", after)
-            sq = none if sq < 0 else sq
+            sq = next_at(b"'", after)
     if not out:
         return data, comments, raws
     out.append(data[pos:])
