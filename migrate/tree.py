@@ -133,8 +133,6 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
     and the pending value; else ``tree.metal_work`` is None and the caller does that work itself."""
     from migrate.parse_pool import parse_all
 
-    read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
-
     overlay = overlay or {}
     yaml_file = root / YAML_REL
     rel = YAML_REL
@@ -176,15 +174,21 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
                     )
                 )
             else:
-                jobs.append(("host", r, data, "migrate.read.host_reader:read_host_file", {}, ()))
+                jobs.append(("host", r, data, "migrate.tree:read_host_job", {"include_dirs": includes}, (hdr,)))
     after = None
     if metal_work is not None:
         key, work = metal_work
 
         def after(models):  # in the parse child
-            return work(metal_view(root, [(jobs[k], m) for k, m in enumerate(models)], includes, hdr))
+            return work(metal_view(root, [(jobs[k], m) for k, m in enumerate(models)], includes))
 
-    models, later = parse_all(jobs, after)  # one pass over every file, on the machine's cores when many are uncached
+    side: list[Tree] = []
+
+    def between(models):  # in this process, while a parse child parses
+        side.append(_side_files(root, overlay))
+
+    # one pass over every file, on the machine's cores when many are uncached
+    models, later = parse_all(jobs, after, between)
     if later is not None:
         tree.metal_work = (key, later)
     tree.yaml = models[0]
@@ -198,49 +202,71 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
             tree.metals[r] = model
             tree.errors.extend(model.errors)
             continue
-        tree.hosts[r] = hf = model
+        hf, inline = model
+        tree.hosts[r] = hf
         tree.errors.extend(hf.errors)
-        tree.metals.update(_inline_models(r, hf.inline_metal, includes, hdr))
-    from migrate.tables import load_table
-
-    for pattern in load_table("opinfo.yaml")["files"]:
-        for f in sorted(root.glob(pattern)):
-            rel_op = f.relative_to(root).as_posix()
-            _read_bytes(tree, f, rel_op, overlay)  # scanned lazily by the rules that need it
-            tree.opinfo_files.append(rel_op)
-    cm = root / COMMON_MPS_REL
-    if cm.is_file():
-        data = _read_bytes(tree, cm, COMMON_MPS_REL, overlay)
-        if data is not None:
-            tree.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
-            tree.errors.extend(tree.common_mps.errors)
-    _scan_native_sources(tree)
+        tree.metals.update(_inline_keys(r, hf.inline_metal, inline))
+    (s,) = side
+    tree.sources.update(s.sources)
+    tree.errors.extend(s.errors)
+    tree.opinfo_files, tree.common_mps = s.opinfo_files, s.common_mps
+    tree.declared_stubs, tree.cpu_stub_calls = s.declared_stubs, s.cpu_stub_calls
+    tree.native_at_calls = s.native_at_calls
     return tree
 
 
-def _inline_models(path: str, inline: tuple, includes: list[Path], hdr: str) -> dict:
+def _side_files(root: Path, overlay: dict[str, bytes]) -> Tree:
+    """What load_tree reads besides the yaml and the MPS folder, as a Tree of its own: the OpInfo files' bytes,
+    common_mps.py's model, the native sources' stub facts.  Read while a parse child parses (parse_all's
+    ``between``), so it costs the critical path half as much."""
+    from migrate.tables import load_table
+
+    read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
+    side = Tree(root=root, yaml=NativeYaml(YAML_REL, ()))
+    for pattern in load_table("opinfo.yaml")["files"]:
+        for f in sorted(root.glob(pattern)):
+            rel_op = f.relative_to(root).as_posix()
+            _read_bytes(side, f, rel_op, overlay)  # scanned lazily by the rules that need it
+            side.opinfo_files.append(rel_op)
+    cm = root / COMMON_MPS_REL
+    if cm.is_file():
+        data = _read_bytes(side, cm, COMMON_MPS_REL, overlay)
+        if data is not None:
+            side.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
+            side.errors.extend(side.common_mps.errors)
+    _scan_native_sources(side)
+    return side
+
+
+def read_host_job(data: bytes, path: str, include_dirs: list[Path]) -> tuple[HostFile, tuple[MetalFile, ...]]:
+    """A host file's model and the models of its Metal raw strings (``inline_metal`` order): one parse job, so
+    the process that reads a host file reads its Metal too."""
+    from migrate.read.host_reader import read_host_file
+
+    hf = read_host_file(data, path)
+    return hf, tuple(_read_inline(path, im, include_dirs) for im in hf.inline_metal)
+
+
+def _read_inline(path: str, im, includes: list[Path]) -> MetalFile:
+    """The model of one Metal raw string (an InlineMetal) of host file ``path``."""
+    from migrate.read.metal_reader import read_metal_source
+
+    return read_metal_source(
+        im.text.encode(),
+        path,
+        include_dirs=includes,
+        base_line=im.span.line,
+        base_offset=im.span.start,
+        base_column=im.span.column,
+    )
+
+
+def _inline_keys(path: str, inline: tuple, models) -> dict:
     """``path#line`` -> the model of each Metal raw string of host file ``path``."""
-    read_metal_source = _lazy("migrate.read.metal_reader", "read_metal_source")
-    out = {}
-    for im in inline:
-        out[f"{path}#{im.span.line}"] = cached(
-            "inline-metal",
-            f"{path}:{im.span.start}:{im.span.line}",
-            im.text.encode(),
-            lambda: read_metal_source(
-                im.text.encode(),
-                path,
-                include_dirs=includes,
-                base_line=im.span.line,
-                base_offset=im.span.start,
-                base_column=im.span.column,
-            ),
-            hdr,
-        )
-    return out
+    return {f"{path}#{im.span.line}": m for im, m in zip(inline, models)}
 
 
-def metal_view(root: Path, parsed: list, includes: list[Path], hdr: str) -> Tree:
+def metal_view(root: Path, parsed: list, includes: list[Path]) -> Tree:
     """The tree's Metal code alone, from ``parsed``: (job, its model or None) of load_tree's jobs, in the
     parse child that took every Metal job (parse_pool.AFTER_KINDS).  Kernel
     files with their models and bytes; host files holding Metal raw strings, as those strings only (read
@@ -253,11 +279,15 @@ def metal_view(root: Path, parsed: list, includes: list[Path], hdr: str) -> Tree
             tree.sources[r] = data
             tree.metals[r] = model
         elif kind == "host":
-            inline = model.inline_metal if model is not None else read_inline_metal(data, r)
+            if model is not None:
+                inline, metals = model[0].inline_metal, model[1]
+            else:  # a host file this process did not parse: its Metal strings alone
+                inline = tuple(read_inline_metal(data, r))
+                metals = tuple(_read_inline(r, im, includes) for im in inline)
             if inline:
                 tree.sources[r] = data
-                tree.hosts[r] = HostFile(r, (), (), (), (), tuple(inline), frozenset())
-                tree.metals.update(_inline_models(r, inline, includes, hdr))
+                tree.hosts[r] = HostFile(r, (), (), (), (), inline, frozenset())
+                tree.metals.update(_inline_keys(r, inline, metals))
     return tree
 
 

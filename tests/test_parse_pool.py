@@ -22,6 +22,10 @@ def read(root, monkeypatch, jobs: int):
 def same(a, b) -> None:
     assert a.yaml == b.yaml and a.hosts == b.hosts and a.metals == b.metals and a.errors == b.errors
     assert list(a.hosts) == list(b.hosts) and list(a.metals) == list(b.metals)  # walk order kept
+    # what load_tree reads besides the yaml and the MPS folder (parse_all's ``between``)
+    assert a.common_mps == b.common_mps and a.opinfo_files == b.opinfo_files
+    assert a.declared_stubs == b.declared_stubs and a.cpu_stub_calls == b.cpu_stub_calls
+    assert a.native_at_calls == b.native_at_calls and list(a.sources.items()) == list(b.sources.items())
 
 
 @pytest.mark.parametrize("root", [MINI, "2.6.0"], ids=["mini", "2.6.0"])
@@ -86,11 +90,38 @@ def test_yaml_and_metal_are_parsed_here(monkeypatch, tmp_path):
     monkeypatch.setattr(parse_pool.Queue, "of", lambda numbers: queued.append(list(numbers)) or real(numbers))
     jobs = []
     real_all = parse_pool.parse_all
-    monkeypatch.setattr(parse_pool, "parse_all", lambda js, after=None: jobs.extend(js) or real_all(js, after))
+    monkeypatch.setattr(parse_pool, "parse_all", lambda js, *rest: jobs.extend(js) or real_all(js, *rest))
     with cache.disable_cache():
         read(MINI, monkeypatch, 2)
     assert len(queued) == 1 and {jobs[k][0] for k in queued[0]} == {"host"}  # what children may take
     assert {j[0] for j in jobs} >= {"yaml", "host", "metal"}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_between_runs_here_after_the_local_jobs_and_before_the_queue(monkeypatch, jobs):
+    """This process's own work (load_tree's side files) goes between its local jobs and the shared queue: while
+    a child parses, the queue then leaves the child more of the parse."""
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", str(jobs))
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    parent, events = os.getpid(), []
+    real = parse_pool._parse_cached
+    monkeypatch.setattr(parse_pool, "_parse_cached", lambda job: events.append(job[0]) or real(job))
+    data = (MINI / "aten/src/ATen/native/mps/operations/UnaryOps.mm").read_bytes()
+    work = [("host", f"h{k}.mm", data, "migrate.read.host_reader:read_host_file", {}, ()) for k in range(6)]
+    yaml = (MINI / "aten/src/ATen/native/native_functions.yaml").read_bytes()
+    work.insert(0, ("yaml", "y.yaml", yaml, "migrate.read.yaml_reader:read_native_yaml", {}, ()))
+
+    def between(models):
+        assert os.getpid() == parent
+        events.append(("between", models[0] is not None, sum(m is not None for m in models[1:])))
+
+    with cache.disable_cache():
+        models, _ = parse_pool.parse_all(work, None, between)
+    assert all(m is not None for m in models)
+    at = [k for k, e in enumerate(events) if isinstance(e, tuple)]
+    assert len(at) == 1 and events[: at[0]] == ["yaml"]  # once, after the local job, before any host job here
+    assert events[at[0]][1]  # given the yaml's model
+    assert events.count("host") <= 6 and (jobs == 2 or events.count("host") == 6)
 
 
 @pytest.mark.parametrize(("cores", "load", "want"), [(2, 0.0, 2), (2, 1.2, 1), (4, 1.5, 3), (4, 3.0, 1), (16, 0.0, 8)])
