@@ -116,6 +116,39 @@ def main() -> None:
             f"{name:<42} {v * 1000:8.1f} ms   ratio {v / t_tg:.2f}   cpu {c[name] * 1000:7.1f} ms   ratio {c[name] / c_tg:.2f}"
         )
     print("target (issue 11): lint, no cache <= 0.3 x torchgen")
+    fresh_processes(root)
+
+
+def fresh_processes(root: Path) -> None:
+    """The same cold runs, each in a new process (bench/cold_process.py: timed after its imports), interleaved."""
+    import subprocess
+
+    script = Path(__file__).with_name("cold_process.py")
+    cases = {
+        "torchgen parse_native_yaml": ("torchgen", None),
+        "mps-migrate lint, no cache": ("lint", None),
+        "  same, one process (MPS_MIGRATE_JOBS=1)": ("lint", "1"),
+        "  same, 2 processes (MPS_MIGRATE_JOBS=2)": ("lint", "2"),
+    }
+    times = {name: [] for name in cases}
+    for _ in range(N):
+        for name, (what, jobs) in cases.items():
+            env = dict(os.environ)
+            env.pop("MPS_MIGRATE_JOBS", None)
+            if jobs:
+                env["MPS_MIGRATE_JOBS"] = jobs
+            out = subprocess.run(
+                [sys.executable, str(script), what, str(root)], env=env, capture_output=True, text=True, check=True
+            )
+            times[name].append(float(out.stdout.split()[-1]) / 1000)
+    print(f"\neach run in a new process (imports before the clock), best and median of {N}:")
+    t_tg = times["torchgen parse_native_yaml"]
+    for name, v in times.items():
+        lo, mid = min(v), sorted(v)[len(v) // 2]
+        print(
+            f"{name:<42} {lo * 1000:8.1f} ms   ratio {lo / min(t_tg):.2f}"
+            f"   median {mid * 1000:7.1f} ms   ratio {mid / sorted(t_tg)[len(v) // 2]:.2f}"
+        )
 
 
 if __name__ == "__main__":
