@@ -117,10 +117,6 @@ class Unit:
         self.functions.sort(key=lambda f: f.start)
         self._starts = [f.start for f in self.functions]
 
-    @classmethod
-    def from_bytes(cls, text: bytes) -> "Unit":
-        return cls(SourceFile(text))
-
     def _walk(self) -> None:
         stack = [self.root]
         while stack:
