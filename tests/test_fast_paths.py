@@ -123,7 +123,7 @@ def _lean_reference(sc: SourceFile, keep):
             depth -= 1
             if body >= 0 and depth == 0:
                 s, e = body + 1, i
-                if not any(s <= ds < e for ds, _ in sc.directives) and not keep(s, e):
+                if _groups_whole_reference(sc, s, e, in_dir) and not keep(s, e):
                     blank_at = re.compile(rb"[ \t]").search(code, s, e)
                     if blank_at is None:
                         found.append((s, e))
@@ -135,10 +135,29 @@ def _lean_reference(sc: SourceFile, keep):
     return found, stops
 
 
+def _groups_whole_reference(sc: SourceFile, s: int, e: int, in_dir: set[int]) -> bool:
+    """The body s..e's #if groups are whole, every branch with as many "{" as "}" outside directives."""
+    code, opened = sc.code, []
+    for ds, de in sc.directives:
+        word = re.match(rb"[ \t]*#[ \t]*(if|el|endif\b)", code[ds:de])
+        if not s <= ds < e or word is None:
+            continue
+        at = sum(1 if code[i] == 123 else -1 for i in range(s, ds) if code[i] in b"{}" and i not in in_dir)
+        if word.group(1) == b"if":
+            opened.append(at)
+        elif not opened or opened[-1] != at:
+            return False
+        elif word.group(1) == b"endif":
+            opened.pop()
+    return not opened
+
+
 LEAN_EDGES = [
     b"void f() { g(); }\nint x{1};\nvoid h(int a)\n{\n#if A\n  if (a) {\n#else\n  if (!a) {\n#endif\n  }\n}\n",
     b"struct S { void m() const { x(); } };\nvoid open() { {\n",
     b'#define M() { }\nvoid k() { exec_unary_kernel (iter, "k"); }\nvoid q() { mtl_setBytes(e, v, 0); }\n',
+    b"void a() {\n#ifdef X\n  if (x) { y(); } else\n#endif\n  { z(); }\n#pragma once\n}\n"
+    b"void b() {\n#if A\n  {\n#endif\n}\n}\nvoid c() {\n#endif\n#if B\n}\nvoid d() {\n#else\n}\n",
 ]
 
 

@@ -117,10 +117,6 @@ class Unit:
         self.functions.sort(key=lambda f: f.start)
         self._starts = [f.start for f in self.functions]
 
-    @classmethod
-    def from_bytes(cls, text: bytes) -> "Unit":
-        return cls(SourceFile(text))
-
     def _walk(self) -> None:
         stack = [self.root]
         while stack:
@@ -150,8 +146,9 @@ _SPACE = re.compile(rb"[ \t]")
 
 
 def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]:
-    """Insides of function bodies (``) {`` ... ``}``, outermost) that ``keep(start, end)`` refuses, with no
-    preprocessor line (its braces may not balance), and raw string contents: what the parser need not see;
+    """Insides of function bodies (``) {`` ... ``}``, outermost) that ``keep(start, end)`` refuses, whose
+    conditional groups (``#if`` ... ``#endif``) are whole, each branch with balanced braces (so the body
+    ends where it does whichever branch is taken), and raw string contents: what the parser need not see;
     and in each body the one offset left between them, where the parser is to see ``;``."""
     code = sc.code
     found = []
@@ -181,8 +178,8 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
         end = braces[close]
         s, e = i + 1, end
         d = bisect.bisect_left(sc._dstarts, s)
-        inside_directive = d < len(sc._dstarts) and sc._dstarts[d] < e
-        if not inside_directive and not keep(s, e):
+        whole = d == len(sc._dstarts) or sc._dstarts[d] >= e or _groups_whole(sc, d, e, braces, depth)
+        if whole and not keep(s, e):
             found.append((s, e))
             blank_at = _SPACE.search(code, s, e)
             if blank_at is not None:  # "{;}": a body, never a brace initializer, when recovering from errors
@@ -192,6 +189,26 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     # raw string contents (inline Metal sources): never read as nodes
     found += [(r.content_start, r.content_end) for r in sc.raw_strings if not sc.in_directive(r.start)]
     return found, stops
+
+
+def _groups_whole(sc: SourceFile, d: int, e: int, braces: list[int], depth: list[int]) -> bool:
+    """Are the conditional lines from directive ``d`` up to offset ``e`` whole groups (``#if`` ...
+    ``#endif``) whose every branch leaves the brace depth as it found it?"""
+    code, opened = sc.code, []  # the brace depth at each open group's #if
+    for ds, de in sc.directives[d:]:
+        if ds >= e:
+            break
+        m = _CONDITIONAL.match(code, ds, de)
+        if m is None:
+            continue  # #define, #pragma ...: no branch, its braces are no code braces
+        at, word = depth[bisect.bisect_left(braces, ds) - 1], m.group(1)
+        if word == b"if":
+            opened.append(at)
+        elif not opened or opened[-1] != at:
+            return False
+        elif word == b"endif":
+            opened.pop()
+    return not opened
 
 
 def _after_paren(code: bytes, i: int) -> bool:
@@ -225,7 +242,7 @@ def lean_heads(sc: SourceFile, keep, bodies: list[tuple[int, int]]) -> list[tupl
     return found
 
 
-_CONDITIONAL = re.compile(rb"[ \t]*#[ \t]*(?:if|el|endif\b)")
+_CONDITIONAL = re.compile(rb"[ \t]*#[ \t]*(if|el|endif\b)")
 
 
 def _params(code: bytes, sc: SourceFile, close: int) -> tuple[int, int] | None:

@@ -338,12 +338,17 @@ def _dry_run(mac: Macro) -> bool:
     key = (mac.text, mac.params or ())
     got = _DRY_RUNS.get(key)
     if got is None:
-        unit = Unit.from_bytes(expand(mac, tuple(p.encode() for p in key[1])))
+        # every body parsed blank (lean_bodies): whether there are definitions is all that is asked
+        unit = Unit(SourceFile(expand(mac, tuple(p.encode() for p in key[1]))), keep=_no_nodes)
         code = unit.sc.code
         got = _DRY_RUNS[key] = bool(unit.functions) or any(
             _word_start(code, m.start()) for m in matches_at(_REGISTER, code, _REGISTER_WORDS)
         )
     return got
+
+
+def _no_nodes(start: int, end: int) -> bool:
+    return False
 
 
 def _calls_any(mac: Macro, names) -> bool:
