@@ -14,15 +14,16 @@ from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 
 def check(ix):
     g, m = ix.markers["mpsgraph"], ix.markers["metal"]
+    call_kinds = _CallKinds(ix, g, m)
     for path, hf in sorted(ix.tree.hosts.items()):
         if not ix.in_scope(path):
             continue  # findings are reported at the function's own file
         text = None
         for f in hf.functions:
-            if not _maybe_both(ix, f, g, m):
+            if not _maybe_both(f, g, m, call_kinds):
                 continue
             text = text or ix.tree.sources[path].decode("latin-1")
-            found = _gate(ix, f, text, g, m)
+            found = _gate(f, text, g, m, call_kinds)
             if found:
                 gate, graph_line, graph_what = found
                 yield RULE.finding(f.span, message(f.name, gate, graph_line, graph_what), kernel=f.name)
@@ -38,13 +39,30 @@ def _kind_of_call(ix, name, g, m):
     return None
 
 
-def _maybe_both(ix, f, g, m) -> bool:
-    kinds = {"graph" for _ in [1] if f.markers & g} | {"metal" for _ in [1] if f.markers & m}
-    kinds |= {k for c in f.calls if c != f.name and (k := _kind_of_call(ix, c, g, m))}
-    return kinds == {"graph", "metal"}
+class _CallKinds(dict):
+    """Called name -> _kind_of_call's answer ("graph", "metal" or None), worked out on first ask:
+    the walk asks for each of ~5k calls, most of them to the same few hundred names."""
+
+    def __init__(self, ix, g, m) -> None:
+        super().__init__()
+        self.ix, self.g, self.m = ix, g, m
+
+    def __missing__(self, name: str) -> str | None:
+        self[name] = got = _kind_of_call(self.ix, name, self.g, self.m)
+        return got
 
 
-def _gate(ix, f, text, g, m):
+def _maybe_both(f, g, m, call_kinds: _CallKinds) -> bool:
+    graph, metal = bool(f.markers & g), bool(f.markers & m)
+    for c in f.calls:
+        if c != f.name:
+            k = call_kinds[c]
+            graph |= k == "graph"
+            metal |= k == "metal"
+    return graph and metal
+
+
+def _gate(f, text, g, m, call_kinds: _CallKinds):
     toks = lex(text, f.span.start, f.span.end)
     depth, open_ = 0, None
     for k, t in enumerate(toks):
@@ -66,7 +84,7 @@ def _gate(ix, f, text, g, m):
             kinds.add("graph")
         if names & m:
             kinds.add("metal")
-        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
+        helpers = {n: k for n in names if n != f.name and (k := call_kinds[n])}
         kinds |= set(helpers.values())
         chain = pp.get(st.lo, ()) + tuple(
             ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds
