@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from migrate.model import (
     DispatchLine,
@@ -33,10 +33,12 @@ def looks_mps_only(kernel: str) -> bool:
 def is_shared(line: DispatchLine) -> bool:
     """A dispatch line that gives MPS the same kernel as a real device backend."""
     keys = line.keys
-    if MPS not in keys:
-        return False
-    shared = dispatch_keys("shared_with")
-    return any(k in shared for k in keys)
+    return MPS in keys and not _shared_keys().isdisjoint(keys)
+
+
+@lru_cache(maxsize=None)
+def _shared_keys() -> frozenset[str]:
+    return frozenset(dispatch_keys("shared_with"))
 
 
 def under(path: str, prefixes: list[str]) -> bool:
