@@ -400,13 +400,14 @@ class Index:
         """Names that live code of ``path`` defines or uses: without the dead functions, or ``removed``."""
         hf = self.tree.hosts[path]
         dead = [f for f in (self.dead_functions if removed is None else removed) if f.path == path]
-        names = set(hf.identifiers)
-        for f in dead:
-            names -= f.identifiers
-        for f in hf.functions:
-            if f not in dead:
-                names |= f.identifiers
-                names.add(f.name)
+        names = set(hf.identifiers)  # the file's identifiers hold each body's (model.HostFile)
+        if dead:
+            for f in dead:
+                names -= f.identifiers
+            for f in hf.functions:
+                if f not in dead:
+                    names |= f.identifiers  # what a dead function shared with a live one
+        names.update(f.name for f in hf.functions if f not in dead)
         return names
 
     # ------------------------------------------------------- families, sites
