@@ -173,7 +173,10 @@ class Index:
         """What ``name`` runs, following same-tree calls."""
         if name not in self.functions:
             return Impl.UNDEFINED
-        return self._impl_cache.setdefault(name, self._classify(name))
+        got = self._impl_cache.get(name)
+        if got is None:
+            got = self._impl_cache[name] = self._classify(name)
+        return got
 
     @cached_property
     def _impl_cache(self) -> dict[str, Impl]:
@@ -191,11 +194,12 @@ class Index:
             return memo[name]
         memo[name] = frozenset()  # in progress: cycles stop here
         found: set[str] = set()
-        for f in self.functions.get(name, ()):
+        functions, stop_at = self.functions, self._stop_at
+        for f in functions.get(name, ()):
             found |= f.markers
             for c in f.calls:
-                if c != name and c in self.functions and c not in self._stop_at:
-                    found |= self.marker_closure(c)
+                if c != name and c in functions and c not in stop_at:
+                    found |= memo[c] if c in memo else self.marker_closure(c)
         memo[name] = result = frozenset(found)
         return result
 
@@ -340,7 +344,7 @@ class Index:
 
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
-        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.span.line}"]
+        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.line}"]
         if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
             for stub in self.stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
