@@ -97,8 +97,9 @@ class Index:
         names: set[str] = set()
         for e in self.families.get(op, ()):
             for d in e.dispatch:
-                names.add(d.kernel_name)
-                names.add("structured_" + d.kernel_name)
+                k = d.kernel_name
+                names.add(k)
+                names.add("structured_" + k)
             if e.structured:
                 names.add("structured_" + e.name)
         return names
