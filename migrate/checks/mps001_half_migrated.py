@@ -13,6 +13,8 @@ def check(ix):
             continue  # no overload reaches a kernel through MPS: none runs native Metal
         if not any(_still_graph(ix, e) for e in entries):
             continue  # nothing to report: the routes of the other overloads need not be worked out
+        if not any(_runs_metal(ix, e) for e in entries if e.structured_delegate or ix.mps_line(e) is not None):
+            continue  # nothing migrated (a composite route, or none, runs no kernel)
         routes = [(e, ix.routes[e.overload_name]) for e in entries]
         migrated = [e.overload_name for e, r in routes if r.impl is Impl.METAL]
         if not migrated:
@@ -40,6 +42,10 @@ def _still_graph(ix, entry: NativeEntry) -> bool:
         return False
     r = ix.routes[entry.overload_name]
     return r.via is Via.EXPLICIT and r.impl in GRAPH
+
+
+def _runs_metal(ix, entry: NativeEntry) -> bool:
+    return ix.routes[entry.overload_name].impl is Impl.METAL
 
 
 def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
