@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from migrate.model import (
     DispatchLine,
@@ -33,10 +33,12 @@ def looks_mps_only(kernel: str) -> bool:
 def is_shared(line: DispatchLine) -> bool:
     """A dispatch line that gives MPS the same kernel as a real device backend."""
     keys = line.keys
-    if MPS not in keys:
-        return False
-    shared = dispatch_keys("shared_with")
-    return any(k in shared for k in keys)
+    return MPS in keys and not _shared_keys().isdisjoint(keys)
+
+
+@lru_cache(maxsize=None)
+def _shared_keys() -> frozenset[str]:
+    return frozenset(dispatch_keys("shared_with"))
 
 
 def under(path: str, prefixes: list[str]) -> bool:
@@ -95,8 +97,9 @@ class Index:
         names: set[str] = set()
         for e in self.families.get(op, ()):
             for d in e.dispatch:
-                names.add(d.kernel_name)
-                names.add("structured_" + d.kernel_name)
+                k = d.kernel_name
+                names.add(k)
+                names.add("structured_" + k)
             if e.structured:
                 names.add("structured_" + e.name)
         return names
@@ -171,7 +174,10 @@ class Index:
         """What ``name`` runs, following same-tree calls."""
         if name not in self.functions:
             return Impl.UNDEFINED
-        return self._impl_cache.setdefault(name, self._classify(name))
+        got = self._impl_cache.get(name)
+        if got is None:
+            got = self._impl_cache[name] = self._classify(name)
+        return got
 
     @cached_property
     def _impl_cache(self) -> dict[str, Impl]:
@@ -189,11 +195,12 @@ class Index:
             return memo[name]
         memo[name] = frozenset()  # in progress: cycles stop here
         found: set[str] = set()
-        for f in self.functions.get(name, ()):
+        functions, stop_at = self.functions, self._stop_at
+        for f in functions.get(name, ()):
             found |= f.markers
             for c in f.calls:
-                if c != name and c in self.functions and c not in self._stop_at:
-                    found |= self.marker_closure(c)
+                if c != name and c in functions and c not in stop_at:
+                    found |= memo[c] if c in memo else self.marker_closure(c)
         memo[name] = result = frozenset(found)
         return result
 
@@ -338,7 +345,7 @@ class Index:
 
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
-        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.span.line}"]
+        hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.line}"]
         if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
             for stub in self.stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
@@ -398,13 +405,14 @@ class Index:
         """Names that live code of ``path`` defines or uses: without the dead functions, or ``removed``."""
         hf = self.tree.hosts[path]
         dead = [f for f in (self.dead_functions if removed is None else removed) if f.path == path]
-        names = set(hf.identifiers)
-        for f in dead:
-            names -= f.identifiers
-        for f in hf.functions:
-            if f not in dead:
-                names |= f.identifiers
-                names.add(f.name)
+        names = set(hf.identifiers)  # the file's identifiers hold each body's (model.HostFile)
+        if dead:
+            for f in dead:
+                names -= f.identifiers
+            for f in hf.functions:
+                if f not in dead:
+                    names |= f.identifiers  # what a dead function shared with a live one
+        names.update(f.name for f in hf.functions if f not in dead)
         return names
 
     # ------------------------------------------------------- families, sites

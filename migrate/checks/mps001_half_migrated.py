@@ -11,14 +11,18 @@ def check(ix):
     for family, entries in ix.families.items():
         if family not in reach:
             continue  # no overload reaches a kernel through MPS: none runs native Metal
+        if not any(_still_graph(ix, e) for e in entries):
+            continue  # nothing to report: the routes of the other overloads need not be worked out
+        if not any(_runs_metal(ix, e) for e in entries if e.structured_delegate or ix.mps_line(e) is not None):
+            continue  # nothing migrated (a composite route, or none, runs no kernel)
         routes = [(e, ix.routes[e.overload_name]) for e in entries]
         migrated = [e.overload_name for e, r in routes if r.impl is Impl.METAL]
         if not migrated:
             continue
         for e, r in routes:
-            line = ix.mps_line(e)
-            if r.via is not Via.EXPLICIT or r.impl not in GRAPH or line is None:
+            if not _still_graph(ix, e):
                 continue
+            line = ix.mps_line(e)
             # an MPS-only line may join the shared line (None for a shared one: its stub needs a port)
             fix = route_to_shared(ix, e, line)
             command = f"mps-migrate {'fix' if fix else 'port'} {family}"
@@ -30,6 +34,18 @@ def check(ix):
                 family=family,
                 fix=fix,
             )
+
+
+def _still_graph(ix, entry: NativeEntry) -> bool:
+    """Does ``entry``'s own MPS line route it to an MPSGraph (or mixed) implementation?"""
+    if ix.mps_line(entry) is None:
+        return False
+    r = ix.routes[entry.overload_name]
+    return r.via is Via.EXPLICIT and r.impl in GRAPH
+
+
+def _runs_metal(ix, entry: NativeEntry) -> bool:
+    return ix.routes[entry.overload_name].impl is Impl.METAL
 
 
 def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:

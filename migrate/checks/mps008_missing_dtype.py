@@ -54,8 +54,7 @@ def _launches(ix):
                 if key not in conv:
                     continue
                 template = conv[key]
-                rx = _pattern(template, call.name)
-                have = [m.groupdict() for n in exported if (m := rx.fullmatch(n))]
+                have = _placeholders(template, call.name, exported)
                 if not have:
                     continue  # this variant is not built in this tree (2.6 has no dense kernels)
                 for family, wanted in _judged(template, have, complex_view):
@@ -103,6 +102,16 @@ def _judged(template: str, have: list[dict], complex_view: bool):
 
 
 _TYPES = "|".join(re.escape(t) for t in (*dtype_family("float"), *dtype_family("integral")))
+
+
+def _placeholders(template: str, name: str, exported) -> list[dict]:
+    """The placeholder values of every exported kernel name ``template`` makes for ``name``."""
+    head, _, rest = template.partition("{name}")
+    if head or "{name}" in rest:  # not the usual "{name}_...": a pattern for each name
+        rx, names, start = _pattern(template, name), exported, 0
+    else:  # one pattern for the rest, matched after the name: a compile per template, not per launch
+        rx, names, start = _pattern(rest, ""), [n for n in exported if n.startswith(name)], len(name)
+    return [m.groupdict() for n in names if (m := rx.fullmatch(n, start))]
 
 
 @lru_cache(maxsize=None)

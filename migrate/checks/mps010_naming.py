@@ -6,7 +6,7 @@ from migrate.index import MPS, is_shared, looks_mps_only
 
 
 def check(ix):
-    for e in ix.tree.yaml.entries:
+    for e, _ in ix.mps_entries:  # an entry without an MPS line has no line to judge
         for line in e.dispatch:
             if MPS not in line.keys:
                 continue

@@ -22,9 +22,11 @@ def _guarded_cpu(data: bytes, pos: int, ix, site) -> bool:
     m = _RECEIVER.search(data[max(0, pos - 80) : pos])
     if not m:
         return False
+    start = _function_start(ix, site)
+    if not any(data.find(m.group(1) + test, start, pos) >= 0 for test in (b".is_mps()", b".is_cpu()")):
+        return False  # no test of the receiver's device before the read: no guard to compile
     recv = re.escape(m.group(1))
     guard = re.compile(rb"\bif\s*\((?:[^;{]*?)(?:!\s*" + recv + rb"\.is_mps\(\)|\b" + recv + rb"\.is_cpu\(\))[^;{]*\{")
-    start = _function_start(ix, site)
     for g in guard.finditer(data, start, pos):
         depth = 1
         for ch in data[g.end() : pos]:

@@ -14,18 +14,34 @@ from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 
 def check(ix):
     g, m = ix.markers["mpsgraph"], ix.markers["metal"]
+    helpers = _helper_kinds(ix, g, m)
+    graph_helpers = frozenset(n for n, k in helpers.items() if k == "graph")
+    metal_helpers = frozenset(n for n, k in helpers.items() if k == "metal")
     for path, hf in sorted(ix.tree.hosts.items()):
         if not ix.in_scope(path):
             continue  # findings are reported at the function's own file
         text = None
         for f in hf.functions:
-            if not _maybe_both(ix, f, g, m):
+            if not _maybe_both(f, g, m, graph_helpers, metal_helpers):
                 continue
             text = text or ix.tree.sources[path].decode("latin-1")
-            found = _gate(ix, f, text, g, m)
+            found = _gate(f, text, g, m, helpers)
             if found:
                 gate, graph_line, graph_what = found
                 yield RULE.finding(f.span, message(f.name, gate, graph_line, graph_what), kernel=f.name)
+
+
+def _helper_kinds(ix, g, m) -> dict[str, str]:
+    """Same-tree helper -> "graph" or "metal" where its markers, followed through its calls, are only those."""
+    kinds = {name: _kind_of_call(ix, name, g, m) for name in ix.functions}
+    return {name: k for name, k in kinds.items() if k}
+
+
+def _maybe_both(f, g, m, graph_helpers: frozenset[str], metal_helpers: frozenset[str]) -> bool:
+    """Does ``f`` use both an MPSGraph and a Metal marker, directly or through a helper it calls?"""
+    calls = f.calls - {f.name}
+    graph = f.markers & g or not calls.isdisjoint(graph_helpers)
+    return bool(graph and (f.markers & m or not calls.isdisjoint(metal_helpers)))
 
 
 def _kind_of_call(ix, name, g, m):
@@ -38,13 +54,7 @@ def _kind_of_call(ix, name, g, m):
     return None
 
 
-def _maybe_both(ix, f, g, m) -> bool:
-    kinds = {"graph" for _ in [1] if f.markers & g} | {"metal" for _ in [1] if f.markers & m}
-    kinds |= {k for c in f.calls if c != f.name and (k := _kind_of_call(ix, c, g, m))}
-    return kinds == {"graph", "metal"}
-
-
-def _gate(ix, f, text, g, m):
+def _gate(f, text, g, m, helpers: dict[str, str]):
     toks = lex(text, f.span.start, f.span.end)
     depth, open_ = 0, None
     for k, t in enumerate(toks):
@@ -66,13 +76,13 @@ def _gate(ix, f, text, g, m):
             kinds.add("graph")
         if names & m:
             kinds.add("metal")
-        helpers = {n: k for n in names if n != f.name and (k := _kind_of_call(ix, n, g, m))}
-        kinds |= set(helpers.values())
+        called = {n: k for n in names if n != f.name and (k := helpers.get(n))}
+        kinds |= set(called.values())
         chain = pp.get(st.lo, ()) + tuple(
             ("else of if" if c.kind == "else" else c.kind, text_of(toks, c.lo, c.hi, text)) for c in st.conds
         )
         if kinds == {"graph"}:
-            graph.append((st, chain, (names & g) or set(helpers)))
+            graph.append((st, chain, (names & g) or set(called)))
         elif kinds == {"metal"}:
             metal.append((st, chain, names))
     for ms, mc, _ in metal:
