@@ -84,7 +84,10 @@ def main() -> None:
     import gc
 
     cores = len(os.sched_getaffinity(0))
-    print(f"{cores} cores, load average {os.getloadavg()[0]:.1f} (auto: one process per idle core, when 2+ are idle)")
+    print(
+        f"{cores} cores, load average {os.getloadavg()[0]:.1f}"
+        " (auto: one process per idle core, when 2+ are idle: parse_pool.busy_cores)"
+    )
     gc.disable()  # as the CLI does
     lint_warm()  # fill the parse cache
     cases = {

@@ -75,8 +75,21 @@ def idle_workers() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    idle = cores - int(os.getloadavg()[0])  # a loaded machine parses faster in one process
+    idle = cores - busy_cores()  # a loaded machine parses faster in one process
     return min(idle, 8) if idle >= MIN_AUTO_IDLE else 1
+
+
+def busy_cores() -> int:
+    """Cores other processes keep busy: the fewer of the 1-minute load average (which still counts a load
+    that ended seconds ago, this process's own earlier runs included) and the tasks running right now
+    besides this one (``/proc/loadavg``'s fourth field; a blip there while the average is low is no load)."""
+    average = int(os.getloadavg()[0])
+    try:
+        with open("/proc/loadavg") as f:
+            now = int(f.read().split()[3].partition("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        return average
+    return max(0, min(average, now))
 
 
 def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]:

@@ -142,12 +142,33 @@ def test_a_child_inherits_the_readers_this_process_imported(monkeypatch, tmp_pat
     assert (tmp_path / "imports").read_text().split() == [str(os.getpid())]
 
 
-@pytest.mark.parametrize(("cores", "load", "want"), [(2, 0.0, 2), (2, 1.2, 1), (4, 1.5, 3), (4, 3.0, 1), (16, 0.0, 8)])
-def test_auto_uses_the_idle_cores(monkeypatch, cores, load, want):
+@pytest.mark.parametrize(
+    ("cores", "load", "running", "want"),
+    [
+        (2, 0.0, 1, 2),
+        (2, 1.2, 2, 1),  # busy on average and now
+        (2, 1.2, 1, 2),  # a load that ended: only this process runs now
+        (2, 0.3, 3, 2),  # a blip now, no load on average
+        (4, 1.5, 5, 3),
+        (4, 3.0, 9, 1),
+        (16, 0.0, 1, 8),
+        (2, 1.2, None, 1),  # no /proc/loadavg: the average decides
+    ],
+)
+def test_auto_uses_the_idle_cores(monkeypatch, tmp_path, cores, load, running, want):
     monkeypatch.delenv("MPS_MIGRATE_JOBS", raising=False)
     monkeypatch.setattr(parse_pool.sys, "platform", "linux")
     monkeypatch.setattr(parse_pool.os, "sched_getaffinity", lambda pid: set(range(cores)))
     monkeypatch.setattr(parse_pool.os, "getloadavg", lambda: (load, load, load))
+    real_open = open
+    fake = tmp_path / "loadavg"
+    if running is not None:
+        fake.write_text(f"{load:.2f} {load:.2f} {load:.2f} {running}/300 4242\n")
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(fake if path == "/proc/loadavg" else path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", fake_open)
     assert parse_pool.idle_workers() == want
     monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
     assert parse_pool.idle_workers() == 2
