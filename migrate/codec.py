@@ -36,14 +36,20 @@ VERSION = marshal.dumps(
 )  # part of cache keys
 
 
+_PLAN = tuple(tuple(zip(names, nested)) for names, nested in zip(_FIELDS, _NESTED))  # per class: (field, nested?)
+
+
 def _enc(v):
-    cls = type(v)
-    if cls in _ID:
-        i = _ID[cls]
-        return [i, v.value] if i < 0 else [i, *(_enc(getattr(v, n)) for n in _FIELDS[i])]
-    if cls is tuple:
-        return tuple(_enc(x) for x in v) if v and type(v[0]) in _ID else v
-    return v
+    i = _ID.get(type(v))
+    if i is None:
+        return tuple(map(_enc, v)) if type(v) is tuple and v and type(v[0]) in _ID else v
+    if i < 0:
+        return [i, v.value]
+    out = [i]
+    for name, nested in _PLAN[i]:  # a field that holds no model object is copied as is (as loads reads it)
+        x = getattr(v, name)
+        out.append(_enc(x) if nested else x)
+    return out
 
 
 def dumps(obj) -> bytes:
