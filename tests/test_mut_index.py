@@ -308,3 +308,21 @@ def test_stub_known_only_by_declaration_or_by_the_cpu_kernel(tmp_path):
     r = ix.routes["r.out"]  # registered, but the registered function is not in the tree
     assert (r.impl, where(r)) == ("undefined", f"{OPS}/R.mm:2")
     assert r.hops[1:] == (f"REGISTER_DISPATCH(r_stub, r_kernel_elsewhere) @ {OPS}/R.mm:2",)
+
+
+def test_mps_line_of_an_entry_from_another_yaml(mini):
+    """The index memoises its own entries' MPS lines; an entry it does not hold (a port's re-read yaml) gets
+    its own line, and None when it has no MPS line."""
+    from migrate.read.yaml_reader import read_native_yaml
+
+    other = read_native_yaml(
+        b"- func: cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+        b"  dispatch:\n    CPU: cosh_out\n    MPS: cosh_out_mps\n"
+        b"- func: cosh(Tensor self) -> Tensor\n  structured_delegate: cosh.out\n",
+        "other.yaml",
+    ).entries
+    line = mini.mps_line(other[0])
+    assert line is not None and line.kernel == "cosh_out_mps" and line.keys == ("MPS",)
+    assert mini.mps_line(other[1]) is None
+    own = mini.entries["exp2.out"]
+    assert mini.mps_line(own) == own.kernel_for("MPS") and mini.mps_line(own) is not None
