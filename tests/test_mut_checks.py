@@ -789,3 +789,36 @@ def test_mps008_complex_output_is_the_last_dtype(tmp_path):
     )
     root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{KERNELS}/K.metal": metal})
     assert [(f[1], f[6], f[7]) for f in lint(root, "MPS008")] == [(4, "za", "float")]
+
+
+def test_mps001_after_a_family_no_kernel_reaches_and_without_delegates(tmp_path):
+    """A family that reaches no kernel through MPS (composite only) comes first; the half-migrated family after
+    it has no structured delegate: its Metal overload is an explicit MPS line."""
+    root = write_tree(
+        tmp_path,
+        {
+            YAML: (
+                "- func: comp(Tensor self) -> Tensor\n\n"
+                "- func: frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+                "  dispatch:\n    MPS: frac_out_mps\n\n"
+                "- func: frac.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)\n"
+                "  dispatch:\n    MPS: frac_scalar_out_mps\n"
+            ),
+            f"{OPS}/Ops.mm": (
+                "namespace at::native {\n"
+                "Tensor& frac_out_mps(const Tensor& self, Tensor& out) {\n"
+                '  lib.exec_unary_kernel(iter, "frac");\n  return out;\n}\n'
+                "Tensor& frac_scalar_out_mps(const Tensor& self, const Scalar& other, Tensor& out) {\n"
+                "  MPSGraph* g = nullptr;\n  return out;\n}\n}\n"
+            ),
+            f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(frac, float, float);\n",
+        },
+    )
+    assert [(f[1], f[5], f[8]) for f in lint(root, "MPS001")] == [
+        (
+            9,
+            "frac.Scalar_out",
+            "frac.Scalar_out still runs MPSGraph kernel frac_scalar_out_mps, while frac.out of the frac family run "
+            "native Metal; next: mps-migrate port frac",
+        ),
+    ]
