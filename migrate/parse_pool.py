@@ -110,8 +110,6 @@ def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]
     queue = Queue.of(shared) if workers > 1 and (shared or first) else None
     children = []
     if queue is not None:
-        for module in sorted({jobs[k][3].partition(":")[0] for k in todo}):
-            importlib.import_module(module)  # once, here: a child inherits the readers it would import again
         children.append(_fork(queue, jobs, first, models, after))
         children += [_fork(queue, jobs) for _ in range(workers - 2)]
         queue.close_writer()

@@ -124,24 +124,6 @@ def test_between_runs_here_after_the_local_jobs_and_before_the_queue(monkeypatch
     assert events.count("host") <= 6 and (jobs == 2 or events.count("host") == 6)
 
 
-def test_a_child_inherits_the_readers_this_process_imported(monkeypatch, tmp_path):
-    """The readers are imported once, before the fork: a child does not import them again."""
-    (tmp_path / "pool_probe_reader.py").write_text(
-        "import os\n"
-        f"open({str(tmp_path / 'imports')!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
-        "def read(data, path):\n    return len(data)\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
-    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
-    work = [("host", f"h{k}", b"x" * (k + 1), "pool_probe_reader:read", {}, ()) for k in range(8)]
-    work.append(("metal", "m", b"abc", "pool_probe_reader:read", {}, ()))  # with ``after``: the child's, first
-    with cache.disable_cache():
-        models, child = parse_pool.parse_all(work, after=lambda models: models[-1])
-    assert models == [k + 1 for k in range(8)] + [3] and child is not None and child.result() == 3
-    assert (tmp_path / "imports").read_text().split() == [str(os.getpid())]
-
-
 @pytest.mark.parametrize(
     ("cores", "load", "running", "want"),
     [
