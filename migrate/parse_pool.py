@@ -96,9 +96,9 @@ def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]
     """The model of every job, in order, and the child computing ``after`` (its ``result()``; None when
     no child runs it: the caller does that work itself).
 
-    ``between(models)``: this process's work that needs no other process's model, called once with the
-    models it has after its LOCAL_KINDS jobs, before it takes from the queue: while a child parses, the
-    queue then leaves the child more of the parse."""
+    ``between()``: this process's work that needs no model, called once after its LOCAL_KINDS jobs and
+    before it takes from the queue: while a child parses, the queue then leaves the child more of the
+    parse."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
     workers = _workers([jobs[k] for k in todo])
@@ -127,7 +127,7 @@ def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]
         for child in live:
             take(child.poll())
     if between is not None:
-        between(models)
+        between()
     for k in queue if queue is not None else shared:
         models[k] = _parse_cached(jobs[k])
         for child in live:

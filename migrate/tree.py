@@ -184,7 +184,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
 
     side: list[Tree] = []
 
-    def between(models):  # in this process, while a parse child parses
+    def between():  # in this process, while a parse child parses
         side.append(_side_files(root, overlay))
 
     # one pass over every file, on the machine's cores when many are uncached
