@@ -67,7 +67,7 @@ def loads(data: bytes):
                 return ENUMS[-1 - i](v[1])
             o = new(CLASSES[i])
             d = o.__dict__
-            for name, nested, x in zip(_FIELDS[i], _NESTED[i], v[1:]):
+            for (name, nested), x in zip(_PLAN[i], v[1:]):
                 d[name] = dec(x) if nested else x
             return o
         if cls is tuple and v and type(v[0]) is list:
