@@ -4,6 +4,9 @@ A dataclass instance becomes a list ``[class id, field values...]`` (the model u
 tuples and frozensets, never lists, so a list always means an object); decoding
 rebuilds instances without calling ``__init__``. For the ~20k objects of
 native_functions.yaml this loads about 3x faster than unpickling or re-parsing.
+A field of plain frozensets goes as a tuple: since Python 3.11 marshal sorts a set's
+marshalled elements (reproducible .pyc files), which made a host file's model (its
+functions' identifier sets) about 10x slower to dump than the same values as tuples.
 """
 
 from __future__ import annotations
@@ -26,17 +29,27 @@ _ID = {c: i for i, c in enumerate(CLASSES)}
 _ID.update({c: -1 - i for i, c in enumerate(ENUMS)})  # an enum member: [-1 - enum id, value]
 _FIELDS = tuple(tuple(f.name for f in dataclasses.fields(c)) for c in CLASSES)
 _NAMES = {c.__name__ for c in CLASSES + ENUMS}
-# per class: for each field, whether its annotation can hold model objects (else it is copied as is)
-_NESTED = tuple(tuple(any(n in str(f.type) for n in _NAMES) for f in dataclasses.fields(c)) for c in CLASSES)
+OBJECTS, PLAIN, SET = 1, 0, 2  # a field's annotation: may hold model objects / plain values / plain frozensets
+
+
+def _field_kind(annotation) -> int:
+    text = str(annotation)
+    if any(n in text for n in _NAMES):
+        return OBJECTS
+    return SET if text.startswith("frozenset[") else PLAIN
+
+
+_KINDS = tuple(tuple(_field_kind(f.type) for f in dataclasses.fields(c)) for c in CLASSES)
 VERSION = marshal.dumps(
     (
         tuple((c.__name__, f) for c, f in zip(CLASSES, _FIELDS)),
         tuple((c.__name__, tuple(m.value for m in c)) for c in ENUMS),
+        _KINDS,
     )
 )  # part of cache keys
 
 
-_PLAN = tuple(tuple(zip(names, nested)) for names, nested in zip(_FIELDS, _NESTED))  # per class: (field, nested?)
+_PLAN = tuple(tuple(zip(names, kinds)) for names, kinds in zip(_FIELDS, _KINDS))  # per class: (field, kind)
 
 
 def _enc(v):
@@ -46,9 +59,9 @@ def _enc(v):
     if i < 0:
         return [i, v.value]
     out = [i]
-    for name, nested in _PLAN[i]:  # a field that holds no model object is copied as is (as loads reads it)
+    for name, kind in _PLAN[i]:  # a field that holds no model object is copied as is (as loads reads it)
         x = getattr(v, name)
-        out.append(_enc(x) if nested else x)
+        out.append(x if kind == PLAIN else _enc(x) if kind == OBJECTS else tuple(x) if type(x) is frozenset else x)
     return out
 
 
@@ -67,8 +80,8 @@ def loads(data: bytes):
                 return ENUMS[-1 - i](v[1])
             o = new(CLASSES[i])
             d = o.__dict__
-            for (name, nested), x in zip(_PLAN[i], v[1:]):
-                d[name] = dec(x) if nested else x
+            for (name, kind), x in zip(_PLAN[i], v[1:]):
+                d[name] = x if kind == PLAIN else dec(x) if kind == OBJECTS else frozenset(x) if type(x) is tuple else x
             return o
         if cls is tuple and v and type(v[0]) is list:
             return tuple(map(dec, v))
