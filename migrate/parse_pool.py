@@ -12,6 +12,10 @@ decodes those that have come between its own jobs, so little is left to decode o
 jobs only it may parse (LOCAL_KINDS).  The jobs a failed child took are parsed here.
 ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 
+Before it forks, this process computes the readers' process-wide memos (a reader module's
+``warm(**kwargs)``, e.g. the c10/metal header macros every Metal read expands against): each child
+inherits them instead of computing them again.
+
 ``after``: work for the first child once the queue is empty, given every model it has (those it
 parsed, those the cache gave; None for the others), e.g. lint's Metal data-flow rules over the Metal
 models.  The first child then parses the AFTER_KINDS jobs (the Metal files) before taking from the
@@ -48,6 +52,18 @@ def _parse(job):
     kind, path, data, reader, kwargs, extra = job
     module, _, name = reader.partition(":")
     return getattr(importlib.import_module(module), name)(data, path, **kwargs)
+
+
+def _warm(jobs: list) -> None:
+    """Call each reader module's ``warm`` (if it has one) once, with the kwargs of its first job."""
+    done = set()
+    for _, _, _, reader, kwargs, _ in jobs:
+        module = reader.partition(":")[0]
+        if module not in done:
+            done.add(module)
+            warm = getattr(importlib.import_module(module), "warm", None)
+            if warm is not None:
+                warm(**kwargs)
 
 
 def _cost(job) -> float:
@@ -110,6 +126,7 @@ def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]
     queue = Queue.of(shared) if workers > 1 and (shared or first) else None
     children = []
     if queue is not None:
+        _warm([jobs[k] for k in todo])
         children.append(_fork(queue, jobs, first, models, after))
         children += [_fork(queue, jobs) for _ in range(workers - 2)]
         queue.close_writer()

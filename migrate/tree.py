@@ -247,6 +247,14 @@ def read_host_job(data: bytes, path: str, include_dirs: list[Path]) -> tuple[Hos
     return hf, tuple(_read_inline(path, im, include_dirs) for im in hf.inline_metal)
 
 
+def warm(include_dirs: list[Path]) -> None:
+    """read_host_job's readers' memos (parse_pool calls this before it forks its readers)."""
+    from migrate.read import host_reader, metal_reader
+
+    host_reader.warm()
+    metal_reader.warm(include_dirs)
+
+
 def _read_inline(path: str, im, includes: list[Path]) -> MetalFile:
     """The model of one Metal raw string (an InlineMetal) of host file ``path``."""
     from migrate.read.metal_reader import read_metal_source

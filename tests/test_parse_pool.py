@@ -123,6 +123,38 @@ def test_between_runs_here_after_the_local_jobs_and_before_the_queue(monkeypatch
     assert events.count("host") <= 6 and (jobs == 2 or events.count("host") == 6)
 
 
+WARMED: list = []  # (pid, kwargs) of each warm() call below
+
+
+def warm(**kwargs) -> None:  # this module as a reader module: parse_all calls it before it forks
+    WARMED.append((os.getpid(), kwargs))
+
+
+def read_after_warm(data: bytes, path: str, **kwargs):
+    if os.getpid() == PARENT[0]:
+        import time
+
+        time.sleep(0.05)  # the child takes most jobs
+    return tuple(WARMED), os.getpid()
+
+
+PARENT = [0]
+
+
+def test_the_readers_memos_are_computed_once_before_the_fork(monkeypatch):
+    """A reader module's ``warm``: called once, here, before the children start, so they inherit its memos."""
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    PARENT[0], WARMED[:] = os.getpid(), []
+    work = [
+        ("host", f"h{k}.mm", b"x" * 100, f"{__name__}:read_after_warm", {"include_dirs": ["d"]}, ()) for k in range(6)
+    ]
+    with cache.disable_cache():
+        models, _ = parse_pool.parse_all(work)
+    assert all(warmed == ((PARENT[0], {"include_dirs": ["d"]}),) for warmed, _ in models)
+    assert any(pid != PARENT[0] for _, pid in models)  # a child parsed some, with the memos it inherited
+
+
 @pytest.mark.parametrize(
     ("cores", "load", "running", "want"),
     [
@@ -153,3 +185,39 @@ def test_auto_uses_the_idle_cores(monkeypatch, tmp_path, cores, load, running, w
     assert parse_pool.idle_workers() == want
     monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
     assert parse_pool.idle_workers() == 2
+
+
+def test_after_warm_a_host_job_computes_no_memo_again():
+    """tree.warm (load_tree's host jobs) fills every memo a host file and its Metal strings read, so a forked
+    reader computes none of them again."""
+    from migrate import tree
+    from migrate.read import host_reader, metal_reader
+
+    memos = [
+        metal_reader.registration_table,
+        metal_reader.header_macros,
+        host_reader._all_markers,
+        host_reader._kernel_call_pattern,
+        host_reader._helper_words,
+    ]
+    for memo in memos:
+        memo.cache_clear()
+    includes = tree.metal_include_dirs(MINI)
+    assert includes  # the installed torch's c10/metal headers at least
+    tree.warm(includes)
+    before = [memo.cache_info().misses for memo in memos]
+    assert all(before)
+    ops = "aten/src/ATen/native/mps/operations"
+    sources = [(f.read_bytes(), f"{ops}/{f.name}") for f in sorted((MINI / ops).glob("*.mm"))]
+    sources.append(
+        (
+            b"static auto& lib = MetalShaderLibrary::getBundledLibrary();\n"
+            b'static const char* SHADER = R"METAL(\n#include <c10/metal/indexing.h>\n'
+            b"kernel void twice(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] *= 2; }\n"
+            b')METAL";\n',
+            f"{ops}/Inline.mm",
+        )
+    )
+    inline = [m for data, rel in sources for m in tree.read_host_job(data, rel, includes)[1]]
+    assert any("twice" in m.kernel_functions for m in inline)  # a Metal string was read too
+    assert [memo.cache_info().misses for memo in memos] == before

@@ -56,6 +56,13 @@ def _all_markers() -> frozenset[str]:
     return out
 
 
+def warm() -> None:
+    """The tables every read consults (parse_pool calls this before it forks its readers)."""
+    _all_markers()
+    _kernel_call_pattern()
+    _helper_words()
+
+
 def read_host_file(data: bytes, path: str) -> HostFile:
     try:
         return _Reader(data, path).read()

@@ -132,6 +132,14 @@ def _replay(dirs: tuple[str, ...], rel: str, table: dict[str, Macro], seen: set[
             _replay(dirs, str(arg), table, seen)
 
 
+def warm(include_dirs: Sequence[Path] = ()) -> None:
+    """The memos every read expands against (parse_pool calls this before it forks its readers)."""
+    registration_table()
+    dirs = tuple(str(d) for d in include_dirs)
+    if dirs:
+        header_macros(dirs, INDEXING_H)
+
+
 def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
     """The tree's own c10/metal if it has one, else the installed torch's headers."""
     if tree_root is not None and (Path(tree_root) / INDEXING_H).is_file():
