@@ -14,6 +14,7 @@ from migrate.model import (
     Impl,
     KernelRegistration,
     NativeEntry,
+    NativeYaml,
     Route,
     StubRegistration,
     Via,
@@ -62,6 +63,73 @@ def is_implementation(f: HostFunction) -> bool:
     return f.kind == "impl_func" or (looks_mps_only(f.name) and not f.is_static)
 
 
+class YamlSide:
+    """What native_functions.yaml alone says: overload, family and kernel maps, MPS lines.  Worked out once per
+    NativeYaml (yaml_side); a cold lint does it in the parse phase (tree.read_yaml_job), where the other
+    process's share of the parse balances it, instead of after the parse, when only this process works."""
+
+    def __init__(self, yaml: NativeYaml) -> None:
+        self.yaml = yaml
+
+    @cached_property
+    def entries(self) -> dict[str, NativeEntry]:
+        """Overload name -> entry."""
+        return {e.overload_name: e for e in self.yaml.entries}
+
+    @cached_property
+    def families(self) -> dict[str, list[NativeEntry]]:
+        """Operator family (NativeEntry.base_name) -> its entries, in yaml order."""
+        fam: dict[str, list[NativeEntry]] = defaultdict(list)
+        for e in self.yaml.entries:
+            fam[e.base_name].append(e)
+        return fam
+
+    @cached_property
+    def yaml_kernels(self) -> dict[str, list[tuple[NativeEntry, DispatchLine]]]:
+        """Kernel name -> every (entry, line) that names it, any dispatch key."""
+        out: dict[str, list[tuple[NativeEntry, DispatchLine]]] = defaultdict(list)
+        for e in self.yaml.entries:
+            for d in e.dispatch:
+                out[d.kernel_name].append((e, d))
+        return out
+
+    @cached_property
+    def entries_by_name(self) -> frozenset[str]:
+        """Operator names of the yaml (``remainder``, ``add_``): ``at::NAME(...)`` calls one of them."""
+        return frozenset(e.name for e in self.yaml.entries)
+
+    @cached_property
+    def mps_lines(self) -> dict[int, DispatchLine | None]:
+        """id(entry) -> its MPS line or None (rules ask ~10k times for ~3k entries)."""
+        return {id(e): e.kernel_for(MPS) for e in self.yaml.entries}
+
+    @cached_property
+    def mps_entries(self) -> list[tuple[NativeEntry, DispatchLine]]:
+        """(entry, its MPS line) for the entries that have one, in yaml order (the rules' loops)."""
+        lines = self.mps_lines
+        return [(e, line) for e in self.yaml.entries if (line := lines[id(e)]) is not None]
+
+    @cached_property
+    def kernel_families(self) -> frozenset[str]:
+        """Families with an overload that reaches a kernel through MPS: a structured_delegate or an MPS line."""
+        delegating = {e.base_name for e in self.yaml.entries if e.structured_delegate}
+        return frozenset(delegating.union(e.base_name for e, _ in self.mps_entries))
+
+    def work_out(self) -> None:
+        """Every map now (the parse phase's share of the index)."""
+        for name in ("entries", "families", "yaml_kernels", "entries_by_name", "mps_entries", "kernel_families"):
+            getattr(self, name)
+
+
+def yaml_side(yaml: NativeYaml) -> YamlSide:
+    """The YamlSide of this yaml model, kept on it (a frozen model: its fields, and so its equality and its codec
+    form, stay as they are)."""
+    side = yaml.__dict__.get("_yaml_side")
+    if side is None:
+        side = yaml.__dict__["_yaml_side"] = YamlSide(yaml)
+    return side
+
+
 @dataclass
 class Index:
     tree: Tree
@@ -73,24 +141,16 @@ class Index:
 
     # ------------------------------------------------------------ yaml side
     @cached_property
-    def entries(self) -> dict[str, NativeEntry]:
-        return {e.overload_name: e for e in self.tree.yaml.entries}
+    def _yaml(self) -> YamlSide:
+        return yaml_side(self.tree.yaml)
 
-    @cached_property
-    def families(self) -> dict[str, list[NativeEntry]]:
-        fam: dict[str, list[NativeEntry]] = defaultdict(list)
-        for e in self.tree.yaml.entries:
-            fam[e.base_name].append(e)
-        return fam
-
-    @cached_property
-    def yaml_kernels(self) -> dict[str, list[tuple[NativeEntry, DispatchLine]]]:
-        """Kernel name -> every (entry, line) that names it, any dispatch key."""
-        out: dict[str, list[tuple[NativeEntry, DispatchLine]]] = defaultdict(list)
-        for e in self.tree.yaml.entries:
-            for d in e.dispatch:
-                out[d.kernel_name].append((e, d))
-        return out
+    entries = cached_property(lambda self: self._yaml.entries)
+    families = cached_property(lambda self: self._yaml.families)
+    yaml_kernels = cached_property(lambda self: self._yaml.yaml_kernels)
+    entries_by_name = cached_property(lambda self: self._yaml.entries_by_name)
+    _mps_lines = cached_property(lambda self: self._yaml.mps_lines)
+    mps_entries = cached_property(lambda self: self._yaml.mps_entries)
+    kernel_families = cached_property(lambda self: self._yaml.kernel_families)
 
     def root_kernels(self, op: str) -> set[str]:
         """Native names the per-operator header of ``op`` (an operator root name) declares."""
@@ -246,11 +306,6 @@ class Index:
             if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names
         )
 
-    @cached_property
-    def entries_by_name(self) -> frozenset[str]:
-        """Operator names of the yaml (``remainder``, ``add_``): ``at::NAME(...)`` calls one of them."""
-        return frozenset(e.name for e in self.tree.yaml.entries)
-
     def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
         if self.operators_called(kernel):
             return []  # a composite wrapper: it redispatches, it calls no stub
@@ -262,21 +317,6 @@ class Index:
     def mps_line(self, entry: NativeEntry) -> DispatchLine | None:
         got = self._mps_lines.get(id(entry), entry)  # rules ask ~10k times for ~3k entries
         return entry.kernel_for(MPS) if got is entry else got
-
-    @cached_property
-    def _mps_lines(self) -> dict[int, DispatchLine | None]:
-        return {id(e): e.kernel_for(MPS) for e in self.tree.yaml.entries}
-
-    @cached_property
-    def mps_entries(self) -> list[tuple[NativeEntry, DispatchLine]]:
-        """(entry, its MPS line) for the entries that have one, in yaml order (the rules' loops)."""
-        return [(e, line) for e in self.tree.yaml.entries if (line := self.mps_line(e)) is not None]
-
-    @cached_property
-    def kernel_families(self) -> frozenset[str]:
-        """Families with an overload that reaches a kernel through MPS: a structured_delegate or an MPS line."""
-        delegating = {e.base_name for e in self.tree.yaml.entries if e.structured_delegate}
-        return frozenset(delegating.union(e.base_name for e, _ in self.mps_entries))
 
     @cached_property
     def routes(self) -> Mapping[str, Route]:

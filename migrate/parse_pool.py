@@ -12,9 +12,9 @@ decodes those that have come between its own jobs, so little is left to decode o
 jobs only it may parse (LOCAL_KINDS).  The jobs a failed child took are parsed here.
 ``MPS_MIGRATE_JOBS=N`` sets the number of processes (1: this one only).
 
-Before it forks, this process computes the readers' process-wide memos (a reader module's
-``warm(**kwargs)``, e.g. the c10/metal header macros every Metal read expands against): each child
-inherits them instead of computing them again.
+Before it forks, this process computes the readers' process-wide memos (a reader function's ``warm``
+attribute, given its jobs' bytes: e.g. the macros of the c10/metal headers the Metal sources include):
+each child inherits them instead of computing them again.
 
 ``after``: work for the first child once the queue is empty, given every model it has (those it
 parsed, those the cache gave; None for the others), e.g. lint's Metal data-flow rules over the Metal
@@ -50,20 +50,24 @@ _PARSED = ()  # a child's frame between its models and its ``after`` value
 
 def _parse(job):
     kind, path, data, reader, kwargs, extra = job
-    module, _, name = reader.partition(":")
-    return getattr(importlib.import_module(module), name)(data, path, **kwargs)
+    return _reader(reader)(data, path, **kwargs)
 
 
 def _warm(jobs: list) -> None:
-    """Call each reader module's ``warm`` (if it has one) once, with the kwargs of its first job."""
-    done = set()
-    for _, _, _, reader, kwargs, _ in jobs:
-        module = reader.partition(":")[0]
-        if module not in done:
-            done.add(module)
-            warm = getattr(importlib.import_module(module), "warm", None)
-            if warm is not None:
-                warm(**kwargs)
+    """Call each reader's ``warm`` (a function attribute, when it has one) once: ``warm(datas, **kwargs)``, with
+    the bytes of its jobs and the kwargs of its first."""
+    readers: dict[str, tuple[dict, list[bytes]]] = {}
+    for _, _, data, reader, kwargs, _ in jobs:
+        readers.setdefault(reader, (kwargs, []))[1].append(data)
+    for reader, (kwargs, datas) in readers.items():
+        warm = getattr(_reader(reader), "warm", None)
+        if warm is not None:
+            warm(datas, **kwargs)
+
+
+def _reader(reader: str):
+    module, _, name = reader.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _cost(job) -> float:

@@ -146,7 +146,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
     mps = root / MPS_REL
     includes = metal_include_dirs(root)
     hdr = headers_digest(includes)
-    jobs = [("yaml", rel, ydata, "migrate.read.yaml_reader:read_native_yaml", {}, ())]
+    jobs = [("yaml", rel, ydata, "migrate.tree:read_yaml_job", {}, ())]
     order: list[tuple[str, int | ParseError]] = []  # (path, its job or the error reading it), in walk order
     if mps.is_dir():
         on_disk = _walk_rel(root, MPS_REL, HOST_SUFFIXES + (".metal",))
@@ -238,6 +238,17 @@ def _side_files(root: Path, overlay: dict[str, bytes]) -> Tree:
     return side
 
 
+def read_yaml_job(data: bytes, path: str) -> NativeYaml:
+    """The yaml's model, its index maps worked out (index.YamlSide): in the parse phase, where the other
+    process's share of the parse balances them, and not after it, when this process alone runs the rules."""
+    from migrate.index import yaml_side
+    from migrate.read.yaml_reader import read_native_yaml
+
+    yaml = read_native_yaml(data, path)
+    yaml_side(yaml).work_out()
+    return yaml
+
+
 def read_host_job(data: bytes, path: str, include_dirs: list[Path]) -> tuple[HostFile, tuple[MetalFile, ...]]:
     """A host file's model and the models of its Metal raw strings (``inline_metal`` order): one parse job, so
     the process that reads a host file reads its Metal too."""
@@ -247,12 +258,15 @@ def read_host_job(data: bytes, path: str, include_dirs: list[Path]) -> tuple[Hos
     return hf, tuple(_read_inline(path, im, include_dirs) for im in hf.inline_metal)
 
 
-def warm(include_dirs: list[Path]) -> None:
-    """read_host_job's readers' memos (parse_pool calls this before it forks its readers)."""
+def _warm_host_job(datas: list[bytes], include_dirs: list[Path]) -> None:
+    """read_host_job's readers' memos for these host files (parse_pool calls this before it forks its readers)."""
     from migrate.read import host_reader, metal_reader
 
     host_reader.warm()
-    metal_reader.warm(include_dirs)
+    metal_reader.warm(datas, include_dirs)
+
+
+read_host_job.warm = _warm_host_job  # type: ignore[attr-defined]
 
 
 def _read_inline(path: str, im, includes: list[Path]) -> MetalFile:

@@ -326,3 +326,36 @@ def test_mps_line_of_an_entry_from_another_yaml(mini):
     assert mini.mps_line(other[1]) is None
     own = mini.entries["exp2.out"]
     assert mini.mps_line(own) == own.kernel_for("MPS") and mini.mps_line(own) is not None
+
+
+def test_the_yaml_maps_are_worked_out_while_the_tree_is_read_and_kept_off_the_model():
+    """index.YamlSide: a cold load_tree works the yaml's maps out in the parse phase (tree.read_yaml_job); an
+    Index then reads those, and the model's fields, equality and codec form stay as they were."""
+    from migrate import codec
+    from migrate.cache import disable_cache
+    from migrate.index import yaml_side
+    from migrate.read.yaml_reader import read_native_yaml
+    from migrate.tree import Tree
+
+    with disable_cache():
+        tree = load_tree(MINI)
+    side = tree.yaml.__dict__.get("_yaml_side")
+    assert side is not None
+    worked = {"entries", "families", "yaml_kernels", "entries_by_name", "mps_lines", "mps_entries", "kernel_families"}
+    assert worked <= set(vars(side))  # all there before any Index asked
+    ix = Index(tree)
+    assert ix.entries is side.entries and ix.mps_entries is side.mps_entries and ix.families is side.families
+    assert ix.kernel_families is side.kernel_families and ix.yaml_kernels is side.yaml_kernels
+    assert ix.entries_by_name is side.entries_by_name and ix._mps_lines is side.mps_lines
+    assert yaml_side(tree.yaml) is side
+    plain = read_native_yaml(tree.sources[YAML], YAML)
+    assert plain == tree.yaml and codec.dumps(plain) == codec.dumps(tree.yaml) and "_yaml_side" not in vars(plain)
+    fresh = Index(Tree(root=MINI, yaml=plain))  # the maps worked out on first read, the same
+    assert fresh.entries == ix.entries and len(ix.entries) == 28
+    assert fresh.mps_entries == ix.mps_entries and len(ix.mps_entries) == 14
+    assert fresh.families == ix.families and len(ix.families) == 13
+    assert fresh.yaml_kernels == ix.yaml_kernels and fresh.entries_by_name == ix.entries_by_name
+    assert sorted(fresh.kernel_families) == sorted(ix.kernel_families) == [
+        "atan2", "copysign", "erfinv", "exp", "exp2", "fmax", "fmin", "hardtanh", "histc", "hypot", "nextafter",
+        "softplus",
+    ]  # fmt: skip

@@ -126,8 +126,8 @@ def test_between_runs_here_after_the_local_jobs_and_before_the_queue(monkeypatch
 WARMED: list = []  # (pid, kwargs) of each warm() call below
 
 
-def warm(**kwargs) -> None:  # this module as a reader module: parse_all calls it before it forks
-    WARMED.append((os.getpid(), kwargs))
+def warm(datas, **kwargs) -> None:  # read_after_warm's: parse_all calls it before it forks
+    WARMED.append((os.getpid(), len(datas), kwargs))
 
 
 def read_after_warm(data: bytes, path: str, **kwargs):
@@ -138,6 +138,7 @@ def read_after_warm(data: bytes, path: str, **kwargs):
     return tuple(WARMED), os.getpid()
 
 
+read_after_warm.warm = warm
 PARENT = [0]
 
 
@@ -151,7 +152,7 @@ def test_the_readers_memos_are_computed_once_before_the_fork(monkeypatch):
     ]
     with cache.disable_cache():
         models, _ = parse_pool.parse_all(work)
-    assert all(warmed == ((PARENT[0], {"include_dirs": ["d"]}),) for warmed, _ in models)
+    assert all(warmed == ((PARENT[0], 6, {"include_dirs": ["d"]}),) for warmed, _ in models)
     assert any(pid != PARENT[0] for _, pid in models)  # a child parsed some, with the memos it inherited
 
 
@@ -187,9 +188,26 @@ def test_auto_uses_the_idle_cores(monkeypatch, tmp_path, cores, load, running, w
     assert parse_pool.idle_workers() == 2
 
 
-def test_after_warm_a_host_job_computes_no_memo_again():
-    """tree.warm (load_tree's host jobs) fills every memo a host file and its Metal strings read, so a forked
-    reader computes none of them again."""
+def _headers_computed(monkeypatch) -> list[str]:
+    """The c10/metal headers whose macros metal_reader works out from now on (header_macros' misses)."""
+    from migrate.read import metal_reader
+
+    real, computed = metal_reader.header_macros, []
+
+    def spy(dirs, rel):
+        misses = real.cache_info().misses
+        out = real(dirs, rel)
+        if real.cache_info().misses > misses and rel.startswith("c10/metal/"):  # <metal_stdlib>: nothing to read
+            computed.append(rel)
+        return out
+
+    monkeypatch.setattr(metal_reader, "header_macros", spy)
+    return computed
+
+
+def test_after_warm_a_host_job_computes_no_memo_again(monkeypatch):
+    """read_host_job's warm (load_tree's host jobs) fills every memo a host file and its Metal strings read, so a
+    forked reader computes none of them again."""
     from migrate import tree
     from migrate.read import host_reader, metal_reader
 
@@ -204,20 +222,40 @@ def test_after_warm_a_host_job_computes_no_memo_again():
         memo.cache_clear()
     includes = tree.metal_include_dirs(MINI)
     assert includes  # the installed torch's c10/metal headers at least
-    tree.warm(includes)
-    before = [memo.cache_info().misses for memo in memos]
-    assert all(before)
     ops = "aten/src/ATen/native/mps/operations"
     sources = [(f.read_bytes(), f"{ops}/{f.name}") for f in sorted((MINI / ops).glob("*.mm"))]
     sources.append(
         (
             b"static auto& lib = MetalShaderLibrary::getBundledLibrary();\n"
-            b'static const char* SHADER = R"METAL(\n#include <c10/metal/indexing.h>\n'
+            b'static const char* SHADER = R"METAL(\n#include <c10/metal/special_math.h>\n'
             b"kernel void twice(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] *= 2; }\n"
             b')METAL";\n',
             f"{ops}/Inline.mm",
         )
     )
+    tree.read_host_job.warm([data for data, _ in sources], includes)
+    before = [memo.cache_info().misses for memo in memos]
+    assert all(before) and before[1] == 2  # indexing.h, and special_math.h for the Metal string
+    computed = _headers_computed(monkeypatch)
     inline = [m for data, rel in sources for m in tree.read_host_job(data, rel, includes)[1]]
     assert any("twice" in m.kernel_functions for m in inline)  # a Metal string was read too
-    assert [memo.cache_info().misses for memo in memos] == before
+    assert [memo.cache_info().misses for memo in memos[2:]] == before[2:]
+    assert metal_reader.registration_table.cache_info().misses == before[0] and computed == []
+
+
+def test_after_warm_a_metal_job_computes_no_memo_again(monkeypatch):
+    from migrate import tree
+    from migrate.read import metal_reader
+
+    metal_reader.registration_table.cache_clear()
+    metal_reader.header_macros.cache_clear()
+    includes = tree.metal_include_dirs(MINI)
+    kernels = sorted((MINI / "aten/src/ATen/native/mps/kernels").glob("*.metal"))
+    assert kernels
+    metal_reader.read_metal_source.warm([f.read_bytes() for f in kernels], include_dirs=includes)
+    assert metal_reader.header_macros.cache_info().misses == 3  # indexing.h, the two others the kernels include
+    tables = metal_reader.registration_table.cache_info().misses
+    computed = _headers_computed(monkeypatch)
+    for f in kernels:
+        metal_reader.read_metal_source(f.read_bytes(), f.relative_to(MINI).as_posix(), include_dirs=includes)
+    assert computed == [] and metal_reader.registration_table.cache_info().misses == tables

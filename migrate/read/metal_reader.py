@@ -132,12 +132,19 @@ def _replay(dirs: tuple[str, ...], rel: str, table: dict[str, Macro], seen: set[
             _replay(dirs, str(arg), table, seen)
 
 
-def warm(include_dirs: Sequence[Path] = ()) -> None:
-    """The memos every read expands against (parse_pool calls this before it forks its readers)."""
+_C10_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"](c10/metal/[^>"\n]+)[>"]', re.M)
+
+
+def warm(datas: Sequence[bytes] = (), include_dirs: Sequence[Path] = ()) -> None:
+    """The memos reading ``datas`` (Metal sources, or host files holding Metal strings) expands against: the
+    registration table, and the macros of indexing.h and of each c10/metal header they include (parse_pool
+    calls this before it forks its readers)."""
     registration_table()
     dirs = tuple(str(d) for d in include_dirs)
     if dirs:
-        header_macros(dirs, INDEXING_H)
+        headers = {INDEXING_H} | {m.group(1).decode("latin-1") for d in datas for m in _C10_INCLUDE.finditer(d)}
+        for rel in sorted(headers):
+            header_macros(dirs, rel)
 
 
 def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
@@ -438,6 +445,9 @@ def read_metal_source(
             frozenset(),
             (ParseError(path, base_line, 1, "macros nest too deeply", partial=True),),
         )
+
+
+read_metal_source.warm = warm  # type: ignore[attr-defined]  (parse_pool: before it forks its readers)
 
 
 def read_metal_file(file: Path, rel: str, include_dirs: Sequence[Path] = ()) -> MetalFile:
