@@ -228,3 +228,37 @@ def test_host_finding_column_counts_characters(tmp_path):
     lines = run_cli("lint", str(p), "--select", "MPS018", "--format", "full").stdout.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.rstrip().endswith(line.strip()))
     assert lines[at].index("fastMathEnabled") == lines[at + 1].index("^")
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [" ONE 1", " PAIR(a, b) a ## _ ## b", " VA(fmt, ...) f(fmt __VA_OPT__(,) __VA_ARGS__)", " EMPTY", " F() x"],
+)
+def test_a_lazy_define_tokenizes_its_body_on_first_read_and_equals_the_eager_one(rest):
+    """A header's macros (metal_reader._header_events): most are never expanded, so their bodies wait."""
+    eager = parse_define(rest, [])
+    lazy = parse_define(rest, [], lazy=True)
+    assert eager is not None and lazy is not None
+    assert "body" not in vars(lazy) and (lazy.name, lazy.params, lazy.variadic) == (
+        eager.name,
+        eager.params,
+        eager.variadic,
+    )
+    assert lazy.text == eager.text and "body" in vars(lazy) and "_deferred" not in vars(lazy)
+    assert list(map(repr, lazy.body)) == list(map(repr, eager.body))  # kinds, texts and offsets
+    with pytest.raises(AttributeError):
+        lazy.missing  # noqa: B018  (any other attribute: the usual error)
+
+
+def test_a_header_defines_its_macros_lazily_and_they_expand_as_written():
+    from migrate.read import metal_reader
+    from migrate.tree import metal_include_dirs
+    from tests.helpers import MINI
+
+    dirs = tuple(str(d) for d in metal_include_dirs(MINI))
+    metal_reader.header_macros.cache_clear()
+    macros = metal_reader.header_macros(dirs, metal_reader.INDEXING_H)
+    assert macros and all("body" not in vars(m) for m in macros.values())  # nothing tokenized yet
+    mac = next(m for m in macros.values() if m.params)
+    again = parse_define(f" {mac.name}({', '.join(mac.params)}) {mac.text}", [])
+    assert again is not None and again.text == mac.text and "body" in vars(mac)

@@ -70,7 +70,7 @@ def _header_events(path: str, mtime_ns: int) -> tuple[Event, ...]:
         if skip_depth or name not in ("define", "undef", "include"):
             continue
         if name == "define":
-            mac = parse_define(rest, [])
+            mac = parse_define(rest, [], lazy=True)
             if mac is not None:
                 mac.origin = path
                 mac.line = sf.line_of(ds)

@@ -37,6 +37,17 @@ class Macro:
         """The replacement list as written (one logical line)."""
         return render(self.body).strip()
 
+    def __getattr__(self, name: str):
+        # parse_define(..., lazy=True) leaves the body as ``_deferred`` (the directive text, where the body
+        # starts): tokenized on first read (a header defines many macros a file never expands)
+        deferred = self.__dict__.get("_deferred") if name == "body" else None
+        if deferred is None:
+            raise AttributeError(name)
+        rest, at = deferred
+        self.body = tokenize(rest, at, directives=False, errors=[])
+        del self.__dict__["_deferred"]
+        return self.body
+
 
 # ------------------------------------------------------------------ #define
 _DIRECTIVE_RE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)", re.S)
@@ -53,15 +64,20 @@ def directive(raw: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else ("", "")
 
 
-def parse_define(rest: str, errors: list[str]) -> Macro | None:
-    """``rest`` is the directive text after ``define`` (continuations already joined)."""
+def parse_define(rest: str, errors: list[str], lazy: bool = False) -> Macro | None:
+    """``rest`` is the directive text after ``define`` (continuations already joined).  ``lazy``: the body is
+    tokenized on first read, and its problems are not reported (a header's macros)."""
     m = _DEFINE_HEAD_RE.match(rest)
     if not m:
         errors.append("#define without a macro name")
         return None
     name = m.group(1)
     if not m.group(2):
-        return Macro(name, None, tokenize(rest, m.end(), directives=False, errors=errors))
+        return (
+            _deferred(name, None, rest, m.end())
+            if lazy
+            else Macro(name, None, tokenize(rest, m.end(), directives=False, errors=errors))
+        )
     close = rest.find(")", m.end())
     if close < 0:
         errors.append(f"#define {name}: unclosed parameter list")
@@ -82,10 +98,19 @@ def parse_define(rest: str, errors: list[str]) -> Macro | None:
             else:
                 errors.append(f"#define {name}: bad parameter {p!r}")
                 return None
+    if lazy:
+        return _deferred(name, tuple(params), rest, close + 1, variadic)
     body = tokenize(rest, close + 1, directives=False, errors=errors)
     if body and (body[0].text == "##" or body[-1].text == "##"):
         errors.append(f"#define {name}: '##' at either end of the body")
     return Macro(name, tuple(params), body, variadic)
+
+
+def _deferred(name: str, params: tuple[str, ...] | None, rest: str, at: int, variadic: bool = False) -> Macro:
+    mac = Macro(name, params, [], variadic)
+    del mac.__dict__["body"]
+    mac.__dict__["_deferred"] = (rest, at)
+    return mac
 
 
 # ------------------------------------------------------------------ helpers
