@@ -322,8 +322,6 @@ def _scan_native_sources(tree: Tree) -> None:
     native = tree.root / NATIVE_REL
     if not native.is_dir():
         return
-    from migrate.read.native_scan import scan_native_file
-
     mps = tree.root / MPS_REL
     for dirpath, dirnames, filenames in os.walk(native):
         dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d) != mps)
@@ -338,6 +336,7 @@ def _scan_native_sources(tree: Tree) -> None:
                 continue
             if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
                 continue
+            from migrate.read.native_scan import scan_native_file  # imported once a file needs it
             try:  # the cache keeps a header's Spans (the stub is the text they cover) or a .cpp's kernels
                 if r.endswith(".h"):
                     spans = cached("native-decl", r, data, lambda: tuple(s for _, s in scan_native_file(r, data)[0]))
