@@ -172,3 +172,28 @@ def test_line_index_matches_a_full_line_table():
     for pos in (7, 0, 3, 12, len(data), 2, 8, 7, 1, 9):  # out of order and repeated, as spans ask
         line = bisect.bisect_right(starts, pos)
         assert lines.line_of(pos) == (line, starts[line - 1])
+
+
+def test_bracket_matching_skips_words_as_the_full_scan_does():
+    from migrate.read import opinfo_reader as o
+
+    def by_full_scan(data, open_at):
+        depth = 0
+        for m in o._TOKENS.finditer(data, open_at):
+            if m.group() in o._OPEN:
+                depth += 1
+            elif m.group() in o._CLOSE:
+                depth -= 1
+                if depth == 0:
+                    return m.end()
+        return None
+
+    data = (
+        b"f(a, xr')' + rb\")\" + fooRb'(' # )\n"
+        b"  '''\n)''' + br(x)[0], {'k': \"\\\")\"}, u'\\'(' r'\n, g(h(i)) # ( \n) tail ("
+    )
+    opens = [i for i, c in enumerate(data) if c in b"([{"]
+    assert len(opens) > 8
+    for i in opens:
+        assert o._matching_close(data, i) == by_full_scan(data, i)
+    assert o._matching_close(data, 1) is not None and o._matching_close(data, len(data) - 1) is None

@@ -22,6 +22,9 @@ from migrate.source.file import char_column
 _STRING = rb"""[rRbBuUfF]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
 # comments, strings, brackets, commas, identifiers; everything else is skipped
 _TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{},]|\w+", re.S)
+# the same scan without identifiers and commas, for bracket matching (a string's end does not depend on
+# whether the word before its quote was matched as a word or as the string's prefix)
+_BRACKET_TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{}]", re.S)
 _OPEN, _CLOSE = (b"(", b"[", b"{"), (b")", b"]", b"}")
 _KWARG = re.compile(rb"\b(variant_test_name|aten_name)\s*=\s*(['\"])([^'\"\n]*)\2")
 _WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a bytes regex's \w
@@ -53,7 +56,7 @@ def _word_start(data: bytes, end: int) -> int:
 def _matching_close(data: bytes, open_at: int) -> int | None:
     """Offset just past the bracket closing the one at ``open_at``."""
     depth = 0
-    for m in _TOKENS.finditer(data, open_at):
+    for m in _BRACKET_TOKENS.finditer(data, open_at):
         tok = m.group()
         if tok in _OPEN:
             depth += 1
