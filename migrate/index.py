@@ -16,6 +16,7 @@ from migrate.model import (
     NativeEntry,
     NativeYaml,
     Route,
+    Span,
     StubRegistration,
     Via,
 )
@@ -175,12 +176,11 @@ class Index:
 
     def hidden_in(self, kind: str, name: str) -> list[str]:
         """Incompletely read files of ``kind`` that may hold ``name`` (no bytes at all, or bytes naming it)."""
+        paths = [path for path, k in self.incomplete.items() if k == kind]
+        if not paths:
+            return paths  # most trees: no pattern to make for each name asked
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        return [
-            path
-            for path, k in self.incomplete.items()
-            if k == kind and (path not in self.tree.sources or word.search(self.tree.sources[path]))
-        ]
+        return [path for path in paths if path not in self.tree.sources or word.search(self.tree.sources[path])]
 
     def _unread_note(self, kind: str, name: str, what: str) -> tuple[str, ...]:
         paths = self.hidden_in(kind, name)
@@ -255,11 +255,11 @@ class Index:
             return memo[name]
         memo[name] = frozenset()  # in progress: cycles stop here
         found: set[str] = set()
-        functions, stop_at = self.functions, self._stop_at
-        for f in functions.get(name, ()):
+        followed = self._followed.__contains__
+        for f in self.functions.get(name, ()):
             found |= f.markers
-            for c in f.calls:
-                if c != name and c in functions and c not in stop_at:
+            for c in filter(followed, f.calls):  # in the calls' own order: it decides what a cycle's members see
+                if c != name:
                     found |= memo[c] if c in memo else self.marker_closure(c)
         memo[name] = result = frozenset(found)
         return result
@@ -267,6 +267,11 @@ class Index:
     @cached_property
     def _closure_memo(self) -> dict[str, frozenset[str]]:
         return {}
+
+    @cached_property
+    def _followed(self) -> frozenset[str]:
+        """Same-tree functions whose bodies marker_closure follows."""
+        return frozenset(self.functions).difference(self._stop_at)
 
     @cached_property
     def _stop_at(self) -> frozenset[str]:
@@ -289,30 +294,61 @@ class Index:
     def stubs_reached(self, kernel: str) -> list[str]:
         """Dispatch stubs a shared kernel's native definition reaches on MPS: the scan's names that are
         declared or registered stubs, or named ``*_stub`` (a partial tree may lack the declaring header)."""
-        return sorted(
-            s
-            for s in self.tree.cpu_stub_calls.get(kernel, ())
-            if s in self.tree.declared_stubs or s in self.registrations or s.endswith("_stub")
-        )
+        return list(self._stubs_reached(kernel))
+
+    def _stubs_reached(self, kernel: str) -> tuple[str, ...]:
+        got = self._stubs_memo.get(("reached", kernel))
+        if got is None:
+            declared, registered = self.tree.declared_stubs, self.registrations
+            got = self._stubs_memo["reached", kernel] = tuple(
+                sorted(
+                    s
+                    for s in self.tree.cpu_stub_calls.get(kernel, ())
+                    if s in declared or s in registered or s.endswith("_stub")
+                )
+            )
+        return got
 
     def operators_called(self, kernel: str) -> list[str]:
         """Operators a shared kernel's native definition calls (``at::remainder``); [] if it reaches a stub."""
-        if self.stubs_reached(kernel):
-            return []
-        names = self.entries_by_name
-        return sorted(
-            c
-            for c in self.tree.native_at_calls.get(kernel, ())
-            if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names
-        )
+        return list(self._operators_called(kernel))
+
+    def _operators_called(self, kernel: str) -> tuple[str, ...]:
+        got = self._stubs_memo.get(("operators", kernel))
+        if got is None:
+            if self._stubs_reached(kernel):
+                got = ()
+            else:
+                names = self.entries_by_name
+                got = tuple(
+                    sorted(
+                        c
+                        for c in self.tree.native_at_calls.get(kernel, ())
+                        if c in names or c.removesuffix("_outf") in names or c.removesuffix("_out") in names
+                    )
+                )
+            self._stubs_memo["operators", kernel] = got
+        return got
 
     def stubs_of_shared_kernel(self, kernel: str) -> list[str]:
-        if self.operators_called(kernel):
-            return []  # a composite wrapper: it redispatches, it calls no stub
-        known = self.stubs_reached(kernel)
-        if known:
-            return known
-        return [s for s in stub_candidates(kernel) if s in self.registrations or s in self.tree.declared_stubs]
+        return list(self._stubs_of_shared_kernel(kernel))
+
+    def _stubs_of_shared_kernel(self, kernel: str) -> tuple[str, ...]:
+        got = self._stubs_memo.get(("shared", kernel))
+        if got is None:
+            if self._operators_called(kernel):
+                got = ()  # a composite wrapper: it redispatches, it calls no stub
+            else:
+                got = self._stubs_reached(kernel) or tuple(
+                    s for s in stub_candidates(kernel) if s in self.registrations or s in self.tree.declared_stubs
+                )
+            self._stubs_memo["shared", kernel] = got
+        return got
+
+    @cached_property
+    def _stubs_memo(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """(question, kernel) -> the answer of stubs_reached, operators_called or stubs_of_shared_kernel."""
+        return {}
 
     def mps_line(self, entry: NativeEntry) -> DispatchLine | None:
         got = self._mps_lines.get(id(entry), entry)  # rules ask ~10k times for ~3k entries
@@ -337,7 +373,7 @@ class Index:
             yaml_at = f"{path}:{e.func_line}"
             target = self.entries.get(delegate)  # keyed by overload name: the target's is ``delegate``
             if target is None or delegate in seen:
-                return Route(
+                return _new_route(
                     name,
                     None,
                     Via.DELEGATE,
@@ -348,7 +384,7 @@ class Index:
                 )
             seen.add(name)
             r = self._route(target, seen)
-            return Route(
+            return _new_route(
                 name,
                 r.kernel,
                 Via.DELEGATE,
@@ -362,10 +398,10 @@ class Index:
                 d = e.kernel_for(key)
                 if d is not None:
                     hop = f"{key}: {d.kernel_name} @ {path}:{d.line}"  # routes name ~1k lines whose spans no one reads
-                    return Route(name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None, (hop,))
+                    return _new_route(name, d.kernel_name, Via.COMPOSITE, Impl.DELEGATING, None, (hop,))
         yaml_at = f"{path}:{e.func_line}"
         if not e.dispatch and not e.structured:
-            return Route(
+            return _new_route(
                 name,
                 e.name,
                 Via.COMPOSITE,
@@ -373,7 +409,7 @@ class Index:
                 None,
                 (f"CompositeImplicitAutograd (no dispatch block) @ {yaml_at}",),
             )
-        return Route(name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
+        return _new_route(name, None, Via.NONE, Impl.UNDEFINED, None, (f"no MPS kernel @ {yaml_at}",))
 
     @cached_property
     def _explicit_memo(self) -> dict[int, Route]:
@@ -387,18 +423,18 @@ class Index:
         k = line.kernel_name
         hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.line}"]
         if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
-            for stub in self.stubs_of_shared_kernel(k):
+            for stub in self._stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
                     fn = self.definition(reg.function)
                     hops.append(f"{reg.macro}({stub}, {reg.function}) @ {reg.span.where}")
                     where = fn.span if fn else reg.span
                     if fn:
                         hops.append(f"{fn.name} @ {where.where}")
-                    return Route(e.overload_name, k, Via.EXPLICIT, self.impl_of(reg.function), where, tuple(hops))
-            stubs = self.stubs_of_shared_kernel(k)
+                    return _new_route(e.overload_name, k, Via.EXPLICIT, self.impl_of(reg.function), where, tuple(hops))
+            stubs = self._stubs_of_shared_kernel(k)
             if any(s in self.tree.declared_stubs or s in self.tree.cpu_stub_calls.get(k, ()) for s in stubs):
                 notes = [n for s in stubs for n in self._unread_note("host", s, f"the MPS registration of {s}")]
-                return Route(
+                return _new_route(
                     e.overload_name,
                     k,
                     Via.EXPLICIT,
@@ -406,12 +442,12 @@ class Index:
                     None,
                     (*hops, "stub has no MPS registration", *notes[:1]),
                 )
-            ops = self.operators_called(k)
+            ops = self._operators_called(k)
             why = f"composite: calls {', '.join('at::' + o for o in ops)}" if ops else "shared backend-agnostic kernel"
-            return Route(e.overload_name, k, Via.EXPLICIT, Impl.DELEGATING, None, (*hops, why))
+            return _new_route(e.overload_name, k, Via.EXPLICIT, Impl.DELEGATING, None, (*hops, why))
         fn = self.definition(k)
         if fn is None:
-            return Route(
+            return _new_route(
                 e.overload_name,
                 k,
                 Via.EXPLICIT,
@@ -422,7 +458,7 @@ class Index:
         hops.append(f"{fn.name} ({fn.kind}) @ {fn.span.where}")
         if fn.path in self.incomplete:
             hops.append(f"{fn.path} could not be read completely: this route may be incomplete")
-        return Route(e.overload_name, k, Via.EXPLICIT, self.impl_of(k), fn.span, tuple(hops))
+        return _new_route(e.overload_name, k, Via.EXPLICIT, self.impl_of(k), fn.span, tuple(hops))
 
     # ------------------------------------------------------- dead and live
     @cached_property
@@ -487,6 +523,32 @@ class Index:
         from migrate.fixes import FixBuilder
 
         return FixBuilder(self)
+
+
+def _new_route(
+    overload: str,
+    kernel: str | None,
+    via: Via,
+    impl: Impl,
+    defined_at: Span | None,
+    hops: tuple[str, ...],
+    delegate: str | None = None,
+) -> Route:
+    """``Route(...)``, its fields set as migrate.codec sets a model's: a frozen dataclass's __init__ (one
+    object.__setattr__ a field) costs 3x that, and the index makes a route for each of ~3k overloads."""
+    r = _new(Route)
+    d = r.__dict__
+    d["overload"] = overload
+    d["kernel"] = kernel
+    d["via"] = via
+    d["impl"] = impl
+    d["defined_at"] = defined_at
+    d["hops"] = hops
+    d["delegate"] = delegate
+    return r
+
+
+_new = object.__new__
 
 
 class _Routes(Mapping):

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from migrate.model import Finding, Fix, Severity, Span
 
+_new = object.__new__
 SEVERITIES = tuple(s.value for s in Severity)  # error, warning, advice
 
 
@@ -50,9 +51,20 @@ class Rule:
         fix: Fix | None = None,
         family: str | None = None,
     ) -> Finding:
-        return Finding(
-            self.code, message, span, self.severity, overload=overload, kernel=kernel, fix=fix, family=family
-        )
+        # Finding(...)'s fields, set as migrate.codec sets a model's: the frozen dataclass's __init__ (one
+        # object.__setattr__ a field) costs 3x that, and a lint makes ~1k findings
+        f = _new(Finding)
+        d = f.__dict__
+        d["code"] = self.code
+        d["message"] = message
+        d["span"] = span
+        d["severity"] = self.severity
+        d["overload"] = overload
+        d["kernel"] = kernel
+        d["fix"] = fix
+        d["extra"] = ()
+        d["family"] = family
+        return f
 
     def run(self, index) -> list[Finding]:
         return list(self.check(index)) if self.check else []

@@ -822,3 +822,28 @@ def test_mps001_after_a_family_no_kernel_reaches_and_without_delegates(tmp_path)
             "native Metal; next: mps-migrate port frac",
         ),
     ]
+
+
+def test_graph_fallback_prefilter_agrees_with_the_full_test():
+    import itertools
+
+    from migrate.checks.mps019_graph_fallback import _maybe_both
+    from migrate.model import HostFunction
+
+    def full(f, g, m, gh, mh):  # the test without its shortcut
+        calls = f.calls - {f.name}
+        graph = f.markers & g or not calls.isdisjoint(gh)
+        return bool(graph and (f.markers & m or not calls.isdisjoint(mh)))
+
+    g, m, gh, mh = frozenset({"G"}), frozenset({"M"}), frozenset({"gh", "f"}), frozenset({"mh", "f"})
+    names = ["G", "M", "gh", "mh", "f", "x"]
+    seen = set()
+    for markers, calls in itertools.product(
+        itertools.combinations(names[:2], 1), itertools.chain(*(itertools.combinations(names[2:], k) for k in range(4)))
+    ):
+        for ms in (frozenset(), frozenset(markers), frozenset({"G", "M"})):
+            f = HostFunction("f", "a.mm", None, "function", calls=frozenset(calls), markers=ms)
+            got = _maybe_both(f, g, m, gh, mh)
+            assert got == full(f, g, m, gh, mh)
+            seen.add(got)
+    assert seen == {True, False}

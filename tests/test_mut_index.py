@@ -359,3 +359,35 @@ def test_the_yaml_maps_are_worked_out_while_the_tree_is_read_and_kept_off_the_mo
         "atan2", "copysign", "erfinv", "exp", "exp2", "fmax", "fmin", "hardtanh", "histc", "hypot", "nextafter",
         "softplus",
     ]  # fmt: skip
+
+
+def test_routes_made_without_the_dataclass_init_equal_those_it_makes():
+    import dataclasses
+    import pickle
+
+    from migrate.index import _new_route
+    from migrate.model import Route
+
+    span = Span("a.mm", 1, 1, 2, 1, 0, 9)
+    for args in (
+        ("atan2.out", "atan2_out", Via.EXPLICIT, Impl.METAL, span, ("x @ y:1", "z")),
+        ("atan2", None, Via.DELEGATE, Impl.UNDEFINED, None, ("d",), "atan2.out"),
+    ):
+        made, init = _new_route(*args), Route(*args)
+        assert made == init and hash(made) == hash(init) and repr(made) == repr(init)
+        assert list(made.__dict__) == [f.name for f in dataclasses.fields(Route)] == list(init.__dict__)
+        assert pickle.dumps(made) == pickle.dumps(init)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.kernel = "other"
+
+
+def test_stub_answers_are_remembered_per_index_and_handed_out_as_fresh_lists(mini):
+    ix = Index(load_tree(MINI))
+    kernels = sorted({d.kernel_name for e in ix.tree.yaml.entries for d in e.dispatch})
+    fresh = Index(ix.tree)
+    for k in kernels:
+        for ask in ("stubs_of_shared_kernel", "stubs_reached", "operators_called"):
+            first = getattr(ix, ask)(k)
+            first.append("mutated by a caller")
+            assert getattr(ix, ask)(k) == getattr(fresh, ask)(k) == first[:-1]
+    assert any(ix.stubs_of_shared_kernel(k) for k in kernels)

@@ -120,3 +120,80 @@ def test_opinfo_definitions_modules_are_read_too():
     # special.i0e and linalg.cross live in torch/testing/_internal/opinfo/definitions/*.py
     assert opinfo_test_commands(ix, "special_i0e") == ["python test/test_mps.py -k test_output_match_special_i0e"]
     assert opinfo_test_commands(ix, "linalg_cross") == ["python test/test_mps.py -k test_output_match_linalg_cross"]
+
+
+def _heads_by_word_regex(data: bytes, names) -> list[tuple[int, str, str]]:
+    """(start, kind, name) of each head, as the former ``\\b(\\w*Info)\\(`` scan found them (find_entries' spec)."""
+    import re
+
+    alt = b"|".join(re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True))
+    rx = re.compile(rb"\b(\w*Info)\(\s*(['\"])(" + alt + rb")\2")
+    return [(m.start(1), m.group(1).decode(), m.group(3).decode()) for m in rx.finditer(data)]
+
+
+def test_entry_heads_match_a_word_scan():
+    data = (
+        b"Info('exp', x)\n"
+        b"  UnaryUfuncInfo( 'exp', a=1),\n"
+        b'foo.BinaryInfo("atan2")\n'
+        b"_Private9Info('exp')\n"
+        b"\xc3\xa9Info('exp')\n"
+        b"InfoInfo('exp') NotInfo ('exp') Info('expm1') XInfo('ex')\n"
+        b"# OpInfo('exp')\n"
+        b"OpInfo('atan2', aten_name='atan2')"
+    )
+    names = ["exp", "atan2", "expm1"]
+    got = [(e.span.start, e.kind, e.name) for e in find_entries(data, "x.py", names)]
+    assert got == [h for h in _heads_by_word_regex(data, names) if h[0] != data.index(b"OpInfo('exp')")]
+    assert [k for _, k, _ in got] == ["Info", "UnaryUfuncInfo", "BinaryInfo", "_Private9Info", "Info", "InfoInfo"] + [
+        "Info",
+        "OpInfo",
+    ]
+
+
+def test_entry_heads_of_a_real_database_match_a_word_scan():
+    from tests.corpus import pytorch_270a0_root
+
+    data = (pytorch_270a0_root() / OPINFO).read_bytes()
+    names = ["exp", "atan2", "round", "add", "sub", "mul", "div", "clamp", "where", "sigmoid"]
+    heads = [h for h in _heads_by_word_regex(data, names) if b"#" not in data[data.rfind(b"\n", 0, h[0]) + 1 : h[0]]]
+    got = [(e.span.start, e.kind, e.name) for e in find_entries(data, OPINFO, names)]
+    assert len(got) > 10 and got == heads
+
+
+def test_line_index_matches_a_full_line_table():
+    import bisect
+
+    from migrate.read.opinfo_reader import _LineIndex
+
+    data = b"a\n\nbc\xc3\xa9d\n  e\nf"
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+    lines = _LineIndex(data)
+    for pos in (7, 0, 3, 12, len(data), 2, 8, 7, 1, 9):  # out of order and repeated, as spans ask
+        line = bisect.bisect_right(starts, pos)
+        assert lines.line_of(pos) == (line, starts[line - 1])
+
+
+def test_bracket_matching_skips_words_as_the_full_scan_does():
+    from migrate.read import opinfo_reader as o
+
+    def by_full_scan(data, open_at):
+        depth = 0
+        for m in o._TOKENS.finditer(data, open_at):
+            if m.group() in o._OPEN:
+                depth += 1
+            elif m.group() in o._CLOSE:
+                depth -= 1
+                if depth == 0:
+                    return m.end()
+        return None
+
+    data = (
+        b"f(a, xr')' + rb\")\" + fooRb'(' # )\n"
+        b"  '''\n)''' + br(x)[0], {'k': \"\\\")\"}, u'\\'(' r'\n, g(h(i)) # ( \n) tail ("
+    )
+    opens = [i for i, c in enumerate(data) if c in b"([{"]
+    assert len(opens) > 8
+    for i in opens:
+        assert o._matching_close(data, i) == by_full_scan(data, i)
+    assert o._matching_close(data, 1) is not None and o._matching_close(data, len(data) - 1) is None

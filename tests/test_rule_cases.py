@@ -73,3 +73,21 @@ def test_every_rule_has_cases_of_both_kinds():
     missing = [f"{r.code} {kind}" for r in RULES for kind in ("report", "pass") if (r.code, kind) not in have]
     assert not missing, f"rules without cases: {missing}"
     assert {p.values[0] for p in ALL} <= {r.code for r in RULES}  # no case file for an unknown code
+
+
+def test_a_rule_makes_the_finding_the_dataclass_makes():
+    import dataclasses
+    import pickle
+
+    from migrate.model import Edit, Finding, Fix, Span
+
+    span, fix = Span("a.mm", 3, 1, 3, 9, 10, 18), Fix("join", (Edit("a.mm", 1, 2, "x"),))
+    for rule in RULES:
+        for kw in ({}, {"overload": "o.out", "kernel": "k", "fix": fix, "family": "o"}):
+            made = rule.finding(span, "message", **kw)
+            init = Finding(rule.code, "message", span, rule.severity, **kw)
+            assert made == init and hash(made) == hash(init) and repr(made) == repr(init)
+            assert list(made.__dict__) == [f.name for f in dataclasses.fields(Finding)] == list(init.__dict__)
+            assert pickle.dumps(made) == pickle.dumps(init)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                made.message = "other"

@@ -39,6 +39,10 @@ def _helper_kinds(ix, g, m) -> dict[str, str]:
 
 def _maybe_both(f, g, m, graph_helpers: frozenset[str], metal_helpers: frozenset[str]) -> bool:
     """Does ``f`` use both an MPSGraph and a Metal marker, directly or through a helper it calls?"""
+    if f.markers.isdisjoint(g) and f.calls.isdisjoint(graph_helpers):
+        return False  # most functions: no set of calls to make
+    if f.markers.isdisjoint(m) and f.calls.isdisjoint(metal_helpers):
+        return False
     calls = f.calls - {f.name}
     graph = f.markers & g or not calls.isdisjoint(graph_helpers)
     return bool(graph and (f.markers & m or not calls.isdisjoint(metal_helpers)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 import libcst as cst
 
@@ -21,23 +22,41 @@ from migrate.source.file import char_column
 _STRING = rb"""[rRbBuUfF]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
 # comments, strings, brackets, commas, identifiers; everything else is skipped
 _TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{},]|\w+", re.S)
+# the same scan without identifiers and commas, for bracket matching (a string's end does not depend on
+# whether the word before its quote was matched as a word or as the string's prefix)
+_BRACKET_TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{}]", re.S)
 _OPEN, _CLOSE = (b"(", b"[", b"{"), (b")", b"]", b"}")
 _KWARG = re.compile(rb"\b(variant_test_name|aten_name)\s*=\s*(['\"])([^'\"\n]*)\2")
+_WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a bytes regex's \w
 _NOT_CALLERS = {b"return", b"in", b"and", b"or", b"not", b"if", b"else", b"lambda", b"yield"}
 
 
 def _head_pattern(names: Iterable[str] | None) -> re.Pattern[bytes]:
+    """``Info('name'``: a literal the regex engine looks for first (find_entries adds the word before it)."""
+    return _head_regex(None if names is None else frozenset(names))
+
+
+@lru_cache(maxsize=8)  # MPS015 asks the same names of each OpInfo file
+def _head_regex(names: frozenset[str] | None) -> re.Pattern[bytes]:
     if names is None:
         alt = rb"[\w.]+"
     else:
-        alt = b"|".join(re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True)) or b"(?!)"
-    return re.compile(rb"\b(\w*Info)\(\s*(['\"])(" + alt + rb")\2")
+        alt = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) or b"(?!)"
+    return re.compile(rb"Info\(\s*(['\"])(" + alt + rb")\1")
+
+
+def _word_start(data: bytes, end: int) -> int:
+    """Offset of the word (ASCII letters, digits, ``_``) that ends at ``end``."""
+    k = end
+    while k > 0 and data[k - 1] in _WORD_BYTES:
+        k -= 1
+    return k
 
 
 def _matching_close(data: bytes, open_at: int) -> int | None:
     """Offset just past the bracket closing the one at ``open_at``."""
     depth = 0
-    for m in _TOKENS.finditer(data, open_at):
+    for m in _BRACKET_TOKENS.finditer(data, open_at):
         tok = m.group()
         if tok in _OPEN:
             depth += 1
@@ -53,31 +72,40 @@ def find_entries(data: bytes, path: str, names: Iterable[str] | None = None) -> 
     out = []
     lines = _LineIndex(data)
     for m in _head_pattern(names).finditer(data):
-        if b"#" in data[data.rfind(b"\n", 0, m.start()) + 1 : m.start()]:
+        start = _word_start(data, m.start())  # the head ``SomethingInfo`` (a regex \b\w*Info scans 10x slower)
+        if b"#" in data[data.rfind(b"\n", 0, start) + 1 : start]:
             continue  # commented-out code
-        end = _matching_close(data, m.end(1))
+        end = _matching_close(data, m.start() + 4)
         if end is not None:
-            out.append(_read_entry(data, path, m.start(1), end, m.group(1).decode(), m.group(3).decode(), lines))
+            kind = data[start : m.start() + 4].decode()
+            out.append(_read_entry(data, path, start, end, kind, m.group(2).decode(), lines))
     return out
 
 
+_PAST = float("inf")
+
+
 class _LineIndex:
+    """Line numbers of offsets: newlines counted from the nearest offset already asked (a file's few entries
+    are asked about mostly in order, so its bytes are counted about once, and only where an entry is found)."""
+
     def __init__(self, data: bytes):
         self.data = data
-        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+        self.known = [(0, 1)]  # sorted (offset, its line)
+
+    def line_of(self, pos: int) -> tuple[int, int]:
+        """(line, offset of the line's start) of ``pos``."""
+        k = bisect.bisect_right(self.known, (pos, _PAST)) - 1  # the nearest offset known at or before pos
+        at, line = self.known[k]
+        line += self.data.count(b"\n", at, pos)
+        if at != pos:
+            self.known.insert(k + 1, (pos, line))
+        return line, self.data.rfind(b"\n", 0, pos) + 1
 
     def span(self, path: str, start: int, end: int) -> Span:
-        l1 = bisect.bisect_right(self.starts, start)
-        l2 = bisect.bisect_right(self.starts, end)
-        return Span(
-            path,
-            l1,
-            char_column(self.data, self.starts[l1 - 1], start),
-            l2,
-            char_column(self.data, self.starts[l2 - 1], end),
-            start,
-            end,
-        )
+        l1, s1 = self.line_of(start)
+        l2, s2 = self.line_of(end)
+        return Span(path, l1, char_column(self.data, s1, start), l2, char_column(self.data, s2, end), start, end)
 
 
 def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: str, lines: _LineIndex) -> OpInfoEntry:
