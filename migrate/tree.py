@@ -337,6 +337,7 @@ def _scan_native_sources(tree: Tree) -> None:
             if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
                 continue
             from migrate.read.native_scan import scan_native_file  # imported once a file needs it
+
             try:  # the cache keeps a header's Spans (the stub is the text they cover) or a .cpp's kernels
                 if r.endswith(".h"):
                     spans = cached("native-decl", r, data, lambda: tuple(s for _, s in scan_native_file(r, data)[0]))
