@@ -94,7 +94,9 @@ def _fast_entry_pattern(seen: Callable[[str], bytes]) -> bytes:
 
     Groups: the schema's (_FUNC); each value key's value, named after the key; ``dispatch``, empty, at the
     dispatch key's ':'; its lines in ``block`` when they follow each other without comments, else in
-    ``mixed``; ``end``, empty, after the last content line (not blank, not a comment) seen so far."""
+    ``mixed``.  Every content line (not blank, not a comment) ends a group, so the last one to end
+    (``lastindex``) is on the entry's last content line.  (Fewer groups, fewer marks the engine copies
+    at each branch and repeat: an empty group at each content line's end cost ~20% more.)"""
     value = rb"(?:" + _PLAIN + rb"|\[[a-z_]+(?:, [a-z_]+)*\])"
     keys = b"|".join(k.encode() + seen(k) + b": (?P<" + k.encode() + b">" + value + b")" for k in _FAST_VALUE_KEYS)
     dispatch = (
@@ -117,9 +119,7 @@ def _fast_entry_pattern(seen: Callable[[str], bytes]) -> bytes:
         + _CMT
         + b")"
     )
-    return (
-        b"func: " + _FUNC + _CMT + b"(?:  (?:" + dispatch + b"|(?:" + keys + b")" + _CMT + b")(?P<end>)|" + _IGN + b")*"
-    )
+    return b"func: " + _FUNC + _CMT + b"(?:  (?:" + dispatch + b"|(?:" + keys + b")" + _CMT + b")|" + _IGN + b")*"
 
 
 # A key's guard: fail if its group has matched already (a conditional may name a later group by number).
@@ -141,12 +141,12 @@ _FAST_FIELDS = tuple(  # the groups fast_entry reads
         "mixed",
     )
 )
-_G_DISPATCH, _G_BLOCK, _G_MIXED, _G_END = (_FAST_GROUP[g] for g in ("dispatch", "block", "mixed", "end"))
+_G_DISPATCH, _G_BLOCK, _G_MIXED = (_FAST_GROUP[g] for g in ("dispatch", "block", "mixed"))
 _KERNEL_RE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*\Z")
 _BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
 _FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
 _ODD_BREAK = re.compile(b"\r|\xc2\x85|\xe2\x80[\xa8\xa9]")  # CR, NEL, LS, PS: line breaks for YAML
-_HASH, _DASH, _SPACE = 35, 45, 32
+_HASH, _DASH, _SPACE, _NL = 35, 45, 32, 10
 
 
 class _Fail(Exception):
@@ -477,6 +477,7 @@ class _Scanner:
         self.line_start = 0
         self.ascii = True
         self.plain = False  # the whole file is ASCII without tabs or CRs
+        self.has_cr = True  # the file has a "\r" somewhere
 
     # ---- positions on the current line
     def col(self, byte_col: int) -> int:
@@ -506,12 +507,13 @@ class _Scanner:
             self.lineno, self.line = data.count(b"\n", 0, bad) + 1, data[ls:bad]
             self.ascii = self.line.isascii()
             self.error(len(self.line), "invalid UTF-8 byte")
+        self.has_cr = b"\r" in data
         if not fast:
             self.scan_lines(0, len(data), 1)
             return self.result()
         # Every "\n- " starts a top-level entry: try each entry's text on the
         # canonical-shape fast path, else scan its lines.
-        self.plain = data.isascii() and b"\t" not in data and b"\r" not in data
+        self.plain = not self.has_cr and data.isascii() and b"\t" not in data
         chunks = data.split(b"\n- ")
         first = chunks[0]
         self.scan_lines(0, len(first), 1)
@@ -537,7 +539,7 @@ class _Scanner:
             line = raw[:-1] if raw.endswith(b"\r") else raw
             body = line.lstrip(b" ")
             ascii_line = line.isascii()
-            odd = b"\r" in line or (not ascii_line and _ODD_BREAK.search(line) is not None)
+            odd = (self.has_cr and b"\r" in line) or (not ascii_line and _ODD_BREAK.search(line) is not None)
             if odd or (body and body[0] != _HASH):
                 self.lineno, self.line, self.line_start, self.ascii = lineno, line, start, ascii_line
                 self.scan_line(line, len(line) - len(body), odd)
@@ -570,7 +572,8 @@ class _Scanner:
         it has the canonical shape (_FAST_ENTRY); False means: let the line scanner do it."""
         if not self.plain and (not c.isascii() or b"\t" in c or b"\r" in c):
             return False
-        m = _FAST_ENTRY.fullmatch(c + b"\n")
+        cn = c + b"\n"
+        m = _FAST_ENTRY.fullmatch(cn)
         if m is None:
             return False
         func, name_b, overload, args, structured, delegate, inherits, tags_raw, mkr, block, mixed = m.group(
@@ -591,12 +594,12 @@ class _Scanner:
                 dispatch = self.fast_dispatch(mixed, dispatch_line, base + m.start(_G_MIXED), True)
             else:  # "dispatch: {}"
                 dispatch = ()
-        # The entry ends at its last content line (not blank, not a comment): e, its "\n" (or c's end).
-        e = m.end(_G_END) - 1
-        if e < 0:  # the "func:" line alone
-            e = c.find(b"\n")
-            if e < 0:
-                e = len(c)
+        # The entry ends at its last content line (not blank, not a comment): e, the "\n" after it in cn.
+        e = m.end(m.lastindex)  # in that line, or after it (a dispatch block's last "\n")
+        if cn[e - 1] == _NL:
+            e -= 1
+        elif cn[e] != _NL:  # a comment, or "{}", follows
+            e = cn.find(b"\n", e)
         after = len(c) - e  # c[e:]: "\n"s, blank and comment lines
         end_line = lineno + newlines - (after if after < 2 else c.count(b"\n", e))
         while c[e - 1] == _SPACE:  # a comment's trailing spaces
@@ -637,7 +640,7 @@ class _Scanner:
                 "ufunc_inner_loop": False,
                 "tags": tags,
                 "is_inplace": name.endswith("_") and not name.endswith("__"),
-                "is_out": b"!" in args and b"*" in args and _args_have_out(args.decode()),
+                "is_out": _args_have_out(args.decode()),  # str: ``bytes in bytes`` first fails as an int
                 "manual_kernel_registration": mkr is not None and _BOOLS_B[mkr],
             },
         )
@@ -658,10 +661,8 @@ class _Scanner:
             if mixed:
                 kernel_b = kernel_b.partition(b" ")[0]  # before a comment
             key = names.get(keys_b)
-            if key is not None:
+            if key is not None:  # one key, met before
                 keys: tuple[str, ...] = (key,)
-            elif b"," not in keys_b:
-                keys = (self.name(keys_b),)
             else:
                 group = lists.get(keys_b)
                 if group is None:
