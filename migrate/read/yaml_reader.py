@@ -612,24 +612,28 @@ class _Scanner:
         else:
             tags = (tags_raw.decode(),)
         name = name_b.decode()
-        entry = _instance(
-            NativeEntry,
+        span, entry = _new(Span), _new(NativeEntry)  # _instance, inlined
+        _set(
+            span,
+            "__dict__",
+            {
+                "path": path,
+                "line": lineno,
+                "column": 1,
+                "end_line": end_line,
+                "end_column": e - ls + (1 if ls else 3),
+                "start": off,
+                "end": base + e,
+            },
+        )
+        _set(
+            entry,
+            "__dict__",
             {
                 "func": func.decode(),
                 "name": name,
                 "overload": overload.decode(),
-                "span": _instance(
-                    Span,
-                    {
-                        "path": path,
-                        "line": lineno,
-                        "column": 1,
-                        "end_line": end_line,
-                        "end_column": e - ls + (1 if ls else 3),
-                        "start": off,
-                        "end": base + e,
-                    },
-                ),
+                "span": span,
                 "func_line": lineno,
                 "dispatch": dispatch,
                 "dispatch_line": dispatch_line,
@@ -650,7 +654,7 @@ class _Scanner:
     def fast_dispatch(self, block: bytes, ln: int, at: int, mixed: bool) -> tuple[DispatchLine, ...]:
         """The DispatchLines of a fast-path dispatch block (``at``: its data offset; ``ln``: the line before
         it); ``mixed``: comment or blank lines among them.  Their spans are made when first read."""
-        names, lists, path = self.names, self.key_lists, self.path
+        names, lists, path, new, set_ = self.names, self.key_lists, self.path, _new, _set
         out = []
         for line in block[:-1].split(b"\n"):
             ln += 1
@@ -669,12 +673,13 @@ class _Scanner:
                     group = lists[keys_b] = [names.get(k) or self.name(k) for k in keys_b.split(b", ")]
                 keys = tuple(group)
             kernel = kernel_b.decode()
-            out.append(
-                _instance(
-                    DispatchLine,
-                    {"keys": keys, "kernel": kernel, "_spans": (_dispatch_spans, path, ln, at + 4, keys, kernel)},
-                )
+            d = new(DispatchLine)  # _instance, inlined
+            set_(
+                d,
+                "__dict__",
+                {"keys": keys, "kernel": kernel, "_spans": (_dispatch_spans, path, ln, at + 4, keys, kernel)},
             )
+            out.append(d)
             at += len(line) + 1
         return tuple(out)
 
