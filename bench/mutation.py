@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CLS = "\u01c1"  # mutmut's class separator in mutant names
-YAML_DISPATCH = ("dispatch_line", "fast_dispatch_line")
+YAML_DISPATCH = ("dispatch_line", "fast_dispatch")
 INDEX_ROUTES = (
     "_route",
     "_explicit_route",

@@ -474,6 +474,62 @@ def test_fast_path_dispatch_spans_are_made_on_first_read_and_equal_the_scanners(
         fast[0].nothing  # noqa: B018
 
 
+def took_fast_path(data: bytes) -> list[bool]:
+    """Per entry after the file's head: did the fast path build it?"""
+    chunks = data.split(b"\n- ")
+    scanner = yaml_reader._Scanner(data, PATH)
+    scanner.plain = True
+    off, line, taken = len(chunks[0]) + 1, chunks[0].count(b"\n") + 2, []
+    for c in chunks[1:]:
+        taken.append(scanner.fast_entry(c, line, off, c.count(b"\n")))
+        line += c.count(b"\n") + 1
+        off += len(c) + 3
+    return taken
+
+
+FAST_SHAPES = [
+    "- func: f(Tensor x) -> Tensor\n",
+    "- func: f(Tensor x) -> Tensor",  # no final newline
+    "- func: f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)  # a comment  \n\n# trailing comment\n\n",
+    "- func: f_(Tensor(a!) self) -> Tensor(a!)\n  variants: method  # c   \n  # comment\n\n",
+    "- func: f.(Tensor x) -> Tensor\n  dispatch: {}\n  tags: [core, pointwise]\n",
+    "- func: f(Tensor x) -> (Tensor, Tensor)\n  structured_delegate: g.out\n  tags: core\n  structured: False\n",
+    "- func: f(Tensor x) -> Tensor\n  dispatch:\n    CPU: f_cpu\n    CUDA, MPS: f_k\n  manual_kernel_registration: True\n",
+    # dispatch lines with comments, blank and comment lines among and after them
+    "- func: f(Tensor x) -> Tensor\n  dispatch:\n    # first\n    CPU: f_cpu   # c\n\n  # c\n    CUDA, MPS: f_k\n    # last\n",
+    "- func: f(Tensor x) -> Tensor\n  dispatch:  # c\n    CPU: f_cpu\n    CUDA: f_cuda  # c  \n\n",
+]
+
+
+@pytest.mark.parametrize("shape", FAST_SHAPES)
+def test_fast_path_takes_canonical_shapes_and_builds_the_scanners_entry(shape: str) -> None:
+    text = "# head\n" + shape + ("\n" if not shape.endswith("\n") else "") + "\n" + shape
+    data, got = read(text)  # equal to the line scanner's model
+    assert got.errors == () and len(got.entries) == 2
+    assert took_fast_path(data) == [True, True]
+    for e in got.entries:
+        for d in e.dispatch:  # spans made on first read, where the line scanner puts them
+            assert [text_of(data, s) for s in d.key_spans] == list(d.keys)
+            assert text_of(data, d.kernel_span) == d.kernel
+
+
+@pytest.mark.parametrize(
+    "twice",
+    [
+        "  structured: True\n  structured: False\n",
+        "  tags: core\n  device_check: NoCheck\n  tags: [core]\n",
+        "  dispatch:\n    CPU: a\n  dispatch:\n    CUDA: b\n",
+        "  dispatch: {}\n  dispatch:\n    CPU: a\n",
+        "  dispatch:\n    CPU: a\n  # c\n  dispatch: {}\n",
+    ],
+)
+def test_a_duplicate_key_leaves_the_fast_path(twice: str) -> None:
+    data, got = read("# head\n- func: f(Tensor x) -> Tensor\n" + twice + "\n" + GOOD)
+    assert took_fast_path(data) == [False, True]  # the line scanner reports it
+    assert len(got.errors) == 1 and "duplicate key" in got.errors[0].message
+    assert [e.name for e in got.entries] == ["f", "ok"]
+
+
 def yaml_dispatch(loaded_entry: dict[str, object]) -> dict[str, str]:
     """torchgen's reading of a PyYAML-loaded dispatch table: keys split on commas, namespace dropped."""
     out: dict[str, str] = {}

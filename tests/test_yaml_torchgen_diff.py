@@ -152,7 +152,7 @@ def test_fast_path_equals_line_scanner_on_real_yaml(installed: tuple[bytes, Nati
     scanner = yaml_reader._Scanner(data, ours.path)
     off, line, fast = len(chunks[0]) + 1, chunks[0].count(b"\n") + 2, 0
     for c in chunks[1:]:
-        fast += scanner.fast_entry(c, line, off)
+        fast += scanner.fast_entry(c, line, off, c.count(b"\n"))
         line += c.count(b"\n") + 1
         off += len(c) + 3
     assert fast > 0.9 * len(ours.entries)

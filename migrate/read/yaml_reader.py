@@ -61,46 +61,92 @@ _PLAIN = rb"[^ \"'#\[\]{}&*!|>%@`?:,\n\r\t-](?:[^:#\n\r\t]*[^ :#\n\r\t])?"
 _CMT = rb"(?: +#[^\n]*)?\n"
 _IGN = rb" *(?:#[^\n]*)?\n"
 _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
-_DLINE = rb"    " + _IDENT + rb"(?:, " + _IDENT + rb")*: " + _IDENT + _CMT
-_FAST_VALUE_KEYS = b"|".join(
-    k.encode() for k in sorted(KNOWN_KEYS - {"func", "dispatch", "ufunc_inner_loop", "precomputed"})
+_DKEYS = _IDENT + rb"(?:, " + _IDENT + rb")*: " + _IDENT  # one space after each ',' and ':'
+_DLINE = rb"    " + _DKEYS + _CMT
+# The schema, a plain scalar (no ':' or '#'), in _split_schema's parts: the name, the overload and
+# the arguments up to the last ") -> " (the greedy group backtracks from the line's end).
+_FUNC = (
+    rb"(?P<func>(?P<name>" + _IDENT + rb")\.?(?P<overload>[A-Za-z0-9_]*)"
+    rb"\((?P<args>[^:#\n\r\t]*)\) -> [^:#\n\r\t]*[^ :#\n\r\t])"
 )
-_FAST_ENTRY = re.compile(  # the alternatives in order of frequency: the same language, fewer failed tries
-    rb"func: (?P<func>"
-    + _PLAIN
-    + rb")(?: +#(?P<fc>[^\n]*))?\n(?:  (?:"
-    + _FAST_VALUE_KEYS
-    + rb"): (?:"
-    + _PLAIN
-    + rb"|\[[a-z_]+(?:, [a-z_]+)*\])"
-    + _CMT
-    + rb"|  dispatch:"
-    + _CMT
-    + rb"(?:"
-    + _IGN
-    + rb")*"
-    + _DLINE
-    + rb"(?:"
-    + _DLINE
-    + rb"|"
-    + _IGN
-    + rb")*"
-    + rb"|  dispatch: \{\}"
-    + _CMT
-    + rb"|"
-    + _IGN
-    + rb")*"
+# The value keys, the most frequent first (fewer failed tries).
+_FAST_VALUE_KEYS = (
+    "variants",
+    "device_check",
+    "tags",
+    "python_module",
+    "autogen",
+    "structured_delegate",
+    "structured",
+    "structured_inherits",
+    "device_guard",
+    "cpp_no_default_args",
+    "manual_cpp_binding",
+    "use_const_ref_for_mutable_tensors",
+    "category_override",
+    "manual_kernel_registration",
 )
-# Both start at the line's "\n" (a literal prefix the regex engine scans for: 2x faster than "^" with re.M).
-_FAST_KEY_VALUES = re.compile(rb"\n  ([a-z_]+):(?: ([^\n#]*[^\n #]))?")  # value b"" if none
-_FAST_DISPATCH_LINE = re.compile(
-    rb"\n    (" + _IDENT + rb"(?:, " + _IDENT + rb")*): (" + _IDENT + rb")(?: +#([^\n]*))?$", re.M
+assert set(_FAST_VALUE_KEYS) == KNOWN_KEYS - {"func", "dispatch", "ufunc_inner_loop", "precomputed"}
+
+
+def _fast_entry_pattern(seen: Callable[[str], bytes]) -> bytes:
+    """_FAST_ENTRY's text; ``seen(key)`` follows each key's name (a guard that fails on a second one).
+
+    Groups: the schema's (_FUNC); each value key's value, named after the key; ``dispatch``, empty, at the
+    dispatch key's ':'; its lines in ``block`` when they follow each other without comments, else in
+    ``mixed``.  Every content line (not blank, not a comment) ends a group, so the last one to end
+    (``lastindex``) is on the entry's last content line.  (Fewer groups, fewer marks the engine copies
+    at each branch and repeat: an empty group at each content line's end cost ~20% more.)"""
+    value = rb"(?:" + _PLAIN + rb"|\[[a-z_]+(?:, [a-z_]+)*\])"
+    keys = b"|".join(k.encode() + seen(k) + b": (?P<" + k.encode() + b">" + value + b")" for k in _FAST_VALUE_KEYS)
+    dispatch = (
+        b"dispatch"
+        + seen("dispatch")
+        + b"(?P<dispatch>):(?:"
+        + _CMT
+        + rb"(?:(?P<block>(?:    "
+        + _DKEYS
+        + rb"\n)+)|(?P<mixed>(?:"
+        + _IGN
+        + b")*"
+        + _DLINE
+        + b"(?:(?:"
+        + _IGN
+        + b")*"
+        + _DLINE
+        + b")*))"
+        + rb"| \{\}"
+        + _CMT
+        + b")"
+    )
+    return b"func: " + _FUNC + _CMT + b"(?:  (?:" + dispatch + b"|(?:" + keys + b")" + _CMT + b")|" + _IGN + b")*"
+
+
+# A key's guard: fail if its group has matched already (a conditional may name a later group by number).
+_FAST_GROUP = re.compile(_fast_entry_pattern(lambda key: b"")).groupindex
+_FAST_ENTRY = re.compile(_fast_entry_pattern(lambda key: b"(?(%d)(?!))" % _FAST_GROUP[key]))
+_FAST_FIELDS = tuple(  # the groups fast_entry reads
+    _FAST_GROUP[g]
+    for g in (
+        "func",
+        "name",
+        "overload",
+        "args",
+        "structured",
+        "structured_delegate",
+        "structured_inherits",
+        "tags",
+        "manual_kernel_registration",
+        "block",
+        "mixed",
+    )
 )
+_G_DISPATCH, _G_BLOCK, _G_MIXED = (_FAST_GROUP[g] for g in ("dispatch", "block", "mixed"))
 _KERNEL_RE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*\Z")
 _BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
 _FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
 _ODD_BREAK = re.compile(b"\r|\xc2\x85|\xe2\x80[\xa8\xa9]")  # CR, NEL, LS, PS: line breaks for YAML
-_HASH, _DASH, _SPACE = 35, 45, 32
+_HASH, _DASH, _SPACE, _NL = 35, 45, 32, 10
 
 
 class _Fail(Exception):
@@ -307,35 +353,65 @@ def _fast_ctor(cls: type) -> Callable[..., Any]:
 _make_span = _fast_ctor(Span)
 
 
-def _dispatch_spans(
-    path: str, ln: int, col0: int, off0: int, first: int, keys_end: int, ks: int, ke: int, keys: tuple[str, ...]
-) -> dict[str, object]:
-    """A fast-path dispatch line's spans from byte indexes in its entry (``col0``/``off0``: index -> column /
-    data offset): the whole line, each key, the kernel."""
-    span = _make_span
+def _dispatch_spans(path: str, ln: int, at: int, keys: tuple[str, ...], kernel: str) -> dict[str, object]:
+    """A fast-path dispatch line's spans: the whole line, each key, the kernel.  ``at`` is the data offset
+    of its first key, at column 5; one space follows each ',' and ':'.  Each number is computed anew, as
+    the line scanner's are: the codec's marshal writes an int met twice as a back-reference."""
     if len(keys) == 1:
-        bounds = [(first, keys_end)]
+        ks = len(keys[0])
+        key_spans: tuple[Span, ...] = (
+            _instance(
+                Span,
+                {
+                    "path": path,
+                    "line": ln,
+                    "column": 5,
+                    "end_line": ln,
+                    "end_column": 5 + ks,
+                    "start": at + 0,
+                    "end": at + ks,
+                },
+            ),
+        )
+        ks += 2
     else:
-        bounds, a = [], first
+        spans, ks = [], 0
         for k in keys:
-            bounds.append((a, a + len(k)))
-            a += len(k) + 2
+            b = ks + len(k)
+            spans.append(
+                _instance(
+                    Span,
+                    {
+                        "path": path,
+                        "line": ln,
+                        "column": 5 + ks,
+                        "end_line": ln,
+                        "end_column": 5 + b,
+                        "start": at + ks,
+                        "end": at + b,
+                    },
+                )
+            )
+            ks = b + 2
+        key_spans = tuple(spans)
+    ke = ks + len(kernel)
     return {
-        "span": span(
-            path=path,
-            line=ln,
-            column=first + col0,
-            end_line=ln,
-            end_column=ke + col0,
-            start=first + off0,
-            end=ke + off0,
+        "span": _instance(
+            Span,
+            {"path": path, "line": ln, "column": 5, "end_line": ln, "end_column": 5 + ke, "start": at, "end": at + ke},
         ),
-        "key_spans": tuple(
-            span(path=path, line=ln, column=a + col0, end_line=ln, end_column=b + col0, start=a + off0, end=b + off0)
-            for a, b in bounds
-        ),
-        "kernel_span": span(
-            path=path, line=ln, column=ks + col0, end_line=ln, end_column=ke + col0, start=ks + off0, end=ke + off0
+        "key_spans": key_spans,
+        "kernel_span": _instance(
+            Span,
+            {
+                "path": path,
+                "line": ln,
+                "column": 5 + ks,
+                "end_line": ln,
+                "end_column": 5 + ke,
+                "start": at + ks,
+                "end": at + ke,
+            },
         ),
     }
 
@@ -394,12 +470,14 @@ class _Scanner:
         self.cur: _Entry | None = None
         self.skipping = False  # after a top-level error: skip its indented lines quietly
         self.names: dict[bytes, str] = {}  # interned key / dispatch-key strings
+        self.key_lists: dict[bytes, list[str]] = {}  # "K1, K2" -> its interned keys
         # the line being scanned (set for the full path; spans and errors use it)
         self.lineno = 0
         self.line = b""
         self.line_start = 0
         self.ascii = True
         self.plain = False  # the whole file is ASCII without tabs or CRs
+        self.has_cr = True  # the file has a "\r" somewhere
 
     # ---- positions on the current line
     def col(self, byte_col: int) -> int:
@@ -429,20 +507,22 @@ class _Scanner:
             self.lineno, self.line = data.count(b"\n", 0, bad) + 1, data[ls:bad]
             self.ascii = self.line.isascii()
             self.error(len(self.line), "invalid UTF-8 byte")
+        self.has_cr = b"\r" in data
         if not fast:
             self.scan_lines(0, len(data), 1)
             return self.result()
         # Every "\n- " starts a top-level entry: try each entry's text on the
         # canonical-shape fast path, else scan its lines.
-        self.plain = data.isascii() and b"\t" not in data and b"\r" not in data
+        self.plain = not self.has_cr and data.isascii() and b"\t" not in data
         chunks = data.split(b"\n- ")
         first = chunks[0]
         self.scan_lines(0, len(first), 1)
         off, lineno = len(first) + 1, first.count(b"\n") + 2
         for c in chunks[1:]:
-            if not self.fast_entry(c, lineno, off):
+            newlines = c.count(b"\n")
+            if not self.fast_entry(c, lineno, off, newlines):
                 self.scan_lines(off, off + 2 + len(c), lineno)
-            lineno += c.count(b"\n") + 1
+            lineno += newlines + 1
             off += len(c) + 3
         return self.result()
 
@@ -459,7 +539,7 @@ class _Scanner:
             line = raw[:-1] if raw.endswith(b"\r") else raw
             body = line.lstrip(b" ")
             ascii_line = line.isascii()
-            odd = b"\r" in line or (not ascii_line and _ODD_BREAK.search(line) is not None)
+            odd = (self.has_cr and b"\r" in line) or (not ascii_line and _ODD_BREAK.search(line) is not None)
             if odd or (body and body[0] != _HASH):
                 self.lineno, self.line, self.line_start, self.ascii = lineno, line, start, ascii_line
                 self.scan_line(line, len(line) - len(body), odd)
@@ -487,75 +567,75 @@ class _Scanner:
         except _Fail as f:
             self.error(f.col, f.message)
 
-    def fast_entry(self, c: bytes, lineno: int, off: int) -> bool:
-        """Build the entry ``"- " + c`` (at byte ``off``, line ``lineno``) if it has the
-        canonical shape (_FAST_ENTRY); False means: let the line scanner do it."""
+    def fast_entry(self, c: bytes, lineno: int, off: int, newlines: int) -> bool:
+        """Build the entry ``"- " + c`` (at byte ``off``, line ``lineno``; ``newlines``: c's count of "\\n") if
+        it has the canonical shape (_FAST_ENTRY); False means: let the line scanner do it."""
         if not self.plain and (not c.isascii() or b"\t" in c or b"\r" in c):
             return False
-        m = _FAST_ENTRY.fullmatch(c + b"\n")
+        cn = c + b"\n"
+        m = _FAST_ENTRY.fullmatch(cn)
         if m is None:
             return False
-        pairs = _FAST_KEY_VALUES.findall(c)
-        kv = dict(pairs)
-        if len(kv) != len(pairs):  # a duplicate key: the line scanner reports it
-            return False
-        get = kv.get
-        structured = get(b"structured") or None
-        mkr = get(b"manual_kernel_registration") or None
+        func, name_b, overload, args, structured, delegate, inherits, tags_raw, mkr, block, mixed = m.group(
+            *_FAST_FIELDS
+        )
         if (structured is not None and structured not in _BOOLS_B) or (mkr is not None and mkr not in _BOOLS_B):
             return False
-        func = m.group("func").decode()
-        name, overload, args = _split_schema(func)
-        if args is None or not name:
-            return False
         path, base = self.path, off + 2  # data offset of c[0]
-        dispatch: list[DispatchLine] = []
-        dispatch_line = None
-        p = c.find(b"\n  dispatch:")
-        if p >= 0:
-            dispatch_line = ln = lineno + c.count(b"\n", 0, p) + 1
-            at = p + 1
-            for dm in _FAST_DISPATCH_LINE.finditer(c, p):
-                ls = dm.start() + 1
-                ln += c.count(b"\n", at, ls)
-                at = ls
-                dispatch.append(self.fast_dispatch_line(dm, ln, ls, base))
-        e = len(c.rstrip(b"\n"))  # the entry ends at its last line that is not blank or a comment
-        while True:
-            nl = c.rfind(b"\n", 0, e)
-            tail = c[nl + 1 : e].rstrip(b" ")
-            if nl < 0 or (tail and tail.lstrip(b" ")[:1] != b"#"):
-                break
-            e = nl
-        tags_raw = get(b"tags") or None
+        at = m.start(_G_DISPATCH)
+        if at < 0:
+            dispatch: tuple[DispatchLine, ...] = ()
+            dispatch_line = None
+        else:
+            dispatch_line = lineno + c.count(b"\n", 0, at)
+            if block is not None:
+                dispatch = self.fast_dispatch(block, dispatch_line, base + m.start(_G_BLOCK), False)
+            elif mixed is not None:
+                dispatch = self.fast_dispatch(mixed, dispatch_line, base + m.start(_G_MIXED), True)
+            else:  # "dispatch: {}"
+                dispatch = ()
+        # The entry ends at its last content line (not blank, not a comment): e, the "\n" after it in cn.
+        e = m.end(m.lastindex)  # in that line, or after it (a dispatch block's last "\n")
+        if cn[e - 1] == _NL:
+            e -= 1
+        elif cn[e] != _NL:  # a comment, or "{}", follows
+            e = cn.find(b"\n", e)
+        after = len(c) - e  # c[e:]: "\n"s, blank and comment lines
+        end_line = lineno + newlines - (after if after < 2 else c.count(b"\n", e))
+        while c[e - 1] == _SPACE:  # a comment's trailing spaces
+            e -= 1
+        ls = c.rfind(b"\n", 0, e) + 1
         if tags_raw is None:
             tags: tuple[str, ...] = ()
         elif tags_raw[:1] == b"[":
             tags = tuple(tags_raw[1:-1].decode().split(", "))
         else:
             tags = (tags_raw.decode(),)
-        delegate, inherits = get(b"structured_delegate") or None, get(b"structured_inherits") or None
-        span = _instance(
-            Span,
+        name = name_b.decode()
+        span, entry = _new(Span), _new(NativeEntry)  # _instance, inlined
+        _set(
+            span,
+            "__dict__",
             {
                 "path": path,
                 "line": lineno,
                 "column": 1,
-                "end_line": lineno + c.count(b"\n", 0, nl + 1),
-                "end_column": len(tail) + (3 if nl < 0 else 1),
+                "end_line": end_line,
+                "end_column": e - ls + (1 if ls else 3),
                 "start": off,
-                "end": base + nl + 1 + len(tail),
+                "end": base + e,
             },
         )
-        entry = _instance(
-            NativeEntry,
+        _set(
+            entry,
+            "__dict__",
             {
-                "func": func,
+                "func": func.decode(),
                 "name": name,
-                "overload": overload,
+                "overload": overload.decode(),
                 "span": span,
                 "func_line": lineno,
-                "dispatch": tuple(dispatch),
+                "dispatch": dispatch,
                 "dispatch_line": dispatch_line,
                 "dispatch_null": False,
                 "structured": structured is not None and _BOOLS_B[structured],
@@ -564,31 +644,44 @@ class _Scanner:
                 "ufunc_inner_loop": False,
                 "tags": tags,
                 "is_inplace": name.endswith("_") and not name.endswith("__"),
-                "is_out": _args_have_out(args),
+                "is_out": _args_have_out(args.decode()),  # str: ``bytes in bytes`` first fails as an int
                 "manual_kernel_registration": mkr is not None and _BOOLS_B[mkr],
             },
         )
         self.entries.append(entry)
         return True
 
-    def fast_dispatch_line(self, m: re.Match[bytes], ln: int, ls: int, base: int) -> DispatchLine:
-        """A _FAST_DISPATCH_LINE match (ASCII, single spaces) starting at c[ls] on line ``ln``; its spans
-        are made when first read (_dispatch_spans)."""
-        keys_b = m.group(1)
-        names = self.names
-        if b"," not in keys_b:  # the common single-key line
-            keys: tuple[str, ...] = (names.get(keys_b) or self.name(keys_b),)
-        else:
-            keys = tuple(names.get(k) or self.name(k) for k in keys_b.split(b", "))
-        ks, ke = m.span(2)
-        return _instance(  # type: ignore[no-any-return]
-            DispatchLine,
-            {
-                "keys": keys,
-                "kernel": m.group(2).decode(),
-                "_spans": (_dispatch_spans, self.path, ln, 1 - ls, base, m.start(1), m.end(1), ks, ke, keys),
-            },
-        )
+    def fast_dispatch(self, block: bytes, ln: int, at: int, mixed: bool) -> tuple[DispatchLine, ...]:
+        """The DispatchLines of a fast-path dispatch block (``at``: its data offset; ``ln``: the line before
+        it); ``mixed``: comment or blank lines among them.  Their spans are made when first read."""
+        names, lists, path, new, set_ = self.names, self.key_lists, self.path, _new, _set
+        out = []
+        for line in block[:-1].split(b"\n"):
+            ln += 1
+            if mixed and line.lstrip(b" ")[:1] in (b"#", b""):
+                at += len(line) + 1
+                continue
+            keys_b, _, kernel_b = line[4:].partition(b": ")
+            if mixed:
+                kernel_b = kernel_b.partition(b" ")[0]  # before a comment
+            key = names.get(keys_b)
+            if key is not None:  # one key, met before
+                keys: tuple[str, ...] = (key,)
+            else:
+                group = lists.get(keys_b)
+                if group is None:
+                    group = lists[keys_b] = [names.get(k) or self.name(k) for k in keys_b.split(b", ")]
+                keys = tuple(group)
+            kernel = kernel_b.decode()
+            d = new(DispatchLine)  # _instance, inlined
+            set_(
+                d,
+                "__dict__",
+                {"keys": keys, "kernel": kernel, "_spans": (_dispatch_spans, path, ln, at + 4, keys, kernel)},
+            )
+            out.append(d)
+            at += len(line) + 1
+        return tuple(out)
 
     def note_last_line(self, line: bytes) -> None:
         cur = self.cur
