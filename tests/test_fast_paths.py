@@ -361,3 +361,44 @@ def test_flow_propagation_equals_every_round_of_every_function(tree, monkeypatch
             f.tags, f.origin = fresh.tags, fresh.origin
         _propagate_reference(unit)
         assert [(f.tags, f.origin) for f in unit.flows] == fast, unit.path
+
+
+def _calls_reference(toks, lo, hi):
+    """(name, qualifier, at, args) of metal_body.calls: every token of the range tried as a name."""
+    from migrate.read.metal_body import CONTROL, split_top
+
+    out = []
+    for k in range(lo, hi - 1):
+        if toks[k].kind != "id" or toks[k].text in CONTROL:
+            continue
+        nxt = k + 1
+        if toks[nxt].text == "<":
+            depth, q = 0, nxt
+            while q < hi:
+                depth += toks[q].text == "<"
+                depth -= toks[q].text == ">"
+                if depth == 0:
+                    break
+                q += 1
+            nxt = q + 1
+        if nxt >= hi or toks[nxt].text != "(" or (k > lo and toks[k - 1].text in (".", "->")):
+            continue
+        out.append((toks[k].text, k, tuple(split_top(toks, nxt + 1, match_close(toks, nxt)))))
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a = f<T>(x, g(y)) + h [i](j); b.m(c) = d; e = (k = 1, l);"] + [p.read_bytes().decode("latin-1") for p in METAL],
+)
+def test_statement_scans_equal_the_token_by_token_definitions(text):
+    """calls tries only names before "(" or "<"; the first "=" outside brackets comes from one scan."""
+    from migrate.read.metal_body import _depth0, _first_top_level, calls
+
+    toks = lex(text)
+    bounds = [0] + [k + 1 for k, t in enumerate(toks) if t.text in (";", "{", "}")] + [len(toks)]
+    for lo, hi in zip(bounds, bounds[1:]):
+        assert [(c.name, c.at, c.args) for c in calls(toks, lo, hi)] == _calls_reference(toks, lo, hi)
+        for a in range(lo, hi):
+            want = next((k for k in range(a, hi) if toks[k].text == "=" and _depth0(toks, a, k)), None)
+            assert _first_top_level(toks, a, hi, "=") == want
