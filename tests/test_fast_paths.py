@@ -260,3 +260,145 @@ def test_offsets_of_one_byte_equal_a_scan(data):
     for byte in (b"{", b"}", b"@"):
         assert literal_search.offsets(data, byte) == [i for i, b in enumerate(data) if b == byte[0]]
     assert literal_search.offsets(b"aaa", b"aa") == [0, 1]  # several bytes: overlapping ones too
+
+
+def _propagate_reference(unit) -> None:
+    """metal_flow._propagate as first written: every function, every assignment and pass, each round."""
+    from migrate.read.metal_body import identifier_positions
+    from migrate.read.metal_flow import stmt_calls
+
+    toks = unit.toks
+    by_name: dict = {}
+    for flow in unit.flows:
+        by_name.setdefault(flow.fn.name, []).append(flow)
+
+    def keys(flow, lo, hi):
+        return [flow.var(name, k) for k, name in identifier_positions(toks, lo, hi)]
+
+    def union(tags, ks):
+        return set().union(*(tags.get(k, set()) for k in ks))
+
+    plans = []
+    for flow in unit.flows:
+        assigns = [(var, keys(flow, *a.rhs), a) for _, a, var in flow.assigns]
+        passes = []
+        for st in flow.fn.stmts:
+            for c in stmt_calls(unit, st):
+                for callee in by_name.get(c.name, ()):
+                    if callee is flow or callee.fn.is_kernel:
+                        continue
+                    for k, (lo, hi) in enumerate(c.args[: len(callee.fn.params)]):
+                        passes.append((callee, callee.fn.params[k].name, keys(flow, lo, hi), c, lo, hi))
+        plans.append((flow, assigns, passes))
+    for _ in range(8):
+        changed = False
+        for flow, assigns, passes in plans:
+            for _r in range(8):
+                inner = False
+                for var, ks, a in assigns:
+                    got = union(flow.tags, ks)
+                    if a.subscripted:
+                        got &= {"data"}
+                    have = flow.tags.setdefault(var, set())
+                    if not got <= have:
+                        if var not in flow.origin and got - {"data", "size"}:
+                            flow.origin[var] = flow.origin_of(toks, *a.rhs, want=got - {"data", "size"})
+                        have |= got
+                        inner = changed = True
+                if not inner:
+                    break
+            for callee, pname, ks, c, lo, hi in passes:
+                got = union(flow.tags, ks)
+                have = callee.tags.setdefault(pname, set())
+                if not got <= have:
+                    if pname not in callee.origin and got - {"data", "size"}:
+                        line = unit.line_col(toks[c.at].start)[0]
+                        callee.origin[pname] = f"{flow.origin_of(toks, lo, hi, got)}, passed at line {line}"
+                    have |= got
+                    changed = True
+        if not changed:
+            break
+
+
+# helpers before their callers, one called with a position only after a round: tags reach them late
+HELPERS_FIRST = """
+uint inner(uint v) { uint w = v * 2; return w; }
+uint outer(uint a, uint b) { uint c = a + b; uint d = inner(c); return d; }
+void store(device float* out, uint at, float x) { uint q = at; out[q] = x; }
+kernel void k(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+              uint lane [[thread_index_in_simdgroup]], uint tid [[thread_position_in_grid]]) {
+  uint m = n;
+  uint p = outer(lane, m);
+  for (uint i = 0; i < m; i++) { uint j = i + p; store(out, j, out[j]); }
+  uint lid = tid; lid = lid * m;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "tree",
+    sorted(p.name for p in FIXTURES.iterdir() if (p / "aten/src/ATen/native/native_functions.yaml").exists())
+    + ["helpers-first", "2.7.0a0"],
+)
+def test_flow_propagation_equals_every_round_of_every_function(tree, monkeypatch):
+    """_propagate skips what cannot change a tag: tags and origins are those of the full rounds."""
+    from migrate import cache
+    from migrate.read import metal_flow
+    from migrate.tree import load_tree
+    from tests.corpus import pytorch_270a0_root
+
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "1")
+    if tree == "helpers-first":
+        units = [metal_flow.analyse("k.metal", HELPERS_FIRST)]
+        assert "lane" in units[0].by_name("inner")[0].any_tags("w")  # kernel -> outer -> inner
+    else:
+        with cache.disable_cache():
+            units = list(metal_flow._units(load_tree(pytorch_270a0_root() if tree == "2.7.0a0" else FIXTURES / tree)))
+    for unit in units:
+        fast = [(dict(f.tags), dict(f.origin)) for f in unit.flows]
+        for f in unit.flows:  # the flows as _sources made them
+            fresh = metal_flow._sources(unit.toks, f.fn)
+            f.tags, f.origin = fresh.tags, fresh.origin
+        _propagate_reference(unit)
+        assert [(f.tags, f.origin) for f in unit.flows] == fast, unit.path
+
+
+def _calls_reference(toks, lo, hi):
+    """(name, qualifier, at, args) of metal_body.calls: every token of the range tried as a name."""
+    from migrate.read.metal_body import CONTROL, split_top
+
+    out = []
+    for k in range(lo, hi - 1):
+        if toks[k].kind != "id" or toks[k].text in CONTROL:
+            continue
+        nxt = k + 1
+        if toks[nxt].text == "<":
+            depth, q = 0, nxt
+            while q < hi:
+                depth += toks[q].text == "<"
+                depth -= toks[q].text == ">"
+                if depth == 0:
+                    break
+                q += 1
+            nxt = q + 1
+        if nxt >= hi or toks[nxt].text != "(" or (k > lo and toks[k - 1].text in (".", "->")):
+            continue
+        out.append((toks[k].text, k, tuple(split_top(toks, nxt + 1, match_close(toks, nxt)))))
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a = f<T>(x, g(y)) + h [i](j); b.m(c) = d; e = (k = 1, l);"] + [p.read_bytes().decode("latin-1") for p in METAL],
+)
+def test_statement_scans_equal_the_token_by_token_definitions(text):
+    """calls tries only names before "(" or "<"; the first "=" outside brackets comes from one scan."""
+    from migrate.read.metal_body import _depth0, _first_top_level, calls
+
+    toks = lex(text)
+    bounds = [0] + [k + 1 for k, t in enumerate(toks) if t.text in (";", "{", "}")] + [len(toks)]
+    for lo, hi in zip(bounds, bounds[1:]):
+        assert [(c.name, c.at, c.args) for c in calls(toks, lo, hi)] == _calls_reference(toks, lo, hi)
+        for a in range(lo, hi):
+            want = next((k for k in range(a, hi) if toks[k].text == "=" and _depth0(toks, a, k)), None)
+            assert _first_top_level(toks, a, hi, "=") == want

@@ -312,6 +312,22 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
     return j + 1
 
 
+def _first_top_level(toks: list[Tok], a: int, b: int, x: str) -> int | None:
+    """The first ``x`` of ``[a, b)`` outside the brackets opened in the range (one scan for what a
+    ``_depth0`` check at each ``x`` tells)."""
+    depth = 0
+    for k in range(a, b):
+        t = toks[k].text
+        if t == x:
+            if depth == 0:
+                return k
+        elif t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+    return None
+
+
 def _depth0(toks: list[Tok], a: int, k: int) -> bool:
     depth = 0
     for q in range(a, k):
@@ -339,7 +355,7 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
     out: list[Assign] = []
     decl_type: tuple[str, ...] | None = None
     for a, b in split_top(toks, st.lo, st.hi, angles=False):
-        eq = next((k for k in range(a, b) if toks[k].text == "=" and _depth0(toks, a, k)), None)
+        eq = _first_top_level(toks, a, b, "=")
         lhs_end = eq if eq is not None else b
         if eq is not None and eq > a and toks[eq - 1].text in ASSIGN_OPS and toks[eq - 1].kind == "punc":
             lhs_end = eq - 1
@@ -362,9 +378,9 @@ def assignments(toks: list[Tok], st: Stmt) -> list[Assign]:
         if toks[a].text == "*" or (a < var_k and toks[var_k - 1].text == "*" and var_k - 1 == a):
             subscripted = True
         type_words = (
-            tuple(x.text for x in toks[a:var_k]) if var_k > a and toks[var_k - 1].text not in (".", "->") else None
+            tuple([x.text for x in toks[a:var_k]]) if var_k > a and toks[var_k - 1].text not in (".", "->") else None
         )
-        if type_words is not None and any(w in ("return",) for w in type_words):
+        if type_words is not None and "return" in type_words:
             continue
         if type_words:
             decl_type = type_words
@@ -406,12 +422,14 @@ class Call:
 
 def calls(toks: list[Tok], lo: int, hi: int) -> list[Call]:
     out = []
-    for k in range(lo, hi - 1):
+    for k, after in enumerate(toks[lo + 1 : hi], lo):  # a name followed by "(" or "<" may be called
+        if after.text != "(" and after.text != "<":
+            continue
         t = toks[k]
         if t.kind != "id" or t.text in CONTROL:
             continue
         nxt = k + 1
-        if toks[nxt].text == "<":  # explicit template arguments: f<T>(...)
+        if after.text == "<":  # explicit template arguments: f<T>(...)
             depth, q = 0, nxt
             while q < hi:
                 depth += toks[q].text == "<"

@@ -287,25 +287,20 @@ def _sources(toks: list[Tok], fn: Function) -> FnFlow:
 
 
 def _propagate(unit: Unit) -> None:
+    """Tags through each function's assignments, and from call sites into helpers' parameters, to a
+    fixed point (at most 8 rounds).  Work that cannot change a tag is skipped: an expression reads only
+    variables that can hold tags, and a function whose tags did not grow since its last turn has none."""
     toks = unit.toks
     flows_by_name: dict[str, list[FnFlow]] = {}
     for flow in unit.flows:
         flows_by_name.setdefault(flow.fn.name, []).append(flow)
 
-    def keys(flow: FnFlow, lo: int, hi: int) -> list[str]:  # the variables an expression reads (fixed)
-        return [flow.var(name, k) for k, name in identifier_positions(toks, lo, hi)]
+    def reads(flow: FnFlow, lo: int, hi: int) -> list[tuple[str, str]]:  # (name, variable) of an expression
+        return [(name, flow.var(name, k)) for k, name in identifier_positions(toks, lo, hi)]
 
-    def union(tags: dict[str, set[str]], ks: list[str]) -> set[str]:
-        out: set[str] = set()
-        for key in ks:
-            got = tags.get(key)
-            if got:
-                out |= got
-        return out
-
-    plans = []  # per flow: its assignments and the helper calls it passes arguments to, with their variables
+    plans = []  # per flow: its assignments and the helper calls it passes arguments to, with what they read
     for flow in unit.flows:
-        assigns = [(var, keys(flow, *a.rhs), a) for _, a, var in flow.assigns]
+        assigns = [(var, reads(flow, *a.rhs), a) for _, a, var in flow.assigns]
         passes = []
         for st in flow.fn.stmts:
             for c in stmt_calls(unit, st):
@@ -315,36 +310,82 @@ def _propagate(unit: Unit) -> None:
                     for k, (lo, hi) in enumerate(c.args):
                         if k >= len(callee.fn.params):
                             break
-                        passes.append((callee, callee.fn.params[k].name, keys(flow, lo, hi), c, lo, hi))
+                        passes.append((callee, callee.fn.params[k].name, reads(flow, lo, hi), c, lo, hi))
         plans.append((flow, assigns, passes))
+    # the variables that can ever hold tags: tagged parameters, assigned variables, parameters passed to
+    taggable = {id(flow): set(flow.tags) | {var for _, a, var in flow.assigns} for flow in unit.flows}
+    for _, _, passes in plans:
+        for callee, pname, *_ in passes:
+            taggable[id(callee)].add(pname)
+    turns = []  # per flow: the assignments and passes that read such variables
+    for flow, assigns, passes in plans:
+        can = taggable[id(flow)]
+        for var, _, _ in assigns:
+            flow.tags.setdefault(var, set())
+        for callee, pname, *_ in passes:
+            callee.tags.setdefault(pname, set())
+        assigns = [(var, _keys(ins, can), ins, a.subscripted) for var, ins, a in assigns]
+        passes = [(callee, pname, _keys(ins, can), ins, c) for callee, pname, ins, c, _, _ in passes]
+        turns.append((flow, [x for x in assigns if x[1]], [x for x in passes if x[2]]))
+    order = {id(flow): k for k, flow in enumerate(unit.flows)}
+    dirty = set(range(len(turns)))  # the flows whose tags grew since their last turn
     for _ in range(8):
         changed = False
-        for flow, assigns, passes in plans:
+        for k, (flow, assigns, passes) in enumerate(turns):
+            if k not in dirty:
+                continue
+            dirty.discard(k)
+            tags, origin = flow.tags, flow.origin
             for _r in range(8):
                 inner = False
-                for var, ks, a in assigns:
-                    got = union(flow.tags, ks)
-                    if a.subscripted:
-                        got &= {"data"}
-                    have = flow.tags.setdefault(var, set())
+                for var, ks, ins, subscripted in assigns:
+                    got = set().union(*[tags[key] for key in ks])
+                    if subscripted:
+                        got &= _DATA
+                    have = tags[var]
                     if not got <= have:
-                        if var not in flow.origin and got - {"data", "size"}:
-                            flow.origin[var] = flow.origin_of(toks, *a.rhs, want=got - {"data", "size"})
+                        if var not in origin:
+                            want = got - _PLAIN
+                            if want:
+                                origin[var] = _origin(flow, ins, want)
                         have |= got
                         inner = changed = True
                 if not inner:
                     break
-            for callee, pname, ks, c, lo, hi in passes:
-                got = union(flow.tags, ks)
-                have = callee.tags.setdefault(pname, set())
+            else:
+                dirty.add(k)  # still growing after 8 rounds: its next turn goes on
+            for callee, pname, ks, ins, c in passes:
+                got = set().union(*[tags[key] for key in ks])
+                have = callee.tags[pname]
                 if not got <= have:
-                    if pname not in callee.origin and got - {"data", "size"}:
+                    if pname not in callee.origin and got - _PLAIN:
                         line = unit.line_col(toks[c.at].start)[0]
-                        callee.origin[pname] = f"{flow.origin_of(toks, lo, hi, got)}, passed at line {line}"
+                        callee.origin[pname] = f"{_origin(flow, ins, got)}, passed at line {line}"
                     have |= got
                     changed = True
+                    dirty.add(order[id(callee)])
         if not changed:
             break
+
+
+_DATA = frozenset({"data"})
+_PLAIN = frozenset({"data", "size"})
+
+
+def _keys(ins: list[tuple[str, str]], can: set[str]) -> tuple[str, ...]:
+    """The variables of ``ins`` that can hold tags, once each."""
+    return tuple(dict.fromkeys(key for _, key in ins if key in can))
+
+
+def _origin(flow: FnFlow, ins: list[tuple[str, str]], want: set[str]) -> str:
+    """``FnFlow.origin_of`` for an expression reading ``ins``."""
+    for name, key in ins:
+        if flow.tags.get(key, _EMPTY) & want:
+            return flow.origin.get(key, name)
+    return ""
+
+
+_EMPTY: frozenset[str] = frozenset()
 
 
 # ------------------------------------------------------------ types
