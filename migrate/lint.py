@@ -9,7 +9,7 @@ from pathlib import Path
 from migrate.config import Config
 from migrate.index import Index, under
 from migrate.model import Finding, Severity
-from migrate.rule_pool import metal_findings, metal_key, run_rules
+from migrate.rule_pool import flow_lead, metal_findings, metal_key, run_rules
 from migrate.rulebook import all_rules
 from migrate.suppress import filter_suppressed
 from migrate.tree import Tree, load_tree
@@ -28,7 +28,7 @@ def lint_root(
     """``lint_tree(load_tree(root, overlay), config, only)``, with the Metal data-flow rules run by the
     parse child once its share of the parse is done, when one runs (rule_pool)."""
     key = metal_key(_enabled(config or Config()), only)
-    work = (key, lambda metal_tree: metal_findings(metal_tree, key)) if key[0] else None
+    work = (key, lambda metal_tree: metal_findings(metal_tree, key), flow_lead) if key[0] else None
     return lint_tree(load_tree(root, overlay, metal_work=work), config, only)
 
 

@@ -112,13 +112,15 @@ def busy_cores() -> int:
     return max(0, min(average, now))
 
 
-def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]:
+def parse_all(jobs: list, after=None, between=None, reserve: float = 0.0) -> tuple[list, Child | None]:
     """The model of every job, in order, and the child computing ``after`` (its ``result()``; None when
     no child runs it: the caller does that work itself).
 
     ``between()``: this process's work that needs no model, called once after its LOCAL_KINDS jobs and
     before it takes from the queue: while a child parses, the queue then leaves the child more of the
-    parse."""
+    parse.  ``reserve``: how much longer ``after`` runs than this process's work after the parse, in
+    ``_cost`` units; the child running it takes no more from the queue once what is left there costs no
+    more than that, so the two processes finish together."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
     workers = _workers([jobs[k] for k in todo])
@@ -131,7 +133,11 @@ def parse_all(jobs: list, after=None, between=None) -> tuple[list, Child | None]
     children = []
     if queue is not None:
         _warm([jobs[k] for k in todo])
-        children.append(_fork(queue, jobs, first, models, after))
+        left, cost = {}, 0.0  # job -> the cost of the jobs queued after it
+        for k in reversed(shared):
+            left[k] = cost
+            cost += _cost(jobs[k])
+        children.append(_fork(queue, jobs, first, models, after, (left, cost, reserve)))
         children += [_fork(queue, jobs) for _ in range(workers - 2)]
         queue.close_writer()
     from migrate import codec
@@ -209,18 +215,24 @@ def _parse_cached(job):
     return cache.cached(kind, path, data, lambda: _parse(job), *extra)
 
 
-def _fork(queue: Queue, jobs: list, first=(), models=(), after=None) -> Child | None:
+def _fork(queue: Queue, jobs: list, first=(), models=(), after=None, reserve=({}, 0.0, 0.0)) -> Child | None:
     """A child parsing ``first``, then the jobs it takes from ``queue``; it sends each as (job, codec
-    blob) when done; with ``after``, then _PARSED and the value of ``after(models)``."""
+    blob) when done; with ``after``, then _PARSED and the value of ``after(models)``.  ``reserve``: (each
+    queued job's cost of the jobs after it, the queue's cost, what the child leaves): the child takes no
+    more once what is left costs no more than it leaves."""
 
     def work():
         from migrate import codec
 
         queue.close_writer()
         mine = list(models)
-        for k in itertools.chain(first, queue):  # the queue read lazily: one job at a time
+        left, total, leave = reserve
+        taken = queue if total > leave else ()
+        for k in itertools.chain(first, taken):  # the queue read lazily: one job at a time
             mine[k] = _parse(jobs[k])
             yield k, codec.dumps(mine[k])
+            if k in left and left[k] <= leave:
+                break  # the rest of the queue is this process's: ``after`` runs meanwhile
         if after is not None:
             yield _PARSED
             yield after(mine)

@@ -128,9 +128,11 @@ def _lazy(module: str, name: str):
 def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=None) -> Tree:
     """Read the tree at ``root``; ``overlay`` maps tree-relative paths to bytes used instead of the disk's.
 
-    ``metal_work``: ``(key, function)``; when a parse child runs, it calls ``function(metal_tree)`` on the
-    tree's Metal view (metal_view) once it has parsed its share, and ``tree.metal_work`` holds ``key``
-    and the pending value; else ``tree.metal_work`` is None and the caller does that work itself."""
+    ``metal_work``: ``(key, function, lead)``; when a parse child runs, it calls ``function(metal_tree)`` on
+    the tree's Metal view (metal_view) once it has parsed its share, and ``tree.metal_work`` holds ``key``
+    and the pending value; else ``tree.metal_work`` is None and the caller does that work itself.
+    ``lead(metal_bytes, other_bytes, xfail)``: how much longer ``function`` runs than the caller's work
+    after the parse (parse_all's ``reserve``; ``xfail``: the tree has common_mps.py)."""
     from migrate.parse_pool import parse_all
 
     overlay = overlay or {}
@@ -175,9 +177,12 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
                 )
             else:
                 jobs.append(("host", r, data, "migrate.tree:read_host_job", {"include_dirs": includes}, (hdr,)))
-    after = None
+    after, reserve = None, 0.0
     if metal_work is not None:
-        key, work = metal_work
+        key, work, lead = metal_work
+        metal = sum(len(j[2]) for j in jobs if j[0] == "metal")
+        xfail = COMMON_MPS_REL in overlay or (root / COMMON_MPS_REL).is_file()
+        reserve = lead(metal, sum(len(j[2]) for j in jobs) - metal, xfail)
 
         def after(models):  # in the parse child
             return work(metal_view(root, [(jobs[k], m) for k, m in enumerate(models)], includes))
@@ -188,7 +193,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
         side.append(_side_files(root, overlay))
 
     # one pass over every file, on the machine's cores when many are uncached
-    models, later = parse_all(jobs, after, between)
+    models, later = parse_all(jobs, after, between, reserve)
     if later is not None:
         tree.metal_work = (key, later)
     tree.yaml = models[0]

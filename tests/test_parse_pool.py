@@ -259,3 +259,76 @@ def test_after_warm_a_metal_job_computes_no_memo_again(monkeypatch):
     for f in kernels:
         metal_reader.read_metal_source(f.read_bytes(), f.relative_to(MINI).as_posix(), include_dirs=includes)
     assert computed == [] and metal_reader.registration_table.cache_info().misses == tables
+
+
+def read_where(data: bytes, path: str):
+    """A reader whose model says which process parsed the job."""
+    return os.getpid()
+
+
+@pytest.mark.parametrize("leave", [0, 250, 10_000])
+def test_the_after_child_leaves_the_end_of_the_queue_to_this_process(monkeypatch, leave):
+    """``reserve``: the child whose ``after`` runs longer than this process's work after the parse takes no job
+    from the queue once what is left there costs no more than that: this process parses the rest."""
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    sizes = [400, 300, 200, 100, 100, 50, 50]  # queued costliest first: 1200 in all
+    work = [("host", f"h{k}.mm", b"x" * n, f"{__name__}:read_where", {}, ()) for k, n in enumerate(sizes)]
+    work.insert(0, ("metal", "k.metal", b"kernel", f"{__name__}:read_where", {}, ()))  # the child's first job
+    slow = parse_pool._parse
+
+    def parse(job):  # this process is slow: left alone, the child would take most of the queue
+        if os.getpid() == parent:
+            import time
+
+            time.sleep(0.03)
+        return slow(job)
+
+    parent = os.getpid()
+    monkeypatch.setattr(parse_pool, "_parse", parse)
+    with cache.disable_cache():
+        models, later = parse_all_after(work, leave)
+    assert all(models) and later is not None
+    seen = later.result()  # which models the child had when ``after`` ran
+    assert seen[0] and models[0] != parent  # its first job, always its own
+    after_it = {k: sum(sizes[j] for j in range(k + 1, len(sizes))) for k in range(len(sizes))}
+    for k in range(len(sizes)):
+        if models[k + 1] != parent:  # a queued job the child took: more than ``leave`` was left before it
+            assert after_it[k] + sizes[k] > leave and seen[k + 1]
+    if leave >= sum(sizes):
+        assert all(m == parent for m in models[1:])  # the whole queue is this process's
+    if leave == 0:
+        assert any(m != parent for m in models[1:])  # the child took from the queue
+
+
+def parse_all_after(work, leave):
+    return parse_pool.parse_all(work, after=lambda mine: tuple(m is not None for m in mine), reserve=leave)
+
+
+def test_the_flow_rules_lead_follows_the_sizes():
+    from migrate.rule_pool import FLOW_COST_PER_METAL_BYTE, RULES_COST_PER_BYTE, flow_lead
+
+    assert flow_lead(100_000, 1_000_000, False) == pytest.approx(
+        FLOW_COST_PER_METAL_BYTE * 100_000 - RULES_COST_PER_BYTE * 1_000_000
+    )
+    assert flow_lead(10_000, 1_000_000, False) == 0.0  # the other rules run longer: nothing left over
+    assert flow_lead(100_000, 1_000_000, True) == 0.0  # common_mps.py's rules run longest
+
+
+def test_load_tree_leaves_the_flow_rules_lead_to_this_process(monkeypatch):
+    """On 2.6.0 the flow rules run longer than the others (measured): the parse child leaves this process that
+    much of the parse."""
+    from migrate import rule_pool
+    from migrate.lint import lint_root
+
+    root = pytorch_260_root()
+    got = []
+    real = parse_pool.parse_all
+    monkeypatch.setattr(parse_pool, "parse_all", lambda *a: got.append(a[3]) or real(*a))
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    with cache.disable_cache():
+        lint_root(root)
+    tree = load_tree(root)
+    metal = sum(len(d) for r, d in tree.sources.items() if r in tree.metals and r.endswith(".metal"))
+    other = sum(len(d) for r, d in tree.sources.items() if r in tree.hosts or r == tree.yaml.path)
+    assert got == [rule_pool.flow_lead(metal, other, False), 0.0] and got[0] > 0  # no Metal work: no reserve

@@ -113,7 +113,8 @@ def test_metal_findings_for_other_rules_are_not_used(monkeypatch):
     monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
     with cache.disable_cache():
         key = rule_pool.metal_key(all_rules(), None)  # MPS016 among them
-        tree = load_tree(review, metal_work=(key, lambda metal_tree: rule_pool.metal_findings(metal_tree, key)))
+        work = (key, lambda metal_tree: rule_pool.metal_findings(metal_tree, key), rule_pool.flow_lead)
+        tree = load_tree(review, metal_work=work)
         assert tree.metal_work is not None
         assert lint_tree(tree, config).findings == one
     assert here and "MPS016" not in {f.code for f in one}
