@@ -402,3 +402,17 @@ def test_statement_scans_equal_the_token_by_token_definitions(text):
         for a in range(lo, hi):
             want = next((k for k in range(a, hi) if toks[k].text == "=" and _depth0(toks, a, k)), None)
             assert _first_top_level(toks, a, hi, "=") == want
+
+
+STATIC_EDGES = [
+    b"static int f() { return 1; }\nint g() { static int n = 0; return n; }\n",
+    b"template <typename T> static inline T h(T t) { return t; }\nvoid k() { static_assert(true); }\n",
+]
+
+
+@pytest.mark.parametrize("data", STATIC_EDGES + [p.read_bytes() for p in HOST])
+def test_static_read_from_the_head_equals_the_whole_definition_search(data):
+    unit = cpp_unit.Unit(SourceFile(data))
+    for fn in unit.functions:  # parsed None: every child is looked at, no text searched first
+        assert fn == cpp_unit._function(fn.node, unit._parsed) == cpp_unit._function(fn.node)
+    assert any(fn.is_static for fn in cpp_unit.Unit(SourceFile(STATIC_EDGES[0])).functions)

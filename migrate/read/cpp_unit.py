@@ -319,7 +319,8 @@ def _function(node: tree_sitter.Node, parsed: bytes | None = None) -> FnNode | N
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
-    is_static = (parsed is None or parsed.find(b"static", node.start_byte, node.end_byte) >= 0) and any(
+    # a storage class stands before the body: its text is searched, never the body's
+    is_static = (parsed is None or parsed.find(b"static", node.start_byte, body.start_byte) >= 0) and any(
         c.type == "storage_class_specifier" and c.text == b"static" for c in node.children
     )
     return FnNode(
@@ -387,9 +388,9 @@ def words(wt: str, start: int = 0, end: int | None = None) -> set[str]:
         start = _WORD_CHARS.match(wt, start).end()
     runs = set(wt[start:end].split())
     ids = set(filter(str.isidentifier, runs))  # a plain name: no ".", no "@", no digit first
-    for w in runs.difference(ids):
-        if "." in w or "@" in w:
-            ids.update(WORDS.findall(w))
+    dotted = [w for w in runs.difference(ids) if "." in w or "@" in w]
+    if dotted:  # no match crosses a space: one findall reads them all
+        ids.update(WORDS.findall(" ".join(dotted)))
     ids.discard("")
     return ids
 
