@@ -19,6 +19,7 @@ from migrate.read.metal_body import lex, match_close
 from migrate.source import SourceFile
 from migrate.source import file as source_file
 from migrate.source import literal_search
+from migrate.source import macros as macros_module
 from migrate.source import tokens
 from migrate.tables import kernel_launch_helpers
 
@@ -416,3 +417,36 @@ def test_static_read_from_the_head_equals_the_whole_definition_search(data):
     for fn in unit.functions:  # parsed None: every child is looked at, no text searched first
         assert fn == cpp_unit._function(fn.node, unit._parsed) == cpp_unit._function(fn.node)
     assert any(fn.is_static for fn in cpp_unit.Unit(SourceFile(STATIC_EDGES[0])).functions)
+
+
+MACRO_EDGES = [
+    b"#define B(x) int x##_b() { return #x[0]; }\n#define A(x, y) B(x) void y() { B(x); }\nA(p, q)\nB(r)\n",
+    b"#define V(f, ...) f(__VA_ARGS__) V(f, __VA_ARGS__)\n#define W(n) V(n, 1, 2) n##n\nW(g) V(h)\n",
+    b"#define S(s) S(s) struct s {}; \n#define T(t) S(t) S t\nT(u) S(v)\n",
+]
+
+
+def _expand_reference(macro, args, nested):
+    """macros.expand as defined: every body token copied, the result always rescanned."""
+    ex = macros_module.Expander(dict(nested))
+    toks = [tokens.tokenize(a.decode("latin-1"), directives=False) for a in args]
+    if macro.params is not None and not ex._check_arity(macro, toks):
+        toks = (toks + [[] for _ in macro.params])[: len(macro.params)]
+    body = ex.substitute(macro, toks)
+    return tokens.render(ex.expand(body, frozenset({macro.name}))).encode("latin-1", "replace")
+
+
+@pytest.mark.parametrize("data", MACRO_EDGES + [p.read_bytes() for p in HOST])
+def test_host_expansion_equals_the_copying_rescanning_one(data):
+    sf = SourceFile(data)
+    found = macros_module.find_macros(sf)
+    state = {n: [(t.kind, t.text, t.space, t.painted, t.paste_op) for t in m.body] for n, m in found.items()}
+    invocations = macros_module.find_invocations(sf, set(found))
+    assert invocations or data not in MACRO_EDGES
+    for inv in invocations:
+        mac = found[inv.macro]
+        for nested in (found, {}):
+            want = _expand_reference(mac, inv.args, nested)
+            assert macros_module.expand(mac, inv.args, nested) == want, inv
+    # the bodies stay as they were: no shared token was changed
+    assert state == {n: [(t.kind, t.text, t.space, t.painted, t.paste_op) for t in m.body] for n, m in found.items()}

@@ -97,7 +97,7 @@ class _Reader:
         self.errors: list[ParseError] = []
         self.markers = _all_markers()
         try:
-            data.decode("utf-8")
+            data.isascii() or data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = self.sc.line_of(exc.start)
             self.errors.append(
