@@ -450,3 +450,34 @@ def test_host_expansion_equals_the_copying_rescanning_one(data):
             assert macros_module.expand(mac, inv.args, nested) == want, inv
     # the bodies stay as they were: no shared token was changed
     assert state == {n: [(t.kind, t.text, t.space, t.painted, t.paste_op) for t in m.body] for n, m in found.items()}
+
+
+INCLUDE_EDGES = [
+    b'#include <ATen/ops/add_native.h>\n  #  include "ATen/ops/mul_native.h "  \r\n#include <x_native.hpp>\n',
+    b"#include <ATen/ops/a_native.h\\\n>\n#include <ATen/ops/\xe9_native.h>\n#include <b_native.h>\n#include <ATen/ops/sub_native.h>\n",
+]
+
+
+def _includes_reference(reader):
+    """_Reader.includes as defined: every included header decoded and matched."""
+    sc, found = reader.sc, []
+    for ds, de in sc.directives:
+        m = host_reader._INCLUDE.match(sc.code, ds, de)
+        if not m:
+            continue
+        header = sc.data[m.start(1) : m.end(1)].decode("utf-8", "replace").strip()
+        nm = host_reader._NATIVE_H.fullmatch(header)
+        if nm:
+            end = de
+            while end > ds and sc.data[end - 1 : end] in (b"\r", b" ", b"\t"):
+                end -= 1
+            found.append(host_reader.NativeInclude(nm.group(1), header, reader.path, reader.span(ds, end)))
+    return found
+
+
+@pytest.mark.parametrize("data", INCLUDE_EDGES + [p.read_bytes() for p in HOST])
+def test_native_includes_equal_the_every_header_reading(data):
+    reader = host_reader._Reader(data, "f.mm")
+    got = reader.includes(bytearray(reader.sc.code))
+    assert got == _includes_reference(reader)
+    assert got or data not in INCLUDE_EDGES

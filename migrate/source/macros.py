@@ -384,9 +384,9 @@ class Invocation:
 def find_macros(sf: SourceFile) -> dict[str, Macro]:
     """The function-like macros a file defines (the last definition of a name wins)."""
     found: dict[str, Macro] = {}
-    text = sf.latin1
+    text, code = sf.latin1, sf.code
     for ds, de in sf.directives:
-        if b"define" not in sf.code[ds:de]:
+        if code.find(b"define", ds, de) < 0:
             continue
         name, rest = directive(text[ds:de])
         if name != "define":
