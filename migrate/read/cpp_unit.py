@@ -156,7 +156,7 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     in_directives = {
         m.start()
         for ds, de in sc.directives
-        if b"{" in code[ds:de] or b"}" in code[ds:de]
+        if code.find(b"{", ds, de) >= 0 or code.find(b"}", ds, de) >= 0
         for m in _BRACES.finditer(code, ds, de)
     }
     opens = offsets(code, b"{")
@@ -269,14 +269,18 @@ def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter
     """The parser's included ranges: everything but ``regions`` (points are (row, byte column))."""
     starts = sc.line_starts
     rows = bisect.bisect_right
-    out = []
+    out: list[tree_sitter.Range] = []
+    add, Range = out.append, tree_sitter.Range
     pos = row = 0
-    for s, e in sorted(regions) + [(len(sc.data), len(sc.data))]:
+    regions = sorted(regions)
+    regions.append((len(sc.data), len(sc.data)))
+    for s, e in regions:
         if s > pos:  # offsets only grow: each row is looked up from the last one found
             r1 = rows(starts, pos, row) - 1
             row = rows(starts, s, r1) - 1
-            out.append(tree_sitter.Range((r1, pos - starts[r1]), (row, s - starts[row]), pos, s))
-        pos = max(pos, e)
+            add(Range((r1, pos - starts[r1]), (row, s - starts[row]), pos, s))
+        if e > pos:
+            pos = e
     return out
 
 
