@@ -481,3 +481,26 @@ def test_native_includes_equal_the_every_header_reading(data):
     got = reader.includes(bytearray(reader.sc.code))
     assert got == _includes_reference(reader)
     assert got or data not in INCLUDE_EDGES
+
+
+@pytest.mark.parametrize("data", LEAN_EDGES + [p.read_bytes() for p in HOST])
+def test_keep_equals_launches_or_node_sites_everywhere(data):
+    code = SourceFile(data).code
+    keep, helpers = _keep(code), host_reader._launches(code)
+    words = within(code, _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else host_sites._NODE_WORDS)
+    narrow = host_sites._NARROW_WORD
+
+    def reference(s, e):  # a launch, a node word, or a narrowing type before a numel in its statement
+        if helpers(s, e) or words(s, e):
+            return True
+        for m in re.finditer(rb"numel", code[:e]):
+            if m.start() >= s:
+                stmt = max(code.rfind(b";", s, m.start()), code.rfind(b"}", s, m.start()), s)
+                if narrow.search(code, stmt, m.start()):
+                    return True
+        return False
+
+    spans = [(m.end(), e) for m in re.finditer(rb"\)\s*\{", code) for e in (code.find(b"}", m.end()), len(code))]
+    for s, e in spans:
+        if e > s:
+            assert bool(keep(s, e)) == reference(s, e), (s, e)

@@ -403,6 +403,8 @@ def _keep(code: bytes, launches=None):
     """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
     helpers = _launches(code) if launches is None else launches
     sites = needs_nodes(code)
+    if not helpers:  # no launch anywhere: the sites alone decide
+        return sites
     return lambda start, end: helpers(start, end) or sites(start, end)
 
 
