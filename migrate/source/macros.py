@@ -384,11 +384,11 @@ class Invocation:
 def find_macros(sf: SourceFile) -> dict[str, Macro]:
     """The function-like macros a file defines (the last definition of a name wins)."""
     found: dict[str, Macro] = {}
-    text, code = sf.latin1, sf.code
+    code, data = sf.code, sf.data
     for ds, de in sf.directives:
         if code.find(b"define", ds, de) < 0:
             continue
-        name, rest = directive(text[ds:de])
+        name, rest = directive(data[ds:de].decode("latin-1"))  # the line alone: no whole-file decode
         if name != "define":
             continue
         mac = parse_define(rest, [])
