@@ -19,6 +19,7 @@ from migrate.read.metal_body import lex, match_close
 from migrate.source import SourceFile
 from migrate.source import file as source_file
 from migrate.source import literal_search
+from migrate.source import macros as macros_module
 from migrate.source import tokens
 from migrate.tables import kernel_launch_helpers
 
@@ -402,3 +403,104 @@ def test_statement_scans_equal_the_token_by_token_definitions(text):
         for a in range(lo, hi):
             want = next((k for k in range(a, hi) if toks[k].text == "=" and _depth0(toks, a, k)), None)
             assert _first_top_level(toks, a, hi, "=") == want
+
+
+STATIC_EDGES = [
+    b"static int f() { return 1; }\nint g() { static int n = 0; return n; }\n",
+    b"template <typename T> static inline T h(T t) { return t; }\nvoid k() { static_assert(true); }\n",
+]
+
+
+@pytest.mark.parametrize("data", STATIC_EDGES + [p.read_bytes() for p in HOST])
+def test_static_read_from_the_head_equals_the_whole_definition_search(data):
+    unit = cpp_unit.Unit(SourceFile(data))
+    for fn in unit.functions:  # parsed None: every child is looked at, no text searched first
+        assert fn == cpp_unit._function(fn.node, unit._parsed) == cpp_unit._function(fn.node)
+    assert any(fn.is_static for fn in cpp_unit.Unit(SourceFile(STATIC_EDGES[0])).functions)
+
+
+MACRO_EDGES = [
+    b"#define B(x) int x##_b() { return #x[0]; }\n#define A(x, y) B(x) void y() { B(x); }\nA(p, q)\nB(r)\n",
+    b"#define V(f, ...) f(__VA_ARGS__) V(f, __VA_ARGS__)\n#define W(n) V(n, 1, 2) n##n\nW(g) V(h)\n",
+    b"#define S(s) S(s) struct s {}; \n#define T(t) S(t) S t\nT(u) S(v)\n",
+]
+
+
+def _expand_reference(macro, args, nested):
+    """macros.expand as defined: every body token copied, the result always rescanned."""
+    ex = macros_module.Expander(dict(nested))
+    toks = [tokens.tokenize(a.decode("latin-1"), directives=False) for a in args]
+    if macro.params is not None and not ex._check_arity(macro, toks):
+        toks = (toks + [[] for _ in macro.params])[: len(macro.params)]
+    body = ex.substitute(macro, toks)
+    return tokens.render(ex.expand(body, frozenset({macro.name}))).encode("latin-1", "replace")
+
+
+@pytest.mark.parametrize("data", MACRO_EDGES + [p.read_bytes() for p in HOST])
+def test_host_expansion_equals_the_copying_rescanning_one(data):
+    sf = SourceFile(data)
+    found = macros_module.find_macros(sf)
+    state = {n: [(t.kind, t.text, t.space, t.painted, t.paste_op) for t in m.body] for n, m in found.items()}
+    invocations = macros_module.find_invocations(sf, set(found))
+    assert invocations or data not in MACRO_EDGES
+    for inv in invocations:
+        mac = found[inv.macro]
+        for nested in (found, {}):
+            want = _expand_reference(mac, inv.args, nested)
+            assert macros_module.expand(mac, inv.args, nested) == want, inv
+    # the bodies stay as they were: no shared token was changed
+    assert state == {n: [(t.kind, t.text, t.space, t.painted, t.paste_op) for t in m.body] for n, m in found.items()}
+
+
+INCLUDE_EDGES = [
+    b'#include <ATen/ops/add_native.h>\n  #  include "ATen/ops/mul_native.h "  \r\n#include <x_native.hpp>\n',
+    b"#include <ATen/ops/a_native.h\\\n>\n#include <ATen/ops/\xe9_native.h>\n#include <b_native.h>\n#include <ATen/ops/sub_native.h>\n",
+]
+
+
+def _includes_reference(reader):
+    """_Reader.includes as defined: every included header decoded and matched."""
+    sc, found = reader.sc, []
+    for ds, de in sc.directives:
+        m = host_reader._INCLUDE.match(sc.code, ds, de)
+        if not m:
+            continue
+        header = sc.data[m.start(1) : m.end(1)].decode("utf-8", "replace").strip()
+        nm = host_reader._NATIVE_H.fullmatch(header)
+        if nm:
+            end = de
+            while end > ds and sc.data[end - 1 : end] in (b"\r", b" ", b"\t"):
+                end -= 1
+            found.append(host_reader.NativeInclude(nm.group(1), header, reader.path, reader.span(ds, end)))
+    return found
+
+
+@pytest.mark.parametrize("data", INCLUDE_EDGES + [p.read_bytes() for p in HOST])
+def test_native_includes_equal_the_every_header_reading(data):
+    reader = host_reader._Reader(data, "f.mm")
+    got = reader.includes(bytearray(reader.sc.code))
+    assert got == _includes_reference(reader)
+    assert got or data not in INCLUDE_EDGES
+
+
+@pytest.mark.parametrize("data", LEAN_EDGES + [p.read_bytes() for p in HOST])
+def test_keep_equals_launches_or_node_sites_everywhere(data):
+    code = SourceFile(data).code
+    keep, helpers = _keep(code), host_reader._launches(code)
+    words = within(code, _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else host_sites._NODE_WORDS)
+    narrow = host_sites._NARROW_WORD
+
+    def reference(s, e):  # a launch, a node word, or a narrowing type before a numel in its statement
+        if helpers(s, e) or words(s, e):
+            return True
+        for m in re.finditer(rb"numel", code[:e]):
+            if m.start() >= s:
+                stmt = max(code.rfind(b";", s, m.start()), code.rfind(b"}", s, m.start()), s)
+                if narrow.search(code, stmt, m.start()):
+                    return True
+        return False
+
+    spans = [(m.end(), e) for m in re.finditer(rb"\)\s*\{", code) for e in (code.find(b"}", m.end()), len(code))]
+    for s, e in spans:
+        if e > s:
+            assert bool(keep(s, e)) == reference(s, e), (s, e)

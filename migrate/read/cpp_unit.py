@@ -156,7 +156,7 @@ def lean_bodies(sc: SourceFile, keep) -> tuple[list[tuple[int, int]], list[int]]
     in_directives = {
         m.start()
         for ds, de in sc.directives
-        if b"{" in code[ds:de] or b"}" in code[ds:de]
+        if code.find(b"{", ds, de) >= 0 or code.find(b"}", ds, de) >= 0
         for m in _BRACES.finditer(code, ds, de)
     }
     opens = offsets(code, b"{")
@@ -269,14 +269,18 @@ def _outside(sc: SourceFile, regions: list[tuple[int, int]]) -> list[tree_sitter
     """The parser's included ranges: everything but ``regions`` (points are (row, byte column))."""
     starts = sc.line_starts
     rows = bisect.bisect_right
-    out = []
+    out: list[tree_sitter.Range] = []
+    add, Range = out.append, tree_sitter.Range
     pos = row = 0
-    for s, e in sorted(regions) + [(len(sc.data), len(sc.data))]:
+    regions = sorted(regions)
+    regions.append((len(sc.data), len(sc.data)))
+    for s, e in regions:
         if s > pos:  # offsets only grow: each row is looked up from the last one found
             r1 = rows(starts, pos, row) - 1
             row = rows(starts, s, r1) - 1
-            out.append(tree_sitter.Range((r1, pos - starts[r1]), (row, s - starts[row]), pos, s))
-        pos = max(pos, e)
+            add(Range((r1, pos - starts[r1]), (row, s - starts[row]), pos, s))
+        if e > pos:
+            pos = e
     return out
 
 
@@ -319,7 +323,8 @@ def _function(node: tree_sitter.Node, parsed: bytes | None = None) -> FnNode | N
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
-    is_static = (parsed is None or parsed.find(b"static", node.start_byte, node.end_byte) >= 0) and any(
+    # a storage class stands before the body: its text is searched, never the body's
+    is_static = (parsed is None or parsed.find(b"static", node.start_byte, body.start_byte) >= 0) and any(
         c.type == "storage_class_specifier" and c.text == b"static" for c in node.children
     )
     return FnNode(
@@ -387,9 +392,9 @@ def words(wt: str, start: int = 0, end: int | None = None) -> set[str]:
         start = _WORD_CHARS.match(wt, start).end()
     runs = set(wt[start:end].split())
     ids = set(filter(str.isidentifier, runs))  # a plain name: no ".", no "@", no digit first
-    for w in runs.difference(ids):
-        if "." in w or "@" in w:
-            ids.update(WORDS.findall(w))
+    dotted = [w for w in runs.difference(ids) if "." in w or "@" in w]
+    if dotted:  # no match crosses a space: one findall reads them all
+        ids.update(WORDS.findall(" ".join(dotted)))
     ids.discard("")
     return ids
 

@@ -97,7 +97,7 @@ class _Reader:
         self.errors: list[ParseError] = []
         self.markers = _all_markers()
         try:
-            data.decode("utf-8")
+            data.isascii() or data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = self.sc.line_of(exc.start)
             self.errors.append(
@@ -119,6 +119,7 @@ class _Reader:
     # ----------------------------------------------------------------- read
     def read(self) -> HostFile:
         sc = self.sc
+        code = sc.code
         macros = find_macros(sc)
         generators = _generators(macros)
         unterminated: list[int] = []
@@ -129,12 +130,12 @@ class _Reader:
                     self.path, sc.line_of(pos), sc.column_of(pos), "macro invocation without closing parenthesis"
                 )
             )
-        launches = _launches(sc.code)
-        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(sc.code, launches))
+        launches = _launches(code)
+        unit = Unit(sc, [(i.start, i.end) for i in invocations], keep=_keep(code, launches))
 
         generated_ids: set[str] = set()
         generated: list = [[], [], [], []]  # functions, registrations, kernel calls, sites
-        ident_code = bytearray(sc.code)
+        ident_code = bytearray(code)
         for inv in invocations:
             more = self.expansion(inv, generators, generated_ids)
             for bucket, items in zip(generated, more):
@@ -143,12 +144,12 @@ class _Reader:
             own = {f.name for f in more[0]}
             for (a, b), arg in zip(inv.arg_spans, inv.args):
                 if arg.decode("latin-1") in own:
-                    ident_code[a:b] = blank(sc.code[a:b])
+                    ident_code[a:b] = blank(code[a:b])
 
         includes = self.includes(ident_code)
         functions: list[HostFunction] = []
         for fn in unit.functions:
-            ident_code[fn.name_start : fn.name_end] = blank(sc.code[fn.name_start : fn.name_end])
+            ident_code[fn.name_start : fn.name_end] = blank(code[fn.name_start : fn.name_end])
         ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
         file_ids: set[str] = set()
         pos = 0
@@ -164,8 +165,8 @@ class _Reader:
 
         registrations = [
             self.registration(m)
-            for m in matches_at(_REGISTER, sc.code, _REGISTER_WORDS)
-            if _word_start(sc.code, m.start()) and not sc.in_directive(m.start())
+            for m in matches_at(_REGISTER, code, _REGISTER_WORDS)
+            if _word_start(code, m.start()) and not sc.in_directive(m.start())
         ]
         kernel_calls = _kernel_calls(unit, lambda s, e: self.span(s, e)) if launches else []
         sites = [HostSite(k, self.path, self.span(s, e), f, d) for k, s, e, f, d in find_sites(unit)]
@@ -224,9 +225,10 @@ class _Reader:
         launches = _launches(esc.code)
         unit = Unit(esc, keep=_keep(esc.code, launches))  # bodies no node lookup needs are parsed blank, as in files
         span = self.span(inv.start, inv.end)
-        ident_code = bytearray(unit.sc.code)
+        ecode = unit.sc.code
+        ident_code = bytearray(ecode)
         for fn in unit.functions:
-            ident_code[fn.name_start : fn.name_end] = blank(unit.sc.code[fn.name_start : fn.name_end])
+            ident_code[fn.name_start : fn.name_end] = blank(ecode[fn.name_start : fn.name_end])
         ident_text, wt = ident_code.decode("latin-1"), word_text(ident_code)
         generated_ids |= names(words(wt))
         functions = []
@@ -257,8 +259,8 @@ class _Reader:
                 mps_only=m.group(1) == b"REGISTER_MPS_DISPATCH",
                 via_macro=inv.macro,
             )
-            for m in matches_at(_REGISTER, unit.sc.code, _REGISTER_WORDS)
-            if _word_start(unit.sc.code, m.start())
+            for m in matches_at(_REGISTER, ecode, _REGISTER_WORDS)
+            if _word_start(ecode, m.start())
         ]
         kcalls = _kernel_calls(unit, lambda s, e: span) if launches else []
         sites = [HostSite(k, self.path, span, f, d) for k, s, e, f, d in find_sites(unit)]
@@ -278,17 +280,20 @@ class _Reader:
     def includes(self, ident_code: bytearray) -> list[NativeInclude]:
         """Native-header includes; blanks every #include line in ident_code."""
         sc = self.sc
+        code, data = sc.code, sc.data
         found = []
         for ds, de in sc.directives:
-            m = _INCLUDE.match(sc.code, ds, de)
+            m = _INCLUDE.match(code, ds, de)
             if not m:
                 continue
-            ident_code[ds:de] = blank(sc.code[ds:de])
-            header = sc.data[m.start(1) : m.end(1)].decode("utf-8", "replace").strip()
+            ident_code[ds:de] = blank(code[ds:de])
+            if data.find(b"_native.h", m.start(1), m.end(1)) < 0:
+                continue  # _NATIVE_H cannot match
+            header = data[m.start(1) : m.end(1)].decode("utf-8", "replace").strip()
             nm = _NATIVE_H.fullmatch(header)
             if nm:
                 end = de
-                while end > ds and sc.data[end - 1 : end] in (b"\r", b" ", b"\t"):
+                while end > ds and data[end - 1 : end] in (b"\r", b" ", b"\t"):
                     end -= 1
                 found.append(NativeInclude(op=nm.group(1), header=header, path=self.path, span=self.span(ds, end)))
         return found
@@ -398,6 +403,8 @@ def _keep(code: bytes, launches=None):
     """Function bodies the parser must see: kernel launches and host sites are read from their nodes."""
     helpers = _launches(code) if launches is None else launches
     sites = needs_nodes(code)
+    if not helpers:  # no launch anywhere: the sites alone decide
+        return sites
     return lambda start, end: helpers(start, end) or sites(start, end)
 
 

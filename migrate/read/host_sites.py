@@ -125,6 +125,8 @@ def needs_nodes(code: bytes):
     """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
     words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
     inside = within(code, words)
+    if b"numel" not in code:  # no narrowing to look for: the node words alone decide
+        return inside
 
     def needed(start: int, end: int) -> bool:
         if inside(start, end):

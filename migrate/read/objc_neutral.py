@@ -215,11 +215,12 @@ def neutralize(sc: SourceFile, skip: list[tuple[int, int]] = ()) -> bytearray:
     """A parseable copy of ``sc.data``: same length, same newlines; ``skip`` regions come out blank."""
     src = sc.code
     nd = bytearray(src)
+    blanked = memoryview(blank(src))  # every region's blank copy is a slice of it: no copy per region
     for ds, de in sc.directives:
-        nd[ds:de] = blank(src[ds:de])
+        nd[ds:de] = blanked[ds:de]
     out = bytearray(sc.data)
     for s, e in skip:
-        nd[s:e] = out[s:e] = blank(src[s:e])
+        nd[s:e] = out[s:e] = blanked[s:e]
     code = bytes(nd)  # code only: no comments, literals or preprocessor lines
 
     def put(start: int, text: bytes) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Callable
 
 from migrate.source.file import SourceFile
@@ -181,6 +182,7 @@ class Expander:
     errors: list[str] = field(default_factory=list)
     budget: int = 2_000_000  # tokens produced before giving up
     body_of: Callable[[Macro], list[Tok]] | None = None  # e.g. a pruned body
+    shares_body: bool = False  # body tokens go out uncopied: a caller that only renders the expansion
 
     def lookup(self, name: str) -> Macro | None:
         m = self.macros.get(name)
@@ -287,6 +289,7 @@ class Expander:
         strings: dict[int, str] = {}
         out: list[Tok] = []
         has_paste = False
+        shares = self.shares_body
         nb = len(body)
         k = 0
         while k < nb:
@@ -331,7 +334,7 @@ class Expander:
                 out.extend(rep)
                 k += 1
                 continue
-            out.append(b.copy())
+            out.append(b if shares else b.copy())
             k += 1
         if has_paste:
             out = self._paste(out)
@@ -366,6 +369,9 @@ class Expander:
 
 
 # ------------------------------------------------------------ host files (bytes)
+_TEXT = attrgetter("text")
+
+
 @dataclass(frozen=True)
 class Invocation:
     macro: str
@@ -378,11 +384,11 @@ class Invocation:
 def find_macros(sf: SourceFile) -> dict[str, Macro]:
     """The function-like macros a file defines (the last definition of a name wins)."""
     found: dict[str, Macro] = {}
-    text = sf.latin1
+    code, data = sf.code, sf.data
     for ds, de in sf.directives:
-        if b"define" not in sf.code[ds:de]:
+        if code.find(b"define", ds, de) < 0:
             continue
-        name, rest = directive(text[ds:de])
+        name, rest = directive(data[ds:de].decode("latin-1"))  # the line alone: no whole-file decode
         if name != "define":
             continue
         mac = parse_define(rest, [])
@@ -452,12 +458,14 @@ def _split_arg_spans(code: bytes, start: int, close: int) -> list[tuple[int, int
 def expand(macro: Macro, args: tuple[bytes, ...], nested: dict[str, Macro] | None = None) -> bytes:
     """``macro`` invoked with ``args`` (source text), as text: arguments substituted, ``#``/``##``
     applied, and invocations of ``nested`` macros in the result expanded (rescanning)."""
-    ex = Expander(dict(nested or {}))
+    ex = Expander(dict(nested or {}), shares_body=True)
     toks = [tokenize(a.decode("latin-1"), directives=False) for a in args]
     if macro.params is not None and not ex._check_arity(macro, toks):
         toks = (toks + [[] for _ in macro.params])[: len(macro.params)]
     body = ex.substitute(macro, toks)
-    return render(ex.expand(body, frozenset({macro.name}))).encode("latin-1", "replace")
+    if not ex.macros.keys().isdisjoint(map(_TEXT, body)):  # else rescanning leaves every token as it is
+        body = ex.expand(body, frozenset({macro.name}))
+    return render(body).encode("latin-1", "replace")
 
 
 def expand_nested(text: bytes, macros: dict[str, Macro]) -> bytes:
