@@ -90,11 +90,15 @@ TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
 # \w tries a bitmap of the ASCII word characters first, the Unicode category only after a miss
 _IDENT_FAST = IDENT.replace(r"\w", r"[0-9A-Za-z_\w]")
 _NUMBER_FAST = NUMBER.replace(r"[\w.]", r"[0-9A-Za-z_.\w]")
+# the commonest punctuators, no longer one's prefix, first: one test, not one per longer punctuator
+_PUNCT_FAST = r"[()\[\]{};,?~@]|" + PUNCT
+# comments and continuations start with "/" or "\": no loop entered before any other character
+_LEAD_FAST = _LEAD.replace("(?:(?:", "(?:(?=[\\\\/])(?:(?:", 1) + "|)"
 _PAIR = rf"""
-    ({_LEAD})
+    ({_LEAD_FAST})
     ((?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
     |{_IDENT_FAST}
-    |(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT})
+    |(?!/\*|\.\d|@[A-Za-z_])(?:{_PUNCT_FAST})
     |{_NUMBER_FAST}
     |{STRING}|{CHAR}
     |@{IDENT}
