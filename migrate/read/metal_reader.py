@@ -249,21 +249,26 @@ class _Reader:
                 mac.origin = self.path
                 mac.line = self.sf.line_of(off)
                 self.macros[mac.name] = mac
-                self._forget()
+                self._forget((mac.name,))
         elif name == "undef":
-            self.macros.pop(rest.strip(), None)
-            self._forget()
+            gone = rest.strip()
+            self.macros.pop(gone, None)
+            self._forget((gone,))
         elif name == "include":
             inc = INCLUDE_RE.match(rest)
             if inc and self.dirs:
-                self.macros.update(header_macros(self.dirs, inc.group(1)))
-                self._forget()
+                found = header_macros(self.dirs, inc.group(1))
+                self.macros.update(found)
+                self._forget(found)
         return skip
 
-    def _forget(self) -> None:
+    def _forget(self, changed: Iterable[str] | None = None) -> None:
+        """Drop what depends on the macro table; ``changed``: the names (re)defined or undefined, when known
+        (the base macros change only with a name of the registration table)."""
         self.relevance.clear()
         self.pruned.clear()
-        self.expander.base = frozenset(n for n in self.table if self._is_library_macro(n))
+        if changed is None or not self.table.keys().isdisjoint(changed):
+            self.expander.base = frozenset(n for n in self.table if self._is_library_macro(n))
 
     def _is_library_macro(self, name: str) -> bool:
         """Is the definition of ``name`` in scope c10/metal's registration macro, with the table's arity?
@@ -360,24 +365,22 @@ class _Reader:
 
     def run(self) -> MetalFile:
         toks = self.sf.tokens()
-        i, n, skip = 0, len(toks), 0
+        skip, resume = 0, 0
         macros, fallback = self.macros, self.expander.fallback
-        while i < n:
-            t = toks[i]
+        for i, t in enumerate(toks):
+            if i < resume:
+                continue  # read with the invocation before
             kind = t.kind
-            if kind == "dir":
+            if kind == "id":
+                if not skip:
+                    name = t.text
+                    if name in SPECIAL or name in macros or name in fallback:
+                        resume = self._identifier(toks, i)
+            elif kind == "dir":
                 skip = self._directive(t.text, t.start, skip)
-            elif skip:
-                pass
-            elif kind == "id":
-                name = t.text
-                if name in SPECIAL or name in macros or name in fallback:
-                    i = self._identifier(toks, i)
-                    continue
-            elif kind == "other" and t.text == "/*":
+            elif kind == "other" and not skip and t.text == "/*":
                 self.error(t.start, "unterminated comment")
                 break
-            i += 1
         return MetalFile(
             path=self.path,
             functors=tuple(self.functors),
