@@ -83,22 +83,25 @@ _TOKEN = rf"""
     |(?P<other>.))
     """
 TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
-# The same tokens with three groups that count, (lead's whitespace, the rest of the lead, token), so that
-# ``findall`` reads a whole text at C speed and a lead without comments or continuations needs no test;
-# the kind of a token follows from its text (``_FIRST_KIND``, ``_kind``).  A literal with a prefix is tried
-# before a name (the two never match at one place), so one raw-string group ``d`` is left (each tuple's 4th).
-# \w tries a bitmap of the ASCII word characters first, the Unicode category only after a miss
+# The same tokens with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
+# speed; the kind of a token follows from its text (``_FIRST_KIND``, ``_kind``).  A literal with a prefix is
+# tried before a name starting with a prefix's letter (the two never match at one place), so one raw-string
+# group ``d`` is left (each tuple's third).  Alternatives starting with a character class are skipped by a
+# one-character test: the commonest tokens (one-character punctuators no longer one starts with, names
+# starting with no prefix's letter) come first that way; \w tries a bitmap of the ASCII word characters
+# before the Unicode category.
 _IDENT_FAST = IDENT.replace(r"\w", r"[0-9A-Za-z_\w]")
+_NO_PREFIX_IDENT = _IDENT_FAST.replace("[A-Za-z_]", "[A-KM-QSTV-Za-tv-z_]", 1)
 _NUMBER_FAST = NUMBER.replace(r"[\w.]", r"[0-9A-Za-z_.\w]")
-# the commonest punctuators, no longer one's prefix, first: one test, not one per longer punctuator
-_PUNCT_FAST = r"[()\[\]{};,?~@]|" + PUNCT
 # comments and continuations start with "/" or "\": no loop entered before any other character
 _LEAD_FAST = _LEAD.replace("(?:(?:", "(?:(?=[\\\\/])(?:(?:", 1) + "|)"
 _PAIR = rf"""
     ({_LEAD_FAST})
-    ((?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
+    ([()\[\]{{}};,?~*%^]
+    |{_NO_PREFIX_IDENT}
+    |(?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
     |{_IDENT_FAST}
-    |(?!/\*|\.\d|@[A-Za-z_])(?:{_PUNCT_FAST})
+    |(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT})
     |{_NUMBER_FAST}
     |{STRING}|{CHAR}
     |@{IDENT}
