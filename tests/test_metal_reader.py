@@ -486,6 +486,21 @@ def test_base_macros_follow_each_define_undef_and_include_of_their_names():
     assert regs(read(own + inc + call, include_dirs=TORCH_INC)) == library
 
 
+@needs_indexing_h
+def test_the_library_memo_follows_the_table_and_indexing_h():
+    from migrate.read import metal_reader
+
+    dirs, table = tuple(str(d) for d in TORCH_INC), registration_table()
+    fallback, base = metal_reader._library(dirs, table)
+    assert metal_reader._library(dirs, table)[0] is fallback and base <= set(table) <= set(fallback)
+    other = {**table, "MY_REGISTER": ("name",)}
+    got, got_base = metal_reader._library(dirs, other)
+    assert "MY_REGISTER" in got_base and "MY_REGISTER" in got and "MY_REGISTER" not in fallback
+    assert set(metal_reader._library((), table)[0]) == set(table) == metal_reader._library((), table)[1]
+    metal_reader.header_macros.cache_clear()
+    assert metal_reader._library(dirs, table)[0] is not fallback
+
+
 def test_exports_are_what_a_library_would_export():
     src = (
         "kernel void plain(device float* o, uint i) { o[i] = 0; }\n"
