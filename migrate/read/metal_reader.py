@@ -388,7 +388,7 @@ class _Reader:
     def run(self) -> MetalFile:
         toks = self.sf.tokens()
         skip, resume = 0, 0
-        macros, fallback = self.macros, self.expander.fallback
+        macros, known = self.macros, SPECIAL.union(self.expander.fallback)  # one test for most names
         for i, t in enumerate(toks):
             if i < resume:
                 continue  # read with the invocation before
@@ -396,7 +396,7 @@ class _Reader:
             if kind == "id":
                 if not skip:
                     name = t.text
-                    if name in SPECIAL or name in macros or name in fallback:
+                    if name in known or name in macros:
                         resume = self._identifier(toks, i)
             elif kind == "dir":
                 skip = self._directive(t.text, t.start, skip)

@@ -56,7 +56,8 @@ class Tok:
 
     def copy(self, space: str | None = None) -> "Tok":
         t = Tok(self.kind, self.text, self.start, self.space if space is None else space)
-        t.painted = self.painted
+        if self.painted:
+            t.painted = True
         return t
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
