@@ -475,6 +475,32 @@ def test_library_macro_still_read_through_the_table():
     assert mf.registrations[0].host_names and mf.registrations[0].host_names <= mf.exports
 
 
+@needs_indexing_h
+def test_base_macros_follow_each_define_undef_and_include_of_their_names():
+    inc = "#include <c10/metal/indexing.h>\n"
+    own = "#define REGISTER_BINARY_OP(A, B, C) int A;\n"
+    call = "#define OTHER 1\nREGISTER_BINARY_OP(hyp, float, float);\n"
+    library = [("REGISTER_BINARY_OP", "hyp", ("float", "float"), None)]
+    assert regs(read(inc + own + call, include_dirs=TORCH_INC)) == []
+    assert regs(read(inc + own + "#undef REGISTER_BINARY_OP\n" + call, include_dirs=TORCH_INC)) == library
+    assert regs(read(own + inc + call, include_dirs=TORCH_INC)) == library
+
+
+@needs_indexing_h
+def test_the_library_memo_follows_the_table_and_indexing_h():
+    from migrate.read import metal_reader
+
+    dirs, table = tuple(str(d) for d in TORCH_INC), registration_table()
+    fallback, base = metal_reader._library(dirs, table)
+    assert metal_reader._library(dirs, table)[0] is fallback and base <= set(table) <= set(fallback)
+    other = {**table, "MY_REGISTER": ("name",)}
+    got, got_base = metal_reader._library(dirs, other)
+    assert "MY_REGISTER" in got_base and "MY_REGISTER" in got and "MY_REGISTER" not in fallback
+    assert set(metal_reader._library((), table)[0]) == set(table) == metal_reader._library((), table)[1]
+    metal_reader.header_macros.cache_clear()
+    assert metal_reader._library(dirs, table)[0] is not fallback
+
+
 def test_exports_are_what_a_library_would_export():
     src = (
         "kernel void plain(device float* o, uint i) { o[i] = 0; }\n"

@@ -59,6 +59,19 @@ HARD = [
     "\f",
     "\v",
     "é",
+    "\u0100",
+    "\u00b2",
+    "#x",
+    "U",
+    "L",
+    "Lx",
+    "uint",
+    "*",
+    "%=",
+    "^",
+    "~",
+    "?",
+    "0x1f",
 ]
 
 
@@ -100,6 +113,9 @@ def test_every_source_tokenizes_as_the_reference(root):
         "x \\\n#y\n  #z\n",  # a continuation is no new line
         "/* unterminated\n",
         "a'b\n#c\n",
+        "x ## y # z\n  # w\n##\n",  # "#" and "##" first on a line or not
+        "a\u0100b \u2028 \u0101 1\u0663 _\u00e9\u00b2 9\u00aa.\u00ff",  # word characters beyond ASCII and latin-1
+        "$x `y \\ \xa0 \x85",  # characters of no kind
     ],
 )
 def test_edge_cases_tokenize_as_the_reference(text):

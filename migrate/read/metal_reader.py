@@ -148,6 +148,7 @@ def warm(datas: Sequence[bytes] = (), include_dirs: Sequence[Path] = ()) -> None
                 headers.update(m.group(1).decode("latin-1") for m in _C10_INCLUDE.finditer(data))
         for rel in sorted(headers):
             header_macros(dirs, rel)
+    _library(dirs, registration_table())
 
 
 def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
@@ -158,6 +159,31 @@ def default_include_dirs(tree_root: Path | None = None) -> tuple[Path, ...]:
     return (inc,) if inc is not None and (inc / INDEXING_H).is_file() else ()
 
 
+def _is_library_definition(mac: Macro, roles: tuple[str, ...]) -> bool:
+    from_library = mac.origin == LIBRARY or C10_METAL_DIR in mac.origin.replace("\\", "/")
+    return from_library and mac.params is not None and len(mac.params) == len(roles)
+
+
+_LIBRARY: dict[tuple[str, ...], tuple[object, object, dict[str, Macro], frozenset[str]]] = {}
+_NO_MACROS: dict[str, Macro] = {}
+
+
+def _library(dirs: tuple[str, ...], table: dict[str, tuple[str, ...]]) -> tuple[dict[str, Macro], frozenset[str]]:
+    """(the macros looked up when a file defines no such name: indexing.h's, and a stand-in for each base
+    macro, which stays recognisable without indexing.h; the base macros before a file defines any), memoized
+    per include dirs and table.  Readers only read them."""
+    indexing = header_macros(dirs, INDEXING_H) if dirs else _NO_MACROS
+    got = _LIBRARY.get(dirs)
+    if got is None or got[0] is not table or got[1] is not indexing:
+        fallback = dict(indexing)
+        for name, roles in table.items():
+            if name not in fallback:
+                fallback[name] = Macro(name, tuple(f"_{k}" for k in range(len(roles))), [], origin=LIBRARY)
+        base = frozenset(n for n in table if _is_library_definition(fallback[n], table[n]))
+        got = _LIBRARY[dirs] = (table, indexing, fallback, base)
+    return got[2], got[3]
+
+
 # ------------------------------------------------------------ the reader
 class _Reader:
     def __init__(self, sf: SourceFile, include_dirs: Sequence[Path]) -> None:
@@ -166,14 +192,11 @@ class _Reader:
         self.dirs = tuple(str(d) for d in include_dirs)
         self.table = registration_table()
         self.macros: dict[str, Macro] = {}
-        fallback = dict(header_macros(self.dirs, INDEXING_H)) if self.dirs else {}
-        for name, roles in self.table.items():  # base macros stay recognisable without indexing.h
-            fallback.setdefault(name, Macro(name, tuple(f"_{k}" for k in range(len(roles))), [], origin=LIBRARY))
-        self.expander = Expander(self.macros, frozenset(self.table), self._on_base, fallback)
+        fallback, base = _library(self.dirs, self.table)
+        self.expander = Expander(self.macros, base, self._on_base, fallback)
         self.expander.body_of = self._pruned
         self.relevance: dict[str, int] = {}
         self.pruned: dict[int, list[Tok]] = {}
-        self._forget()
         self.functors: list[Functor] = []
         self.registrations: list[KernelRegistration] = []
         self.host_names: set[str] = set()
@@ -249,21 +272,26 @@ class _Reader:
                 mac.origin = self.path
                 mac.line = self.sf.line_of(off)
                 self.macros[mac.name] = mac
-                self._forget()
+                self._forget((mac.name,))
         elif name == "undef":
-            self.macros.pop(rest.strip(), None)
-            self._forget()
+            gone = rest.strip()
+            self.macros.pop(gone, None)
+            self._forget((gone,))
         elif name == "include":
             inc = INCLUDE_RE.match(rest)
             if inc and self.dirs:
-                self.macros.update(header_macros(self.dirs, inc.group(1)))
-                self._forget()
+                found = header_macros(self.dirs, inc.group(1))
+                self.macros.update(found)
+                self._forget(found)
         return skip
 
-    def _forget(self) -> None:
+    def _forget(self, changed: Iterable[str] | None = None) -> None:
+        """Drop what depends on the macro table; ``changed``: the names (re)defined or undefined, when known
+        (the base macros change only with a name of the registration table)."""
         self.relevance.clear()
         self.pruned.clear()
-        self.expander.base = frozenset(n for n in self.table if self._is_library_macro(n))
+        if changed is None or not self.table.keys().isdisjoint(changed):
+            self.expander.base = frozenset(n for n in self.table if self._is_library_macro(n))
 
     def _is_library_macro(self, name: str) -> bool:
         """Is the definition of ``name`` in scope c10/metal's registration macro, with the table's arity?
@@ -272,8 +300,7 @@ class _Reader:
         mac = self._lookup(name)
         if mac is None:
             return False
-        from_library = mac.origin == LIBRARY or C10_METAL_DIR in mac.origin.replace("\\", "/")
-        return from_library and mac.params is not None and len(mac.params) == len(self.table[name])
+        return _is_library_definition(mac, self.table[name])
 
     # -- invocations
     def _read_invocation(self, toks: list[Tok], i: int, function_like: bool) -> tuple[list[Tok], int] | None:
@@ -360,24 +387,22 @@ class _Reader:
 
     def run(self) -> MetalFile:
         toks = self.sf.tokens()
-        i, n, skip = 0, len(toks), 0
-        macros, fallback = self.macros, self.expander.fallback
-        while i < n:
-            t = toks[i]
+        skip, resume = 0, 0
+        macros, known = self.macros, SPECIAL.union(self.expander.fallback)  # one test for most names
+        for i, t in enumerate(toks):
+            if i < resume:
+                continue  # read with the invocation before
             kind = t.kind
-            if kind == "dir":
+            if kind == "id":
+                if not skip:
+                    name = t.text
+                    if name in known or name in macros:
+                        resume = self._identifier(toks, i)
+            elif kind == "dir":
                 skip = self._directive(t.text, t.start, skip)
-            elif skip:
-                pass
-            elif kind == "id":
-                name = t.text
-                if name in SPECIAL or name in macros or name in fallback:
-                    i = self._identifier(toks, i)
-                    continue
-            elif kind == "other" and t.text == "/*":
+            elif kind == "other" and not skip and t.text == "/*":
                 self.error(t.start, "unterminated comment")
                 break
-            i += 1
         return MetalFile(
             path=self.path,
             functors=tuple(self.functors),

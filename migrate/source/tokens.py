@@ -56,7 +56,8 @@ class Tok:
 
     def copy(self, space: str | None = None) -> "Tok":
         t = Tok(self.kind, self.text, self.start, self.space if space is None else space)
-        t.painted = self.painted
+        if self.painted:
+            t.painted = True
         return t
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
@@ -84,14 +85,25 @@ _TOKEN = rf"""
     """
 TOKEN_RE = re.compile(_TOKEN, re.X | re.S)
 # The same tokens with two groups that count, (lead, token), so that ``findall`` reads a whole text at C
-# speed; the kind of a token follows from its text (``_kind``).  A literal with a prefix is tried before a
-# name (the two never match at one place), so one raw-string group ``d`` is left (each tuple's third).
+# speed; the kind of a token follows from its text (``_FIRST_KIND``, ``_kind``).  A literal with a prefix is
+# tried before a name starting with a prefix's letter (the two never match at one place), so one raw-string
+# group ``d`` is left (each tuple's third).  Alternatives starting with a character class are skipped by a
+# one-character test: the commonest tokens (one-character punctuators no longer one starts with, names
+# starting with no prefix's letter) come first that way; \w tries a bitmap of the ASCII word characters
+# before the Unicode category.
+_IDENT_FAST = IDENT.replace(r"\w", r"[0-9A-Za-z_\w]")
+_NO_PREFIX_IDENT = _IDENT_FAST.replace("[A-Za-z_]", "[A-KM-QSTV-Za-tv-z_]", 1)
+_NUMBER_FAST = NUMBER.replace(r"[\w.]", r"[0-9A-Za-z_.\w]")
+# comments and continuations start with "/" or "\": no loop entered before any other character
+_LEAD_FAST = _LEAD.replace("(?:(?:", "(?:(?=[\\\\/])(?:(?:", 1) + "|)"
 _PAIR = rf"""
-    ({_LEAD})
-    ((?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
-    |{IDENT}
+    ({_LEAD_FAST})
+    ([()\[\]{{}};,?~*%^]
+    |{_NO_PREFIX_IDENT}
+    |(?=[uULR])(?:{RAW.replace("(?P<body>", "(?:")}|{STRING}|{CHAR})
+    |{_IDENT_FAST}
     |(?!/\*|\.\d|@[A-Za-z_])(?:{PUNCT})
-    |{NUMBER}
+    |{_NUMBER_FAST}
     |{STRING}|{CHAR}
     |@{IDENT}
     |["']
@@ -121,7 +133,7 @@ def tokenize(
     append = out.append
     pos = start
     first_kind = _FIRST_KIND
-    pairs: Iterator[tuple[str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
+    pairs: Iterator[tuple[str, str, str, str]] | None = iter(PAIR_RE.findall(text, start, end))
     while pairs is not None:  # every (lead, token) from ``start``, consecutive; new ones after a directive
         rest, pairs = pairs, None
         for lead, tok, _ in rest:
@@ -129,26 +141,30 @@ def tokenize(
                 break  # the end
             p = pos + len(lead)
             pos = p + len(tok)
-            # no comment or continuation in a lead of whitespace only
             space = lead if not lead or lead.isspace() else _space(lead)[0]
-            kind = first_kind.get(tok[0])
+            try:
+                kind = first_kind[tok[0]]
+            except KeyError:  # beyond latin-1
+                kind = "other"
             if kind is None:
                 kind = _kind(tok)
-                if kind == "badcomment":  # kept as an "other" token, the last one
+                if kind == "#":
+                    kind = "punc"
+                    if directives and (not out or _space(lead)[1]):
+                        nl = directive_end(text, p, end)  # first on its line: the whole line is one token
+                        append(Tok("dir", text[p:nl], p, space))
+                        pos = _after_directive(text, p, nl, end)
+                        pairs = _resume(rest, p + 1, pos, text, end)
+                        break
+                elif kind == "badcomment":  # kept as an "other" token, the last one
                     if errors is not None:
                         errors.append("unterminated comment")
                     append(Tok("other", "/*", p, space))
                     break
-                if kind == "badstr":
+                elif kind == "badstr":
                     if errors is not None:
                         errors.append("unterminated string literal")
                     kind = "other"
-            elif tok == "#" and directives and (not out or _space(lead)[1]):  # first on its line
-                nl = directive_end(text, p, end)
-                append(Tok("dir", text[p:nl], p, space))
-                pos = _after_directive(text, p, nl, end)
-                pairs = _resume(rest, p + 1, pos, text, end)
-                break
             append(Tok(kind, tok, p, space))
     return out
 
@@ -188,11 +204,14 @@ def _resume(pairs: Iterator, at: int, to: int, text: str, end: int) -> Iterator:
             return itertools.chain(fresh, pairs)
 
 
-# A token's kind from its first character (PAIR_RE says where it is, not which group took it);
-# None: decided by _kind.  Identifiers and numbers first: a literal with a prefix ends in its quote.
-_FIRST_KIND: dict[str, str] = {c: "id" for c in "abcdefghijklmnopqrstvwxyzABCDEFGHIJKMNOPQSTVWXYZ_"}
+# A token's kind from its first character, for every latin-1 one (PAIR_RE says where a token is, not which
+# group took it); None: decided by _kind.  Identifiers and numbers first: a literal with a prefix ends in
+# its quote.  "#" goes to _kind too, where the loop looks for a directive.
+_FIRST_KIND: dict[str, str | None] = {chr(b): "other" for b in range(256)}
+_FIRST_KIND.update({c: "id" for c in "abcdefghijklmnopqrstvwxyzABCDEFGHIJKMNOPQSTVWXYZ_"})
 _FIRST_KIND.update({c: "num" for c in "0123456789"})
-_FIRST_KIND.update({c: "punc" for c in "-+*%&|^!~<>=?:;,()[]{}#"})
+_FIRST_KIND.update({c: "punc" for c in "-+*%&|^!~<>=?:;,()[]{}"})
+_FIRST_KIND.update({c: None for c in "uULR.@\"'/#"})
 
 
 def _kind(tok: str) -> str:
@@ -207,6 +226,8 @@ def _kind(tok: str) -> str:
         return "str" if len(tok) > 1 else "badstr"
     if c == "/":
         return "badcomment" if tok == "/*" else "punc"
+    if c == "#":
+        return "#" if tok == "#" else "punc"  # "#": punc, unless it starts a directive
     return "other"
 
 
