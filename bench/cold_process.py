@@ -30,9 +30,11 @@ def main() -> None:
         import yaml  # noqa: F401  (PyYAML, for rules/ tables: torchgen's import above loads it too)
 
         import migrate.codec  # noqa: F401  (the modules a lint imports on its way, imported before the clock)
+        import migrate.fixes  # noqa: F401
         import migrate.read.host_reader  # noqa: F401
         import migrate.read.metal_flow  # noqa: F401
         import migrate.read.metal_reader  # noqa: F401
+        import migrate.read.native_scan  # noqa: F401
         import migrate.read.yaml_reader  # noqa: F401
         from migrate.cache import disable_cache
         from migrate.lint import lint_root

@@ -92,6 +92,11 @@ def disable_cache():
         _ENABLED[0] = old
 
 
+def enabled() -> bool:
+    """Whether models are looked up and stored (not under disable_cache or MPS_MIGRATE_NO_CACHE)."""
+    return _ENABLED[0]
+
+
 def cached(kind: str, path: str, data: bytes, parse, *extra: str):
     """Return ``parse()``'s model for these bytes, from the cache when possible (migrate.codec format)."""
     if not _ENABLED[0]:

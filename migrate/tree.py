@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate.cache import cached
+from migrate.cache import cached, enabled
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError, Span
 from migrate.resources import torch_include_dir
@@ -147,7 +147,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
 
     mps = root / MPS_REL
     includes = metal_include_dirs(root)
-    hdr = headers_digest(includes)
+    hdr = headers_digest(includes) if enabled() else ""  # a cache key part only
     jobs = [("yaml", rel, ydata, "migrate.tree:read_yaml_job", {}, ())]
     order: list[tuple[str, int | ParseError]] = []  # (path, its job or the error reading it), in walk order
     if mps.is_dir():
