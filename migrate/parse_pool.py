@@ -18,8 +18,8 @@ each child inherits them instead of computing them again.
 
 ``after``: work for the first child once the queue is empty, given every model it has (those it
 parsed, those the cache gave; None for the others), e.g. lint's Metal data-flow rules over the Metal
-models.  The first child then parses the AFTER_KINDS jobs (the Metal files) before taking from the
-queue, so the token streams ``after`` reads are its own, and this process never forks again to run
+models.  The first child then parses the jobs ``after`` reads (by default the AFTER_KINDS jobs, the Metal
+files) before taking from the queue, so the token streams ``after`` reads are its own, and this process never forks again to run
 those rules: a second fork of a grown heap costs this process a page fault on every page it then
 writes (about 20 ms on the 2.6.0 tree, as much as the rules it would move).  Its value comes later
 (that child's ``result()``), while this process goes on.
@@ -112,7 +112,7 @@ def busy_cores() -> int:
     return max(0, min(average, now))
 
 
-def parse_all(jobs: list, after=None, between=None, reserve: float = 0.0) -> tuple[list, Child | None]:
+def parse_all(jobs: list, after=None, between=None, reserve: float = 0.0, reads=None) -> tuple[list, Child | None]:
     """The model of every job, in order, and the child computing ``after`` (its ``result()``; None when
     no child runs it: the caller does that work itself).
 
@@ -120,19 +120,21 @@ def parse_all(jobs: list, after=None, between=None, reserve: float = 0.0) -> tup
     before it takes from the queue: while a child parses, the queue then leaves the child more of the
     parse.  ``reserve``: how much longer ``after`` runs than this process's work after the parse, in
     ``_cost`` units; the child running it takes no more from the queue once what is left there costs no
-    more than that, so the two processes finish together."""
+    more than that, so the two processes finish together.  ``reads(job)``: whether ``after`` reads that job's
+    model (default: its kind is in AFTER_KINDS); the child running ``after`` parses those first, and only it
+    warms their readers (_warm), so this process needs their memos only when no child runs."""
     models = [cache.lookup(kind, path, data, *extra) for kind, path, data, _, _, extra in jobs]
     todo = [k for k, m in enumerate(models) if m is None]
     workers = _workers([jobs[k] for k in todo])
-    first = [k for k in todo if jobs[k][0] in AFTER_KINDS] if after is not None and workers > 1 else []
+    reads = reads or (lambda job: job[0] in AFTER_KINDS)
+    first = [k for k in todo if reads(jobs[k])] if after is not None and workers > 1 else []
     local = [k for k in todo if jobs[k][0] in LOCAL_KINDS and k not in first]
-    shared = sorted(
-        (k for k in todo if jobs[k][0] not in LOCAL_KINDS), key=lambda k: -_cost(jobs[k])
-    )  # never a `first` job: AFTER_KINDS <= LOCAL_KINDS
+    skip = set(first)
+    shared = sorted((k for k in todo if jobs[k][0] not in LOCAL_KINDS and k not in skip), key=lambda k: -_cost(jobs[k]))
     queue = Queue.of(shared) if workers > 1 and (shared or first) else None
     children = []
     if queue is not None:
-        _warm([jobs[k] for k in todo])
+        _warm([jobs[k] for k in todo if k not in skip])
         left, cost = {}, 0.0  # job -> the cost of the jobs queued after it
         for k in reversed(shared):
             left[k] = cost
@@ -225,6 +227,7 @@ def _fork(queue: Queue, jobs: list, first=(), models=(), after=None, reserve=({}
         from migrate import codec
 
         queue.close_writer()
+        _warm([jobs[k] for k in first])  # readers only this child runs: warmed here, not before the fork
         mine = list(models)
         left, total, leave = reserve
         taken = queue if total > leave else ()

@@ -193,7 +193,7 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
         side.append(_side_files(root, overlay))
 
     # one pass over every file, on the machine's cores when many are uncached
-    models, later = parse_all(jobs, after, between, reserve)
+    models, later = parse_all(jobs, after, between, reserve, _metal_job)
     if later is not None:
         tree.metal_work = (key, later)
     tree.yaml = models[0]
@@ -264,11 +264,25 @@ def read_host_job(data: bytes, path: str, include_dirs: list[Path]) -> tuple[Hos
 
 
 def _warm_host_job(datas: list[bytes], include_dirs: list[Path]) -> None:
-    """read_host_job's readers' memos for these host files (parse_pool calls this before it forks its readers)."""
+    """read_host_job's readers' memos for these host files (parse_pool calls this before it forks its readers);
+    the Metal reader's only when one of them can hold Metal."""
     from migrate.read import host_reader, metal_reader
 
     host_reader.warm()
-    metal_reader.warm(datas, include_dirs)
+    metal = [d for d in datas if host_reader.may_hold_metal(d)]
+    if metal:
+        metal_reader.warm(metal, include_dirs)
+
+
+def _metal_job(job: tuple) -> bool:
+    """Whether the tree's Metal view (metal_view) reads this job's model: a Metal file, or a host file that can
+    hold Metal raw strings (parse_all's ``reads``: the parse child running the Metal rules parses them)."""
+    kind, _, data, *_ = job
+    if kind == "host":
+        from migrate.read.host_reader import may_hold_metal
+
+        return may_hold_metal(data)
+    return kind == "metal"
 
 
 read_host_job.warm = _warm_host_job  # type: ignore[attr-defined]
@@ -295,7 +309,7 @@ def _inline_keys(path: str, inline: tuple, models) -> dict:
 
 def metal_view(root: Path, parsed: list, includes: list[Path]) -> Tree:
     """The tree's Metal code alone, from ``parsed``: (job, its model or None) of load_tree's jobs, in the
-    parse child that took every Metal job (parse_pool.AFTER_KINDS).  Kernel
+    parse child that took every Metal job (``_metal_job``).  Kernel
     files with their models and bytes; host files holding Metal raw strings, as those strings only (read
     here for a host without a model) and the strings' models.  What the Metal data-flow rules read."""
     from migrate.read.host_reader import read_inline_metal

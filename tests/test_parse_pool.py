@@ -156,6 +156,53 @@ def test_the_readers_memos_are_computed_once_before_the_fork(monkeypatch):
     assert any(pid != PARENT[0] for _, pid in models)  # a child parsed some, with the memos it inherited
 
 
+def read_first(data: bytes, path: str, **kwargs):  # the after-child's readers: warmed in that child
+    return tuple(WARMED), os.getpid()
+
+
+read_first.warm = warm
+
+
+def test_the_after_child_parses_what_after_reads_first_and_warms_only_its_readers(monkeypatch):
+    """``reads``: the jobs ``after`` reads, whatever their kind, go to the child running it before anything from
+    the queue; their readers are warmed in that child, the other jobs' readers here before the fork."""
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    PARENT[0], WARMED[:] = os.getpid(), []
+    work = [("host", f"h{k}.mm", b"x" * 100, f"{__name__}:read_after_warm", {}, ()) for k in range(6)]
+    work[4] = ("host", "inline.mm", b'R"x', f"{__name__}:read_first", {}, ())
+    with cache.disable_cache():
+        models, later = parse_pool.parse_all(
+            work, after=lambda mine: mine[4] is not None, reads=lambda job: job[1] == "inline.mm"
+        )
+    assert later is not None and later.result() is True  # the child had that model when ``after`` ran
+    warmed, pid = models[4]
+    assert pid != PARENT[0]  # parsed by the child
+    assert warmed == ((PARENT[0], 5, {}), (pid, 1, {}))  # the others' warm here (5 jobs), its own there
+    assert all(m[0][0] == (PARENT[0], 5, {}) for m in models)
+
+
+def test_host_files_without_metal_strings_warm_no_metal_memo():
+    """A host job that cannot hold Metal (no raw string) leaves the Metal reader's memos to whoever reads Metal:
+    before the fork this process warms only what both processes read."""
+    from migrate import tree
+    from migrate.read import host_reader, metal_reader
+
+    metal_reader.registration_table.cache_clear()
+    metal_reader.header_macros.cache_clear()
+    ops = "aten/src/ATen/native/mps/operations"
+    datas = [f.read_bytes() for f in sorted((MINI / ops).glob("*.mm"))]
+    assert datas and not any(host_reader.may_hold_metal(d) for d in datas)
+    tree.read_host_job.warm(datas, tree.metal_include_dirs(MINI))
+    assert metal_reader.header_macros.cache_info().misses == 0
+    assert metal_reader.registration_table.cache_info().misses == 0
+    job = ("host", "x.mm", b'auto s = R"M(kernel void k() {})M";', "migrate.tree:read_host_job", {}, ())
+    assert tree._metal_job(job) and not tree._metal_job(job[:2] + (datas[0],) + job[3:])
+    assert tree._metal_job(("metal", "k.metal", b"", "", {}, ())) and not tree._metal_job(
+        ("yaml", "y", b"", "", {}, ())
+    )
+
+
 @pytest.mark.parametrize(
     ("cores", "load", "running", "want"),
     [

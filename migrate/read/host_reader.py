@@ -79,9 +79,14 @@ def read_host_file(data: bytes, path: str) -> HostFile:
         )
 
 
+def may_hold_metal(data: bytes) -> bool:
+    """Whether a host file can hold Metal raw strings (False: its model has no ``inline_metal``)."""
+    return b'R"' in data
+
+
 def read_inline_metal(data: bytes, path: str) -> tuple[InlineMetal, ...]:
     """The Metal raw strings of a host file, as read_host_file's model has them."""
-    if b'R"' not in data:
+    if not may_hold_metal(data):
         return ()
     try:
         return tuple(_Reader(data, path).inline_metal())
