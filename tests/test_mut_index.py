@@ -361,6 +361,30 @@ def test_the_yaml_maps_are_worked_out_while_the_tree_is_read_and_kept_off_the_mo
     ]  # fmt: skip
 
 
+def test_the_yaml_maps_take_the_first_mps_line_and_count_delegates_as_reaching_a_kernel():
+    """One pass builds every map: an entry's MPS line is its first line naming MPS (NativeEntry.kernel_for), and
+    a family reaches a kernel through MPS by an MPS line or a structured_delegate alone."""
+    from migrate.index import yaml_side
+    from migrate.model import DispatchLine, NativeEntry, NativeYaml
+
+    span = Span("y", 1, 1, 1, 2, 0, 1)
+
+    def line(keys, kernel):
+        return DispatchLine(keys, kernel, span, (span,) * len(keys), span)
+
+    first, second = line(("CPU", "MPS"), "at::native::a_first"), line(("MPS",), "a_second")
+    a = NativeEntry("a(Tensor x) -> Tensor", "a", "", span, 1, (line(("CUDA",), "a_cuda"), first, second), 2)
+    b = NativeEntry("b_(Tensor(a!) x) -> Tensor(a!)", "b_", "", span, 5, (), None, structured_delegate="b.out")
+    c = NativeEntry("c(Tensor x) -> Tensor", "c", "", span, 7, (line(("CPU",), "c_cpu"),), 8)
+    side = yaml_side(NativeYaml("y", (a, b, c)))
+    assert side.mps_lines == {id(a): first, id(b): None, id(c): None} == {id(e): e.kernel_for("MPS") for e in (a, b, c)}
+    assert side.mps_entries == [(a, first)]
+    assert side.kernel_families == frozenset({"a", "b"})
+    assert side.yaml_kernels["a_first"] == [(a, first)] and side.yaml_kernels["c_cpu"] == [(c, c.dispatch[0])]
+    assert dict(side.families) == {"a": [a], "b": [b], "c": [c]} and side.entries_by_name == {"a", "b_", "c"}
+    assert side.entries == {"a": a, "b_": b, "c": c}
+
+
 def test_routes_made_without_the_dataclass_init_equal_those_it_makes():
     import dataclasses
     import pickle
