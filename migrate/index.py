@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from migrate.model import (
+    instance,
     DispatchLine,
     HostFunction,
     Impl,
@@ -543,21 +544,19 @@ def _new_route(
     hops: tuple[str, ...],
     delegate: str | None = None,
 ) -> Route:
-    """``Route(...)``, its fields set as migrate.codec sets a model's: a frozen dataclass's __init__ (one
-    object.__setattr__ a field) costs 3x that, and the index makes a route for each of ~3k overloads."""
-    r = _new(Route)
-    d = r.__dict__
-    d["overload"] = overload
-    d["kernel"] = kernel
-    d["via"] = via
-    d["impl"] = impl
-    d["defined_at"] = defined_at
-    d["hops"] = hops
-    d["delegate"] = delegate
-    return r
-
-
-_new = object.__new__
+    """``Route(...)``, made by model.instance: the index makes a route for each of ~3k overloads."""
+    return instance(
+        Route,
+        {
+            "overload": overload,
+            "kernel": kernel,
+            "via": via,
+            "impl": impl,
+            "defined_at": defined_at,
+            "hops": hops,
+            "delegate": delegate,
+        },
+    )
 
 
 class _Routes(Mapping):

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-from migrate.model import Finding, Fix, Severity, Span
+from migrate.model import Finding, Fix, Severity, Span, instance
 
-_new = object.__new__
 SEVERITIES = tuple(s.value for s in Severity)  # error, warning, advice
 
 
@@ -51,20 +50,20 @@ class Rule:
         fix: Fix | None = None,
         family: str | None = None,
     ) -> Finding:
-        # Finding(...)'s fields, set as migrate.codec sets a model's: the frozen dataclass's __init__ (one
-        # object.__setattr__ a field) costs 3x that, and a lint makes ~1k findings
-        f = _new(Finding)
-        d = f.__dict__
-        d["code"] = self.code
-        d["message"] = message
-        d["span"] = span
-        d["severity"] = self.severity
-        d["overload"] = overload
-        d["kernel"] = kernel
-        d["fix"] = fix
-        d["extra"] = ()
-        d["family"] = family
-        return f
+        return instance(  # ~1k a lint: without Finding.__init__
+            Finding,
+            {
+                "code": self.code,
+                "message": message,
+                "span": span,
+                "severity": self.severity,
+                "overload": overload,
+                "kernel": kernel,
+                "fix": fix,
+                "extra": (),
+                "family": family,
+            },
+        )
 
     def run(self, index) -> list[Finding]:
         return list(self.check(index)) if self.check else []

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from migrate.model import DispatchLine, NativeEntry, NativeYaml, ParseError, Span
+from migrate.model import DispatchLine, NativeEntry, NativeYaml, ParseError, Span, instance
 
 # Keys torchgen's NativeFunction.from_yaml accepts; anything else is "leftover".
 KNOWN_KEYS = frozenset(
@@ -305,16 +305,8 @@ def _flow_item(line: bytes, at: int, item: bytes) -> str:
 
 
 # ------------------------------------------------------ fast construction
-_new, _set = object.__new__, object.__setattr__
-
-
-def _instance(cls: type, fields: dict) -> Any:
-    """An instance of the frozen model dataclass ``cls`` whose ``__dict__`` is ``fields`` (its fields in
-    order, as ``_fast_ctor``'s constructor makes it given every one; lazy extras allowed, as in
-    DispatchLine), without any call of keyword arguments: the fast path's ~10k objects."""
-    obj = _new(cls)
-    _set(obj, "__dict__", fields)
-    return obj
+_new, _set = object.__new__, object.__setattr__  # model.instance, inlined where ~10k objects are made
+_instance = instance  # lazy extras allowed in ``fields``, as in DispatchLine
 
 
 def _fast_ctor(cls: type) -> Callable[..., Any]:
@@ -612,7 +604,7 @@ class _Scanner:
         else:
             tags = (tags_raw.decode(),)
         name = name_b.decode()
-        span, entry = _new(Span), _new(NativeEntry)  # _instance, inlined
+        span, entry = _new(Span), _new(NativeEntry)  # model.instance, inlined
         _set(
             span,
             "__dict__",
@@ -673,7 +665,7 @@ class _Scanner:
                     group = lists[keys_b] = [names.get(k) or self.name(k) for k in keys_b.split(b", ")]
                 keys = tuple(group)
             kernel = kernel_b.decode()
-            d = new(DispatchLine)  # _instance, inlined
+            d = new(DispatchLine)  # model.instance, inlined
             set_(
                 d,
                 "__dict__",
