@@ -18,11 +18,12 @@ each child inherits them instead of computing them again.
 
 ``after``: work for the first child once the queue is empty, given every model it has (those it
 parsed, those the cache gave; None for the others), e.g. lint's Metal data-flow rules over the Metal
-models.  The first child then parses the jobs ``after`` reads (by default the AFTER_KINDS jobs, the Metal
-files) before taking from the queue, so the token streams ``after`` reads are its own, and this process never forks again to run
-those rules: a second fork of a grown heap costs this process a page fault on every page it then
-writes (about 20 ms on the 2.6.0 tree, as much as the rules it would move).  Its value comes later
-(that child's ``result()``), while this process goes on.
+models.  The first child then parses the jobs ``after`` reads (``reads``; by default the AFTER_KINDS
+jobs, the Metal files) before taking from the queue, so the token streams ``after`` reads are its own
+(and only that child warms their readers), and this process never forks again to run those rules: a
+second fork of a grown heap costs this process a page fault on every page it then writes (about 20 ms
+on the 2.6.0 tree, as much as the rules it would move).  Its value comes later (that child's
+``result()``), while this process goes on.
 """
 
 from __future__ import annotations
