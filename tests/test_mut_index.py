@@ -415,3 +415,50 @@ def test_stub_answers_are_remembered_per_index_and_handed_out_as_fresh_lists(min
             first.append("mutated by a caller")
             assert getattr(ix, ask)(k) == getattr(fresh, ask)(k) == first[:-1]
     assert any(ix.stubs_of_shared_kernel(k) for k in kernels)
+
+
+def _with_partly_read(tree, files: dict[str, bytes | None]):
+    """``tree`` with host ``files`` (path -> bytes, None: as read) read only in part, as a reader reports it."""
+    from migrate.model import ParseError
+
+    for path, data in files.items():
+        if data is not None:
+            tree.sources[path] = data
+        tree.errors.append(ParseError(path, 1, 1, "host reader failed", partial=True))
+    return Index(tree)
+
+
+def test_a_route_names_the_partly_read_file_that_may_hold_what_it_misses():
+    """Each note names the first partly read host file whose bytes name what the route did not find: the kernel's
+    definition, or the MPS registration of each of its stubs (the first note kept); a route through a partly read
+    file says it may be incomplete."""
+    broken, other = f"{OPS}/Broken.mm", f"{OPS}/Other.mm"
+    tree = load_tree(MINI)
+    tree.declared_stubs["other_stub"] = Span(YAML, 1, 1, 1, 2, 0, 1)
+    tree.cpu_stub_calls["fmax_out"] = frozenset({"fmax_stub", "other_stub"})
+    ix = _with_partly_read(tree, {broken: b"other_stub erfinv_out_mps", other: b"fmax_stub other_stub", BO: None})
+    erfinv, fmax = ix.routes["erfinv.out"], ix.routes["fmax.out"]
+    assert erfinv.hops[1:] == (
+        "kernel not defined in the tree",
+        f"{broken} could not be read completely: its definition may be there",
+    )
+    assert fmax.impl == Impl.UNDEFINED and fmax.hops[1:] == (
+        "stub has no MPS registration",
+        f"{other} could not be read completely: the MPS registration of fmax_stub may be there",
+    )
+    assert ix.routes["hypot.out"].hops[-2:] == (
+        f"hypot_out_mps (macro) @ {BO}:72",
+        f"{BO} could not be read completely: this route may be incomplete",
+    )
+    assert ix.routes["exp2.out"].hops[-1] == f"exp2_out_mps (macro) @ {OPS}/UnaryOps.mm:44"  # its file read whole
+    clean = Index(load_tree(MINI))
+    assert clean.routes["erfinv.out"].hops[1:] == ("kernel not defined in the tree",)
+    assert clean.routes["fmax.out"].hops[1:] == ("stub has no MPS registration",)
+
+
+def test_a_shared_kernel_that_calls_operators_is_composite_and_says_which():
+    tree = load_tree(MINI)
+    tree.native_at_calls["softplus_out"] = frozenset({"exp", "atan2", "not_an_operator"})
+    r = Index(tree).routes["softplus.out"]
+    assert r.impl == Impl.DELEGATING and r.hops[-1] == "composite: calls at::atan2, at::exp"
+    assert Index(load_tree(MINI)).routes["softplus.out"].hops[-1] == "shared backend-agnostic kernel"
