@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from migrate.model import (
-    instance,
     DispatchLine,
     HostFunction,
     Impl,
@@ -20,6 +19,7 @@ from migrate.model import (
     Span,
     StubRegistration,
     Via,
+    instance,
 )
 from migrate.tables import dispatch_keys, load_markers, load_table
 from migrate.tree import Tree, file_kind
