@@ -144,13 +144,17 @@ def fresh_processes(root: Path) -> None:
                 [sys.executable, str(script), what, str(root)], env=env, capture_output=True, text=True, check=True
             )
             times[name].append(float(out.stdout.split()[-1]) / 1000)
-    print(f"\neach run in a new process (imports before the clock), best and median of {N}:")
+    print(
+        f"\neach run in a new process (imports before the clock), best and median of {N}; paired: the median of"
+        " each round's ratio to that round's torchgen run (a load change between rounds cancels out):"
+    )
     t_tg = times["torchgen parse_native_yaml"]
     for name, v in times.items():
         lo, mid = min(v), sorted(v)[len(v) // 2]
+        paired = sorted(a / b for a, b in zip(v, t_tg))[len(v) // 2]
         print(
             f"{name:<42} {lo * 1000:8.1f} ms   ratio {lo / min(t_tg):.2f}"
-            f"   median {mid * 1000:7.1f} ms   ratio {mid / sorted(t_tg)[len(v) // 2]:.2f}"
+            f"   median {mid * 1000:7.1f} ms   ratio {mid / sorted(t_tg)[len(v) // 2]:.2f}   paired {paired:.2f}"
         )
 
 
