@@ -17,9 +17,10 @@ from migrate import parse_pool
 METAL_FLOW_RULES = frozenset({"MPS016", "MPS017", "MPS018", "MPS020", "MPS021"})
 # What the two processes run after the parse, per source byte, in parse_pool cost units (one host source
 # byte's parse): the other rules ~0.11 per yaml or host byte (callgrind, 2.6.0 tree); the Metal flow rules
-# 1.5 per .metal byte: where the two processes end together, on average over 12 cold two-process lints
-# of the 2.6.0 tree at each of 1.0, 1.3, 1.6 and 2.0 (at 2.0 the child ended 11 ms before this process).
-# Callgrind's instruction counts gave 2.0: they miss the other rules' cache misses on decoded models.
+# 1.5 per .metal byte, where the two processes end together on the 2.6.0 tree: over 12 cold two-process
+# lints each, the child ended 11.5 ms before this process at 2.0, 1.3 ms before at 1.6, and ~2 ms after
+# at 1.3 or less (no reserve there).  Callgrind's counts gave 2.0: they miss the cache misses of the
+# other rules on the models decoded from the child.
 FLOW_COST_PER_METAL_BYTE = 1.5
 RULES_COST_PER_BYTE = 0.11
 CHILD_RULES = METAL_FLOW_RULES | {"MPS019"}

@@ -306,7 +306,6 @@ def _flow_item(line: bytes, at: int, item: bytes) -> str:
 
 # ------------------------------------------------------ fast construction
 _new, _set = object.__new__, object.__setattr__  # model.instance, inlined where ~10k objects are made
-_instance = instance  # lazy extras allowed in ``fields``, as in DispatchLine
 
 
 def _fast_ctor(cls: type) -> Callable[..., Any]:
@@ -329,7 +328,7 @@ def _fast_ctor(cls: type) -> Callable[..., Any]:
 
     def make(**kw: Any) -> Any:
         if len(kw) == n:  # every field given: the fresh kwargs dict becomes the instance dict
-            return _instance(cls, kw)
+            return instance(cls, kw)
         obj = _new(cls)
         if kw.keys() <= names:
             d = obj.__dict__
@@ -352,7 +351,7 @@ def _dispatch_spans(path: str, ln: int, at: int, keys: tuple[str, ...], kernel: 
     if len(keys) == 1:
         ks = len(keys[0])
         key_spans: tuple[Span, ...] = (
-            _instance(
+            instance(
                 Span,
                 {
                     "path": path,
@@ -371,7 +370,7 @@ def _dispatch_spans(path: str, ln: int, at: int, keys: tuple[str, ...], kernel: 
         for k in keys:
             b = ks + len(k)
             spans.append(
-                _instance(
+                instance(
                     Span,
                     {
                         "path": path,
@@ -388,12 +387,12 @@ def _dispatch_spans(path: str, ln: int, at: int, keys: tuple[str, ...], kernel: 
         key_spans = tuple(spans)
     ke = ks + len(kernel)
     return {
-        "span": _instance(
+        "span": instance(
             Span,
             {"path": path, "line": ln, "column": 5, "end_line": ln, "end_column": 5 + ke, "start": at, "end": at + ke},
         ),
         "key_spans": key_spans,
-        "kernel_span": _instance(
+        "kernel_span": instance(
             Span,
             {
                 "path": path,
