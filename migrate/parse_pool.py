@@ -129,8 +129,8 @@ def parse_all(jobs: list, after=None, between=None, reserve: float = 0.0, reads=
     workers = _workers([jobs[k] for k in todo])
     reads = reads or (lambda job: job[0] in AFTER_KINDS)
     first = [k for k in todo if reads(jobs[k])] if after is not None and workers > 1 else []
-    local = [k for k in todo if jobs[k][0] in LOCAL_KINDS and k not in first]
     skip = set(first)
+    local = [k for k in todo if jobs[k][0] in LOCAL_KINDS and k not in skip]
     shared = sorted((k for k in todo if jobs[k][0] not in LOCAL_KINDS and k not in skip), key=lambda k: -_cost(jobs[k]))
     queue = Queue.of(shared) if workers > 1 and (shared or first) else None
     children = []

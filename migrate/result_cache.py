@@ -141,7 +141,7 @@ def lint_findings(root: Path, config, only: list[str] | None, overlay: dict[str,
     from migrate import codec
 
     overlay = overlay or {}
-    if not cache._ENABLED[0]:
+    if not cache.enabled():
         from migrate.lint import lint_root
 
         result = lint_root(root, overlay, config, only)

@@ -322,7 +322,7 @@ def metal_view(root: Path, parsed: list, includes: list[Path]) -> Tree:
         elif kind == "host":
             if model is not None:
                 inline, metals = model[0].inline_metal, model[1]
-            else:  # a host file this process did not parse: its Metal strings alone
+            else:  # a host file this process did not parse (none can hold Metal strings, _metal_job): checked alone
                 inline = tuple(read_inline_metal(data, r))
                 metals = tuple(_read_inline(r, im, includes) for im in inline)
             if inline:
