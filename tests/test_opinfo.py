@@ -1,4 +1,4 @@
-"""OpInfo database: fast scan + libcst of MPS decorations; MPS015 fixes; test commands."""
+"""OpInfo database: fast scan + ast of MPS decorations; MPS015 fixes; test commands."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from migrate.tables import load_table
 def check(ix):
     if not ix.tree.opinfo_files:
         return
-    from migrate.read.opinfo_reader import find_entries  # libcst: imported only when needed
+    from migrate.read.opinfo_reader import find_entries  # imported only when the tree has OpInfo files
 
     table = load_table("opinfo.yaml")
     affected = {(cls, t) for cls, tests in table["affected_tests"].items() for t in tests}
