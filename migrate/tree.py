@@ -85,14 +85,15 @@ def _walk(base: Path, suffixes: tuple[str, ...]):
                 yield Path(dirpath) / name
 
 
-def _walk_rel(root: Path, rel: str, suffixes: tuple[str, ...]) -> list[str]:
-    """``_walk(root / rel)``'s files, as root-relative posix paths (string joins: no Path per file)."""
+def _walk_rel(root: Path, rel: str, suffixes: tuple[str, ...], skip: str | None = None) -> list[str]:
+    """``_walk(root / rel)``'s files, as root-relative posix paths (string joins: no Path per file); ``skip``: a
+    root-relative folder left out."""
     top = os.path.join(root, rel)
     out = []
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
         sub = os.path.relpath(dirpath, top).replace(os.sep, "/")
         prefix = rel + "/" if sub == "." else f"{rel}/{sub}/"
+        dirnames[:] = sorted(d for d in dirnames if prefix + d != skip)
         out += [prefix + name for name in sorted(filenames) if name.endswith(suffixes)]
     return out
 
@@ -177,12 +178,16 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
                 )
             else:
                 jobs.append(("host", r, data, "migrate.tree:read_host_job", {"include_dirs": includes}, (hdr,)))
+    native = _native_sources(root)  # scanned in the same queue (the stub facts of a modern tree: ~1.8 MB)
+    first_native = len(jobs)
+    jobs += [(_NATIVE_KIND[r.endswith(".h")], r, data, "migrate.tree:scan_native_job", {}, ()) for r, data in native]
     after, reserve = None, 0.0
     if metal_work is not None:
         key, work, lead = metal_work
         metal = sum(len(j[2]) for j in jobs if j[0] == "metal")
+        other = sum(len(j[2]) for j in jobs if j[0] in ("yaml", "host"))
         xfail = COMMON_MPS_REL in overlay or (root / COMMON_MPS_REL).is_file()
-        reserve = lead(metal, sum(len(j[2]) for j in jobs) - metal, xfail)
+        reserve = lead(metal, other, xfail)
 
         def after(models):  # in the parse child
             return work(metal_view(root, [(jobs[k], m) for k, m in enumerate(models)], includes))
@@ -215,15 +220,14 @@ def load_tree(root: Path, overlay: dict[str, bytes] | None = None, metal_work=No
     tree.sources.update(s.sources)
     tree.errors.extend(s.errors)
     tree.opinfo_files, tree.common_mps = s.opinfo_files, s.common_mps
-    tree.declared_stubs, tree.cpu_stub_calls = s.declared_stubs, s.cpu_stub_calls
-    tree.native_at_calls = s.native_at_calls
+    _add_native_facts(tree, native, models[first_native:])
     return tree
 
 
 def _side_files(root: Path, overlay: dict[str, bytes]) -> Tree:
-    """What load_tree reads besides the yaml and the MPS folder, as a Tree of its own: the OpInfo files' bytes,
-    common_mps.py's model, the native sources' stub facts.  Read while a parse child parses (parse_all's
-    ``between``), so it costs the critical path half as much."""
+    """What load_tree reads besides the yaml, the MPS folder and the native sources, as a Tree of its own: the
+    OpInfo files' bytes, common_mps.py's model.  Read while a parse child parses (parse_all's ``between``), so
+    it costs the critical path half as much."""
     from migrate.tables import load_table
 
     read_common_mps = _lazy("migrate.read.xfail_reader", "read_common_mps")
@@ -239,7 +243,6 @@ def _side_files(root: Path, overlay: dict[str, bytes]) -> Tree:
         if data is not None:
             side.common_mps = cached("common_mps", COMMON_MPS_REL, data, lambda: read_common_mps(data, COMMON_MPS_REL))
             side.errors.extend(side.common_mps.errors)
-    _scan_native_sources(side)
     return side
 
 
@@ -332,43 +335,50 @@ def metal_view(root: Path, parsed: list, includes: list[Path]) -> Tree:
     return tree
 
 
-def _scan_native_sources(tree: Tree) -> None:
-    """Stub declarations (headers), which stubs each CPU-side kernel reaches and which at:: functions it calls (.cpp).
+_NATIVE_KIND = {True: "native-decl", False: "native-scan"}  # parse job kinds (and cache kinds): .h, .cpp
 
-    Byte scans of aten/src/ATen/native/**.{h,cpp} outside mps/, when the tree has them;
-    a full checkout has hundreds of such files, so each file's result goes through the cache.
-    """
-    native = tree.root / NATIVE_REL
-    if not native.is_dir():
-        return
-    mps = tree.root / MPS_REL
-    for dirpath, dirnames, filenames in os.walk(native):
-        dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d) != mps)
-        for name in sorted(filenames):
-            if not name.endswith((".h", ".cpp")):
-                continue
-            f = Path(dirpath, name)
-            r = f.relative_to(tree.root).as_posix()
-            try:
-                data = f.read_bytes()
-            except OSError:
-                continue
-            if b"DECLARE_DISPATCH" not in data and b"_stub" not in data:
-                continue
-            from migrate.read.native_scan import scan_native_file  # imported once a file needs it
 
-            try:  # the cache keeps a header's Spans (the stub is the text they cover) or a .cpp's kernels
-                if r.endswith(".h"):
-                    spans = cached("native-decl", r, data, lambda: tuple(s for _, s in scan_native_file(r, data)[0]))
-                    kernels = ()
-                else:
-                    spans, kernels = (), cached("native-scan", r, data, lambda: scan_native_file(r, data)[1])
-            except (RecursionError, ValueError, UnicodeError) as exc:  # never a traceback
-                tree.errors.append(ParseError(r, 1, 1, f"could not scan: {exc}", partial=True))
-                continue
-            for span in spans:
-                tree.declared_stubs.setdefault(data[span.start : span.end].decode("latin-1"), span)
-            for kernel, stubs, at_calls in kernels:
-                if stubs:
-                    tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)
-                tree.native_at_calls[kernel] = tree.native_at_calls.get(kernel, frozenset()) | frozenset(at_calls)
+def _native_sources(root: Path) -> list[tuple[str, bytes]]:
+    """The native sources that can declare or reach a stub: (tree-relative path, bytes) of each
+    aten/src/ATen/native/**.{h,cpp} outside mps/ that mentions one, in walk order (a full checkout has hundreds
+    of them; each one's scan is a parse job, through the cache)."""
+    found = []
+    for r in _walk_rel(root, NATIVE_REL, (".h", ".cpp"), skip=MPS_REL):
+        try:
+            with open(os.path.join(root, r), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"DECLARE_DISPATCH" in data or b"_stub" in data:
+            found.append((r, data))
+    return found
+
+
+def scan_native_job(data: bytes, path: str):
+    """A native source's stub facts (its parse job): a header's Spans of the stubs its DECLARE_DISPATCH lines
+    name (the stub is the text they cover), a .cpp's kernels (scan_native_file); a ParseError when it cannot
+    be scanned (never a traceback)."""
+    from migrate.read.native_scan import scan_native_file
+
+    try:
+        if path.endswith(".h"):
+            return tuple(s for _, s in scan_native_file(path, data)[0])
+        return scan_native_file(path, data)[1]
+    except (RecursionError, ValueError, UnicodeError) as exc:
+        return ParseError(path, 1, 1, f"could not scan: {exc}", partial=True)
+
+
+def _add_native_facts(tree: Tree, native: list[tuple[str, bytes]], facts: list) -> None:
+    """Stub declarations (headers), which stubs each CPU-side kernel reaches and which at:: functions it calls
+    (.cpp), from scan_native_job's value for each of ``native`` (in walk order: the first declaration wins)."""
+    for (r, data), got in zip(native, facts):
+        if isinstance(got, ParseError):
+            tree.errors.append(got)
+            continue
+        spans, kernels = (got, ()) if r.endswith(".h") else ((), got)
+        for span in spans:
+            tree.declared_stubs.setdefault(data[span.start : span.end].decode("latin-1"), span)
+        for kernel, stubs, at_calls in kernels:
+            if stubs:
+                tree.cpu_stub_calls[kernel] = tree.cpu_stub_calls.get(kernel, frozenset()) | frozenset(stubs)
+            tree.native_at_calls[kernel] = tree.native_at_calls.get(kernel, frozenset()) | frozenset(at_calls)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from migrate.read.native_scan import scan_native_file
 from migrate.source.span import Span
 
@@ -103,3 +105,34 @@ def test_comments_and_strings_are_not_code():
         "  return at::neg_out(out, self);\n}\n"
     )
     assert got == {"soft_out": ((), ("neg_out",))}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_native_source_that_cannot_be_scanned_is_an_error_and_the_rest_still_count(monkeypatch, jobs):
+    """load_tree scans the native sources as parse jobs (on either process): one that fails becomes a partial
+    ParseError naming it, never a traceback, and the other sources' stub facts are read as without it."""
+    from migrate import cache, parse_pool
+    from migrate.read import native_scan
+    from migrate.tree import load_tree
+    from tests.helpers import MINI
+
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", jobs)
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    with cache.disable_cache():
+        good = load_tree(MINI)
+    real = native_scan.scan_native_file
+
+    def failing(rel, data):
+        if rel.endswith(".cpp"):
+            raise ValueError("too deep")
+        return real(rel, data)
+
+    monkeypatch.setattr(native_scan, "scan_native_file", failing)
+    with cache.disable_cache():
+        tree = load_tree(MINI)
+    errors = [e for e in tree.errors if e.message.startswith("could not scan")]
+    assert [(e.path, e.line, e.message, e.partial) for e in errors] == [
+        ("aten/src/ATen/native/BinaryOps.cpp", 1, "could not scan: too deep", True)
+    ]
+    assert good.cpu_stub_calls and not tree.cpu_stub_calls and not tree.native_at_calls
+    assert tree.declared_stubs == good.declared_stubs and good.declared_stubs  # the header still counts

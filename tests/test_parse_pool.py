@@ -93,7 +93,8 @@ def test_yaml_and_metal_are_parsed_here(monkeypatch, tmp_path):
     monkeypatch.setattr(parse_pool, "parse_all", lambda js, *rest: jobs.extend(js) or real_all(js, *rest))
     with cache.disable_cache():
         read(MINI, monkeypatch, 2)
-    assert len(queued) == 1 and {jobs[k][0] for k in queued[0]} == {"host"}  # what children may take
+    # what children may take: host files, and the native sources' stub scans
+    assert len(queued) == 1 and {jobs[k][0] for k in queued[0]} == {"host", "native-decl", "native-scan"}
     assert {j[0] for j in jobs} >= {"yaml", "host", "metal"}
 
 
