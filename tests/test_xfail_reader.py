@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate.model import CommonMps
+from migrate.model import CommonMps, ParseError
 from migrate.read.xfail_reader import is_table_name, read_common_mps
 from tests.fuzzing import check_read, examples
 
@@ -204,3 +204,84 @@ def test_real_spans_start_with_the_quoted_key(real):
         assert lines[e.span.line - 1][e.span.column - 1 :].decode().startswith(t.split("\n")[0])
         if e.value is not None:
             assert t.endswith(e.value)
+
+
+# ------------------------------------------------------------ the ast reading is libcst's
+SHAPES = [
+    b"X_XFAILLIST = {'a': None, \"b\": [torch.float32], 'c' 'd': (1, 2)}\n",
+    b"X_XFAILLIST = {('a'): None}\n",  # grouping parentheses: libcst's range has them
+    b"X_XFAILLIST = {'a': (None)}\n",
+    b"X_XFAILLIST = ({'a': None})\n",
+    b"X_SKIPLIST = ('a', 'b',)\nY_SKIPLIST = 'a', 'b'\nZ_SKIPLIST = ('a'), 'b'\nW_SKIPLIST = ['a', ('b')]\n",
+    b"X_SKIPLIST = {'a', # why (\n  'b'}\n",  # a "(" in a comment is no parenthesis
+    b"A_XFAILLIST = B_SKIPLIST = {'a': 1}\nC_XFAILLIST: dict = {'b': 2}\nD_XFAILLIST: dict\n",
+    b"X_XFAILLIST.update({'a': None}, {'b': None})\nX_XFAILLIST.update(({'c': None}))\n",
+    b"X_XFAILLIST.update(a=1)\nX_XFAILLIST.update(*more)\nX_XFAILLIST.update(OTHER)\n",
+    b"X_XFAILLIST = {**OTHER, 'a': None}\nY_SKIPLIST = {*OTHER, 'a'}\n",
+    b"X_XFAILLIST = {name: None, f(): None, 1: None, None: None, True: None, -1: None, 1.5: None, 2j: None}\n",
+    b"X_XFAILLIST = {f'a{b}': None, b'x': None, ...: None, x if y else z: None, [a for a in b]: None}\n",
+    b"X_SKIPLIST = OTHER | {'a'}\nY_SKIPLIST = f()\nZ_SKIPLIST = 3\nW_SKIPLIST = 'a'\nV_SKIPLIST = lambda: 1\n",
+    b"def f():\n    X_XFAILLIST = {'a': None}\n    class C:\n        Y_SKIPLIST = {'b'}\n"
+    b"    if x:\n        Z_SKIPLIST = {'c'}\n    elif y:\n        Z_SKIPLIST = {'d'}\n    else:\n        Z_SKIPLIST = {'e'}\n"
+    b"    try:\n        T_SKIPLIST = {'f'}\n    except E:\n        T_SKIPLIST = {'g'}\n    finally:\n        T_SKIPLIST = {'h'}\n"
+    b"    for i in x:\n        L_SKIPLIST = {'i'}\n    with m:\n        W_SKIPLIST = {'j'}\n"
+    b"    match v:\n        case 1:\n            M_SKIPLIST = {'k'}\nasync def g():\n    A_SKIPLIST = {'l'}\n",
+    "X_XFAILLIST = {'é': None, 'ü\\n': [torch.float16],  # ç\n 'b': None}\n".encode(),
+    b"X_XFAILLIST = {'a': None}\r\n",
+    b"# -*- coding: latin-1 -*-\nX_XFAILLIST = {'a': None}\n",
+    b"X_XFAILLIST = {'a': None,\n",
+    b"X_XFAILLIST = {'\\d': None}\n",
+    b"X_XFAILLIST.update({'a': None}, {'b': None})\n",
+    b"X_SKIPLIST = OTHER | {'a'}\nY_SKIPLIST = {-1, a.b, not c, a < b, a and b}\n",
+]
+
+
+def _same_reading(data: bytes) -> bool:
+    """Whether the ast reading (when it reads the file) gives what libcst's gives; True when it leaves the file
+    to libcst."""
+    from migrate.read import xfail_cst, xfail_reader
+
+    fast = xfail_reader.read_tables(data)
+    if fast is None:
+        return True
+    slow = xfail_cst.read_tables(data, "fuzz.py")
+    assert not isinstance(slow, ParseError), slow  # ast read what libcst cannot
+    return (list(fast[0]), list(fast[1])) == (list(slow[0]), list(slow[1]))
+
+
+@pytest.mark.parametrize("k", range(len(SHAPES)))
+def test_the_ast_reading_of_each_shape_is_libcsts_or_none(k):
+    assert _same_reading(SHAPES[k])
+
+
+def test_the_usual_shapes_are_read_without_libcst():
+    from migrate.read import xfail_reader
+
+    usual = [0, 5, 6, 10, 13, 14, 18, 19, 20]  # strings, comments, chained tables, non-literal keys, blocks, update
+    assert [k for k in usual if xfail_reader.read_tables(SHAPES[k]) is None] == []
+    # parentheses, unpacking and update's keywords, f-strings/bytes, a string table, CR, coding cookie, bad syntax
+    unsure = [1, 2, 3, 4, 7, 8, 9, 11, 12, 15, 16, 17]
+    assert [k for k in unsure if xfail_reader.read_tables(SHAPES[k]) is not None] == []
+
+
+@settings(max_examples=examples(120))
+@given(st.sampled_from(SHAPES + [SNIPPET]), st.integers(0, 400), st.binary(max_size=6))
+def test_the_ast_reading_of_damaged_shapes_is_libcsts_or_none(source, cut, junk):
+    cut = min(cut, len(source))
+    assert _same_reading(source[:cut] + junk + source[cut:])
+
+
+def test_the_real_file_is_read_with_ast_alone(real):
+    """torch's common_mps.py has only usual shapes: a cold lint reads it without importing libcst (~0.15 s)."""
+    import subprocess
+    import sys
+
+    cm, data = real
+    assert _same_reading(data)
+    code = (
+        "import sys; from migrate.read.xfail_reader import read_common_mps; "
+        f"cm = read_common_mps(open({str(_real_path())!r}, 'rb').read(), 'x.py'); "
+        "print(len(cm.entries), 'libcst' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(len(cm.entries)), "False"]

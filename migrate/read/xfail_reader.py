@@ -1,4 +1,4 @@
-"""Read the xfail/skip tables of torch/testing/_internal/common_mps.py with libcst.
+"""Read the xfail/skip tables of torch/testing/_internal/common_mps.py.
 
 The file is never imported (its tables exist only when MPS is available).
 Tables: assignments anywhere whose target name has XFAILLIST or SKIPLIST as
@@ -6,9 +6,12 @@ a word (annotated ones too), SUPPORTED_COMPLEX_OPS, and ``NAME.update(...)``
 calls on such names.  Dict tables give one entry per key; sets, lists and
 tuples one per string element.
 
-Speed: instead of a MetadataWrapper (which records a position for every node
-of the module, ~200 ms here), one codegen pass tracks byte offsets and keeps
-those of the few nodes we need.
+The standard library's ``ast`` reads the usual shapes (string keys and
+elements, plain names as values).  A file with a shape whose byte ranges or
+messages ast does not tell as libcst does (grouping parentheses, ``*``/``**``
+unpacking, f-strings, bytes, a coding cookie, CR line breaks), or with a
+syntax error, is read by ``xfail_cst`` with libcst instead, whose import
+alone takes ~0.15 s: the same model either way.
 """
 
 from __future__ import annotations
@@ -17,9 +20,8 @@ import ast
 import bisect
 import functools
 import re
+import warnings
 from typing import Iterator
-
-import libcst as cst
 
 from migrate.model import CommonMps, ParseError, Span, XfailEntry
 from migrate.source.file import char_column
@@ -36,163 +38,6 @@ def is_table_name(name: str) -> bool:
     return "XFAILLIST" in words or "SKIPLIST" in words
 
 
-# ------------------------------------------------------------ finding tables
-class _Found:
-    """Nodes to locate, collected in source order before the offset pass."""
-
-    def __init__(self) -> None:
-        # (table, function, key node or None, value/element node, container kind)
-        self.items: list[tuple[str, str | None, cst.CSTNode | None, cst.CSTNode, str]] = []
-        self.skipped: list[tuple[cst.CSTNode, str]] = []
-
-    def nodes(self) -> set[int]:
-        ids = {id(v) for *_, v, _ in self.items}
-        ids.update(id(k) for _, _, k, _, _ in self.items if k is not None)
-        ids.update(id(n) for n, _ in self.skipped)
-        return ids
-
-
-def _statements(body: object, function: str | None) -> Iterator[tuple[cst.BaseSmallStatement, str | None]]:
-    """Every small statement in a block, recursing into compound statements."""
-    for stmt in getattr(body, "body", ()):
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                yield small, function
-        elif isinstance(stmt, cst.BaseCompoundStatement):
-            yield from _compound(stmt, function)
-
-
-def _compound(stmt: cst.CSTNode, function: str | None) -> Iterator[tuple[cst.BaseSmallStatement, str | None]]:
-    if isinstance(stmt, cst.FunctionDef):
-        function = stmt.name.value
-    for child in stmt.children:
-        if isinstance(child, cst.SimpleStatementSuite):
-            for small in child.body:
-                yield small, function
-        elif isinstance(child, cst.IndentedBlock):
-            yield from _statements(child, function)
-        elif isinstance(
-            child,
-            (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase),
-        ):
-            yield from _compound(child, function)
-
-
-def _collect(module: cst.Module) -> _Found:
-    found = _Found()
-    for small, function in _statements(module, None):
-        if isinstance(small, cst.Assign):
-            for target in small.targets:
-                if isinstance(target.target, cst.Name) and is_table_name(target.target.value):
-                    _table(found, target.target.value, function, small.value)
-        elif isinstance(small, cst.AnnAssign):
-            if isinstance(small.target, cst.Name) and is_table_name(small.target.value) and small.value is not None:
-                _table(found, small.target.value, function, small.value)
-        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            call = small.value
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "update"
-                and isinstance(func.value, cst.Name)
-                and is_table_name(func.value.value)
-            ):
-                for arg in call.args:
-                    _table(found, func.value.value, function, arg.value)
-    return found
-
-
-def _table(found: _Found, table: str, function: str | None, value: cst.BaseExpression) -> None:
-    if isinstance(value, cst.Dict):
-        for el in value.elements:
-            if isinstance(el, cst.DictElement):
-                _entry(found, table, function, el.key, el.value, "dict")
-            else:
-                found.skipped.append((el, f"{table}: '**' unpacking skipped"))
-    elif isinstance(value, (cst.Set, cst.List, cst.Tuple)):
-        for el in value.elements:
-            if isinstance(el, cst.Element):
-                _entry(found, table, function, None, el.value, "set")
-            else:
-                found.skipped.append((el, f"{table}: '*' unpacking skipped"))
-    else:
-        found.skipped.append((value, f"{table}: {type(value).__name__} is not a dict/set/list literal, skipped"))
-
-
-def _entry(
-    found: _Found,
-    table: str,
-    function: str | None,
-    key: cst.BaseExpression | None,
-    value: cst.BaseExpression,
-    kind: str,
-) -> None:
-    literal = key if key is not None else value
-    if _literal(literal) is None:
-        found.skipped.append((literal, f"{table}: non-literal key ({type(literal).__name__}) skipped"))
-    else:
-        found.items.append((table, function, key, value, kind))
-
-
-def _literal(node: cst.BaseExpression) -> str | None:
-    """The value of a plain string literal or implicit concatenation of them."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            v = node.evaluated_value
-        except Exception:  # malformed escapes etc.
-            return None
-        return v if isinstance(v, str) else None
-    return None
-
-
-# ------------------------------------------------------------ byte offsets
-def _offsets(module: cst.Module, wanted: set[int]) -> dict[int, tuple[int, int]]:
-    """Byte (start, end) of the wanted nodes, from one codegen pass."""
-    try:
-        from libcst._nodes.internal import CodegenState
-    except ImportError:  # pragma: no cover - libcst internals moved
-        return _offsets_via_metadata(module, wanted)
-
-    encoding = module.encoding
-    spans: dict[int, tuple[int, int]] = {}
-
-    class _State(CodegenState):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-            self.pos = 0
-            self.stack: list[int] = []
-
-        def add_indent_tokens(self) -> None:
-            for tok in self.indent_tokens:
-                self.pos += len(tok) if tok.isascii() else len(tok.encode(encoding))
-
-        def add_token(self, value: str) -> None:
-            self.pos += len(value) if value.isascii() else len(value.encode(encoding))
-
-        def before_codegen(self, node: cst.CSTNode) -> None:
-            self.stack.append(self.pos)
-
-        def after_codegen(self, node: cst.CSTNode) -> None:
-            start = self.stack.pop()
-            if id(node) in wanted:
-                spans[id(node)] = (start, self.pos)
-
-    try:
-        module._codegen(_State())
-    except (AttributeError, TypeError):  # pragma: no cover - libcst internals changed
-        return _offsets_via_metadata(module, wanted)
-    return spans
-
-
-def _offsets_via_metadata(module: cst.Module, wanted: set[int]) -> dict[int, tuple[int, int]]:
-    from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
-
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    spans = wrapper.resolve(ByteSpanPositionProvider)
-    return {id(n): (s.start, s.start + s.length) for n, s in spans.items() if id(n) in wanted}
-
-
-# ------------------------------------------------------------ the reader
 class _Lines:
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -203,20 +48,6 @@ class _Lines:
         return idx + 1, char_column(self.data, self.starts[idx], off)
 
 
-def _error_position(data: bytes, exc: cst.ParserSyntaxError) -> tuple[int, int]:
-    """libcst's native tokenizer errors carry no position; ask the stdlib parser then."""
-    at = re.search(r"error at (\d+):(\d+)", exc.message)
-    if at:
-        return int(at.group(1)), int(at.group(2)) + 1
-    try:
-        ast.parse(data)
-    except SyntaxError as err:
-        return err.lineno or 1, max(err.offset or 1, 1)
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return exc.editor_line, exc.editor_column
-
-
 def read_common_mps(data: bytes, path: str) -> CommonMps:
     """Every xfail/skip table entry of a common_mps.py-like file."""
     return _read_cached(data, path)
@@ -224,15 +55,14 @@ def read_common_mps(data: bytes, path: str) -> CommonMps:
 
 @functools.lru_cache(maxsize=4)
 def _read_cached(data: bytes, path: str) -> CommonMps:
-    try:
-        module = cst.parse_module(data)
-    except cst.ParserSyntaxError as exc:
-        line, col = _error_position(data, exc)
-        return CommonMps(path, (), (ParseError(path, line, col, exc.message),))
-    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError, RecursionError) as exc:
-        return CommonMps(path, (), (ParseError(path, 1, 1, f"cannot parse: {exc}"),))
-    found = _collect(module)
-    spans = _offsets(module, found.nodes())
+    tables = read_tables(data)
+    if tables is None:
+        from migrate.read import xfail_cst
+
+        tables = xfail_cst.read_tables(data, path)
+        if isinstance(tables, ParseError):
+            return CommonMps(path, (), (tables,))
+    items, skipped = tables
     lines = _Lines(data)
 
     def span(start: int, end: int) -> Span:
@@ -241,21 +71,189 @@ def _read_cached(data: bytes, path: str) -> CommonMps:
         return Span(path, l1, c1, l2, c2, start, end)
 
     entries: list[XfailEntry] = []
-    for table, function, key, value, kind in found.items:
-        v0, v1 = spans[id(value)]
+    for table, function, key, (v0, v1), text in items:
+        assert text is not None
         if key is None:
-            text = _literal(value)
-            assert text is not None
             entries.append(XfailEntry(table, text, path, span(v0, v1), None, function))
         else:
-            k0, _ = spans[id(key)]
-            text = _literal(key)
-            assert text is not None
             value_src = data[v0:v1].decode("utf-8", "replace")
-            entries.append(XfailEntry(table, text, path, span(k0, v1), value_src, function))
-    skipped = []
-    for node, message in found.skipped:
-        s0, _ = spans.get(id(node), (0, 0))
-        line, col = lines.line_col(s0)
-        skipped.append(ParseError(path, line, col, message))
-    return CommonMps(path, tuple(entries), (), tuple(skipped))
+            entries.append(XfailEntry(table, text, path, span(key[0], v1), value_src, function))
+    notes = [ParseError(path, *lines.line_col(at), message) for at, message in skipped]
+    return CommonMps(path, tuple(entries), (), tuple(notes))
+
+
+# ------------------------------------------------------------ the ast reading
+class _Unsure(Exception):
+    """A shape whose ranges or messages ast does not tell as libcst does: xfail_cst reads the file."""
+
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
+_COMMENT = re.compile(rb"#[^\n]*")
+# libcst's class names of the expressions ast tells apart (the notes name them); others are _Unsure
+_CST_NAMES = {
+    ast.Name: "Name",
+    ast.Attribute: "Attribute",
+    ast.Call: "Call",
+    ast.Subscript: "Subscript",
+    ast.BinOp: "BinaryOperation",
+    ast.UnaryOp: "UnaryOperation",
+    ast.BoolOp: "BooleanOperation",
+    ast.Compare: "Comparison",
+    ast.IfExp: "IfExp",
+    ast.Lambda: "Lambda",
+    ast.ListComp: "ListComp",
+    ast.SetComp: "SetComp",
+    ast.DictComp: "DictComp",
+    ast.GeneratorExp: "GeneratorExp",
+    ast.Dict: "Dict",
+    ast.List: "List",
+    ast.Set: "Set",
+    ast.Tuple: "Tuple",
+}
+_CST_CONSTANTS = {int: "Integer", float: "Float", complex: "Imaginary", bool: "Name", type(None): "Name"}
+
+
+def read_tables(data: bytes):
+    """xfail_cst.read_tables's (items, skipped) from ast, or None where only libcst's reading is sure."""
+    if b"\r" in data or data.startswith(b"\xef\xbb\xbf") or _CODING.search(data, 0, _second_line_end(data)):
+        return None
+    try:
+        data.decode("utf-8")
+        with warnings.catch_warnings():  # an invalid escape warns; libcst's reading says nothing of it either
+            warnings.simplefilter("ignore")
+            module = ast.parse(data)
+        return _AstTables(data).read(module)
+    except (_Unsure, SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return None
+
+
+def _second_line_end(data: bytes) -> int:
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    return len(data) if second < 0 else second
+
+
+class _AstTables:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+        self.items: list = []
+        self.skipped: list[tuple[int, str]] = []
+
+    def range(self, node: ast.AST) -> tuple[int, int]:
+        """Byte offsets (ast's columns are UTF-8 byte offsets in their line)."""
+        starts = self.starts
+        return starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset
+
+    def plain(self, after: int, node: ast.AST, opens: int = 0) -> tuple[int, int]:
+        """``node``'s range, when the code between ``after`` and it holds ``opens`` "(" (its container's):
+        more would be grouping parentheses, which libcst's range includes and ast's does not."""
+        start, end = self.range(node)
+        if _COMMENT.sub(b"", self.data[after:start]).count(b"(") != opens:
+            raise _Unsure
+        return start, end
+
+    def read(self, module: ast.Module):
+        for stmt, function in _statements(module.body, None):
+            if isinstance(stmt, ast.Assign):
+                after = max(self.range(t)[1] for t in stmt.targets)
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and is_table_name(target.id):
+                        self.table(target.id, function, stmt.value, after)
+            elif isinstance(stmt, ast.AnnAssign):
+                target = stmt.target
+                if isinstance(target, ast.Name) and is_table_name(target.id) and stmt.value is not None:
+                    self.table(target.id, function, stmt.value, self.range(stmt.annotation)[1])
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                call, func = stmt.value, stmt.value.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr == "update"
+                    and isinstance(func.value, ast.Name)
+                    and is_table_name(func.value.id)
+                ):
+                    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+                        raise _Unsure  # libcst's order of arguments
+                    after, opens = self.range(func)[1], 1
+                    for arg in call.args:
+                        self.table(func.value.id, function, arg, after, opens)
+                        after, opens = self.range(arg)[1], 0
+        return self.items, self.skipped
+
+    def table(self, table: str, function: str | None, value: ast.expr, after: int, opens: int = 0) -> None:
+        start, end = self.plain(after, value, opens)
+        if isinstance(value, ast.Dict):
+            after = start + 1
+            for key, v in zip(value.keys, value.values):
+                if key is None:
+                    raise _Unsure  # ** unpacking: libcst's note is at the "**"
+                k = self.plain(after, key)
+                self.entry(table, function, key, k, v, self.plain(k[1], v))
+                after = self.range(v)[1]
+        elif isinstance(value, (ast.Set, ast.List, ast.Tuple)):
+            opened = self.data[start : start + 1] in (b"{", b"[") or (
+                self.data[start : start + 1] == b"(" and self.data[end - 1 : end] == b")"
+            )  # a tuple without parentheses starts at its first element (a "(" there is that element's)
+            after = start + 1 if opened else start
+            for el in value.elts:
+                if isinstance(el, ast.Starred):
+                    raise _Unsure
+                r = self.plain(after, el)
+                self.entry(table, function, None, None, el, r)
+                after = r[1]
+        else:
+            self.skipped.append((start, f"{table}: {_cst_name(value)} is not a dict/set/list literal, skipped"))
+
+    def entry(self, table, function, key, key_range, value, value_range) -> None:
+        literal = key if key is not None else value
+        text = _string(literal)
+        if text is None:
+            at = key_range[0] if key is not None else value_range[0]
+            self.skipped.append((at, f"{table}: non-literal key ({_cst_name(literal)}) skipped"))
+        else:
+            self.items.append((table, function, key_range, value_range, text))
+
+
+def _string(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return node.value
+        if isinstance(node.value, bytes):
+            raise _Unsure  # libcst names one literal SimpleString, several ConcatenatedString
+    elif isinstance(node, ast.JoinedStr):
+        raise _Unsure
+    return None
+
+
+def _cst_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant):
+        name = _CST_CONSTANTS.get(type(node.value))
+    else:
+        name = _CST_NAMES.get(type(node))
+    if name is None:
+        raise _Unsure
+    return name
+
+
+def _statements(body: list, function: str | None) -> Iterator[tuple[ast.stmt, str | None]]:
+    """Every simple statement of a block, in source order, recursing into compound statements (libcst's
+    walk in xfail_cst): a function's name is the ``function`` of the statements in it."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _statements(stmt.body, stmt.name)
+        elif isinstance(stmt, (ast.ClassDef, ast.With, ast.AsyncWith)):
+            yield from _statements(stmt.body, function)
+        elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            yield from _statements(stmt.body, function)
+            yield from _statements(stmt.orelse, function)
+        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            yield from _statements(stmt.body, function)
+            for handler in stmt.handlers:
+                yield from _statements(handler.body, function)
+            yield from _statements(stmt.orelse, function)
+            yield from _statements(stmt.finalbody, function)
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                yield from _statements(case.body, function)
+        else:
+            yield stmt, function
