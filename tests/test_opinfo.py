@@ -197,3 +197,14 @@ def test_bracket_matching_skips_words_as_the_full_scan_does():
     for i in opens:
         assert o._matching_close(data, i) == by_full_scan(data, i)
     assert o._matching_close(data, 1) is not None and o._matching_close(data, len(data) - 1) is None
+
+
+def test_names_the_head_scan_cannot_match_are_still_found():
+    """Plain names (letters, digits, ``_``, ``.``) are kept from one scan of every head; any other name is
+    looked for by a pattern of its own."""
+    data = b"op_db = [\n    UnaryUfuncInfo('a-b', ref=None),\n    UnaryUfuncInfo('exp', ref=None),\n    OpInfo('\xc3\xa9t\xc3\xa9'),\n]\n"
+    assert [e.name for e in find_entries(data, "x.py", ["a-b", "exp"])] == ["a-b", "exp"]
+    assert [e.name for e in find_entries(data, "x.py", ["exp"])] == ["exp"]
+    assert [e.name for e in find_entries(data, "x.py", ["\u00e9t\u00e9"])] == ["\u00e9t\u00e9"]
+    assert find_entries(data, "x.py", []) == []
+    assert [e.name for e in find_entries(data, "x.py")] == ["exp"]  # every entry: the plain names

@@ -31,17 +31,28 @@ _WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ
 _NOT_CALLERS = {b"return", b"in", b"and", b"or", b"not", b"if", b"else", b"lambda", b"yield"}
 
 
-def _head_pattern(names: Iterable[str] | None) -> re.Pattern[bytes]:
-    """``Info('name'``: a literal the regex engine looks for first (find_entries adds the word before it)."""
-    return _head_regex(None if names is None else frozenset(names))
+_ANY_HEAD = re.compile(rb"Info\(\s*(['\"])([\w.]+)\1")  # ``Info('name'``: the literal "Info(" is looked for first
+_PLAIN_NAME = re.compile(r"[\w.]+", re.ASCII)  # a name _ANY_HEAD can match
 
 
-@lru_cache(maxsize=8)  # MPS015 asks the same names of each OpInfo file
-def _head_regex(names: frozenset[str] | None) -> re.Pattern[bytes]:
+def _heads(data: bytes, names: Iterable[str] | None) -> Iterator[re.Match[bytes]]:
+    """The ``Info('name'`` heads of entries named one of ``names`` (every entry when None), in order
+    (find_entries adds the word before each)."""
     if names is None:
-        alt = rb"[\w.]+"
+        yield from _ANY_HEAD.finditer(data)
+        return
+    wanted = frozenset(names)
+    if all(_PLAIN_NAME.fullmatch(n) for n in wanted):  # every head, kept by name: no pattern compiled per call
+        encoded = {n.encode() for n in wanted}
+        yield from (m for m in _ANY_HEAD.finditer(data) if m.group(2) in encoded)
     else:
-        alt = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) or b"(?!)"
+        yield from _head_regex(wanted).finditer(data)
+
+
+@lru_cache(maxsize=8)
+def _head_regex(names: frozenset[str]) -> re.Pattern[bytes]:
+    """``_ANY_HEAD`` for these names alone (some of which it cannot match)."""
+    alt = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) or b"(?!)"
     return re.compile(rb"Info\(\s*(['\"])(" + alt + rb")\1")
 
 
@@ -71,7 +82,7 @@ def find_entries(data: bytes, path: str, names: Iterable[str] | None = None) -> 
     """Entries whose first argument is one of ``names`` (every entry when None)."""
     out = []
     lines = _LineIndex(data)
-    for m in _head_pattern(names).finditer(data):
+    for m in _heads(data, names):
         start = _word_start(data, m.start())  # the head ``SomethingInfo`` (a regex \b\w*Info scans 10x slower)
         if b"#" in data[data.rfind(b"\n", 0, start) + 1 : start]:
             continue  # commented-out code
