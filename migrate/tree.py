@@ -344,12 +344,8 @@ def _native_sources(root: Path) -> list[tuple[str, bytes]]:
     of them; each one's scan is a parse job, through the cache)."""
     found = []
     for r in _walk_rel(root, NATIVE_REL, (".h", ".cpp"), skip=MPS_REL):
-        try:
-            with open(os.path.join(root, r), "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        if b"DECLARE_DISPATCH" in data or b"_stub" in data:
+        data, _ = _read(os.path.join(root, r), r, {})  # an unreadable one declares and reaches nothing
+        if data is not None and (b"DECLARE_DISPATCH" in data or b"_stub" in data):
             found.append((r, data))
     return found
 

@@ -193,7 +193,7 @@ def _error_position(data: bytes, exc: cst.ParserSyntaxError) -> tuple[int, int]:
 
 def read_tables(data: bytes, path: str):
     """(items, skipped) as xfail_reader's builder takes them: items (table, function, key range or None, value
-    range, kind), skipped (offset, message); or a ParseError (a syntax error)."""
+    range, the key's or element's string), skipped (offset, message); or a ParseError (a syntax error)."""
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:

@@ -55,7 +55,8 @@ def read_common_mps(data: bytes, path: str) -> CommonMps:
 
 @functools.lru_cache(maxsize=4)
 def _read_cached(data: bytes, path: str) -> CommonMps:
-    tables = read_tables(data)
+    lines = _Lines(data)
+    tables = read_tables(data, lines)
     if tables is None:
         from migrate.read import xfail_cst
 
@@ -63,7 +64,6 @@ def _read_cached(data: bytes, path: str) -> CommonMps:
         if isinstance(tables, ParseError):
             return CommonMps(path, (), (tables,))
     items, skipped = tables
-    lines = _Lines(data)
 
     def span(start: int, end: int) -> Span:
         l1, c1 = lines.line_col(start)
@@ -113,8 +113,9 @@ _CST_NAMES = {
 _CST_CONSTANTS = {int: "Integer", float: "Float", complex: "Imaginary", bool: "Name", type(None): "Name"}
 
 
-def read_tables(data: bytes):
-    """xfail_cst.read_tables's (items, skipped) from ast, or None where only libcst's reading is sure."""
+def read_tables(data: bytes, lines: _Lines | None = None):
+    """xfail_cst.read_tables's (items, skipped) from ast, or None where only libcst's reading is sure; ``lines``:
+    the file's _Lines, when the caller has them."""
     if b"\r" in data or data.startswith(b"\xef\xbb\xbf") or _CODING.search(data, 0, _second_line_end(data)):
         return None
     try:
@@ -122,7 +123,7 @@ def read_tables(data: bytes):
         with warnings.catch_warnings():  # an invalid escape warns; libcst's reading says nothing of it either
             warnings.simplefilter("ignore")
             module = ast.parse(data)
-        return _AstTables(data).read(module)
+        return _AstTables(lines or _Lines(data)).read(module)
     except (_Unsure, SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
         return None
 
@@ -134,9 +135,8 @@ def _second_line_end(data: bytes) -> int:
 
 
 class _AstTables:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+    def __init__(self, lines: _Lines) -> None:
+        self.data, self.starts = lines.data, lines.starts
         self.items: list = []
         self.skipped: list[tuple[int, str]] = []
 
