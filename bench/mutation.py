@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/mutation.py [GROUP ...] [--score-only] [--survivors] [--retest]
 
-GROUPs (default: all, fastest first): compare, yaml, checks, index, fixes.
+GROUPs (default: all, fastest first): compare, yaml, checks, index, fixes; review is the part of checks
+that reviews Metal code (MPS016-021).
 Each group runs ``nice -n 19 mutmut run --max-children 1`` over its mutants (each mutant
 against the tests of pyproject's test selection that reach the mutated function), then the
 score per module is printed: killed / (total - equivalent).  Equivalent mutants are the ones
@@ -49,6 +50,17 @@ GROUPS: dict[str, list[str]] = {
         "migrate.read.yaml_reader.x_effective_dispatch__mutmut_*",
     ],
     "checks": ["migrate.checks.*"],
+    "review": [  # the Metal review rules (part of checks): the data-flow rules and MPS019
+        f"migrate.checks.{m}.*"
+        for m in (
+            "mps016_nan_minmax",
+            "mps017_divergent_collective",
+            "mps018_fast_math",
+            "mps019_graph_fallback",
+            "mps020_handrolled_reduction",
+            "mps021_narrow_offset",
+        )
+    ],
     "index": [f"migrate.index.x{CLS}Index{CLS}{f}__mutmut_*" for f in INDEX_ROUTES]
     + [f"migrate.index.x_{f}__mutmut_*" for f in ("is_shared", "looks_mps_only", "stub_candidates")],
     "fixes": [
@@ -123,7 +135,7 @@ def main() -> int:
     ap.add_argument("--survivors", action="store_true", help="list the mutants not killed")
     ap.add_argument("--retest", action="store_true", help="run only the mutants a previous run did not kill")
     args = ap.parse_args()
-    groups = args.groups or list(GROUPS)
+    groups = args.groups or [g for g in GROUPS if g != "review"]  # review: a part of checks
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         ap.error(f"unknown group {unknown[0]!r} (known: {', '.join(GROUPS)})")

@@ -398,3 +398,541 @@ def test_mps016_fix_adds_the_include_once(tmp_path):
     assert text.startswith("#include <c10/metal/utils.h>\n#include <metal_stdlib>\n")
     assert text.count("c10/metal/utils.h") == 1
     assert "x[i] = c10::metal::max(x[i], 0.0f);" in text and "x[i] = c10::metal::min(x[i], y[i]);" in text
+
+
+# ---------------------------------------------------------------- exact findings, in process
+# (bench/mutation.py's review group runs its mutants against these: every field of a finding is pinned)
+
+
+def exact(root: Path, *codes: str) -> list[tuple]:
+    """(code, file name, line, column, end line, end column, kernel, message, fix) of every finding of ``codes``;
+    a fix as (safe, description, its edits as (file name, start, end, replacement))."""
+    res = lint_tree(load_tree(root), Config(select=[*codes, "MPS900"]))
+    return [
+        (
+            f.code,
+            Path(f.path).name,
+            f.line,
+            f.column,
+            f.end_line,
+            f.end_column,
+            f.kernel,
+            f.message,
+            None
+            if f.fix is None
+            else (
+                f.fix.safe,
+                f.fix.description,
+                tuple((Path(e.path).name, e.start, e.end, e.replacement) for e in f.fix.edits),
+            ),
+        )
+        for f in res.findings
+    ]
+
+
+def test_fixture_findings_in_process():
+    assert exact(REVIEW, *CODES) == [
+        (
+            "MPS016",
+            "Review.metal",
+            10,
+            12,
+            10,
+            21,
+            "review_max_functor::operator()",
+            "max(a, b) in review_max_functor::operator() drops NaN on floating-point data (use c10::metal::max)",
+            (False, "use c10::metal::max", (("Review.metal", 320, 323, "c10::metal::max"),)),
+        ),
+        (
+            "MPS017",
+            "Review.metal",
+            41,
+            16,
+            41,
+            24,
+            "lane_sum_bad",
+            "simd_sum in lane_sum_bad is reached by part of its SIMD group only: `if (first == 0)`, on first (from lane"
+            " [[thread_index_in_simdgroup]])",
+            None,
+        ),
+        (
+            "MPS017",
+            "Review.metal",
+            64,
+            3,
+            64,
+            22,
+            "barrier_after_return",
+            "threadgroup_barrier in barrier_after_return is reached by part of its threadgroup only: after the `return`"
+            " at line 62 under `(tid >= n)`, on tid [[thread_position_in_threadgroup]]",
+            None,
+        ),
+        ("MPS018", "Review.metal", 79, 12, 79, 21, None, "fast::exp: " + FAST, None),
+        (
+            "MPS020",
+            "Review.metal",
+            94,
+            3,
+            94,
+            6,
+            "review_sum_by_hand",
+            "review_sum_by_hand reduces threadgroup array shared by hand (stride s halves each step);"
+            " c10/metal/reduction_utils.h of this tree provides threadgroup_sum",
+            None,
+        ),
+        (
+            "MPS021",
+            "Review.metal",
+            109,
+            3,
+            109,
+            36,
+            "copy_rows_narrow",
+            "uint offset = pos.y * rows * cols: 32-bit element offset offset in copy_rows_narrow (pos.y * rows * cols)"
+            " indexes a buffer at line 110; it wraps past 2^32 elements",
+            None,
+        ),
+        (
+            "MPS019",
+            "Review.mm",
+            10,
+            1,
+            19,
+            2,
+            "review_max_mps",
+            "review_max_mps keeps an MPSGraph path beside its Metal kernel, gated by if (self.is_contiguous()) (graph"
+            " at line 16: LookUpOrCreateCachedGraph)",
+            None,
+        ),
+    ]
+
+
+FAST = "fast math in a kernel (error compounds in training)"
+NAN = "drops NaN on floating-point data"
+UTILS_EDIT = "#include <c10/metal/utils.h>\n"
+
+
+def test_mps016_qualified_calls_and_where_the_include_goes(tmp_path):
+    src = (
+        "// no c10/metal include here\n#include <metal_stdlib>\nusing namespace metal;\n\n"
+        "kernel void k1(device float* out [[buffer(0)]], constant float* a [[buffer(1)]],\n"
+        "               uint tid [[thread_position_in_grid]]) {\n"
+        "  out[tid] = ::metal::fmin(a[tid], out[tid]);\n"
+        "  out[tid] = metal::max(out[tid], a[tid + 1]);\n}\n"
+    )
+    include = ("K.metal", 29, 29, UTILS_EDIT)  # before the first #include, after the comment
+    assert exact(_tree(tmp_path, src), "MPS016") == [
+        (
+            "MPS016",
+            "K.metal",
+            7,
+            14,
+            7,
+            45,
+            "k1",
+            f"::metal::fmin(a[tid], out[tid]) in k1 {NAN} (use c10::metal::min)",
+            (False, "use c10::metal::min", (("K.metal", 226, 239, "c10::metal::min"), include)),
+        ),
+        (
+            "MPS016",
+            "K.metal",
+            8,
+            14,
+            8,
+            46,
+            "k1",
+            f"metal::max(out[tid], a[tid + 1]) in k1 {NAN} (use c10::metal::max)",
+            (False, "use c10::metal::max", (("K.metal", 272, 282, "c10::metal::max"), include)),
+        ),
+    ]
+
+
+def test_mps016_no_include_when_a_c10_metal_header_brings_utils(tmp_path):
+    src = (
+        "kernel void k2(device half* out, uint tid [[thread_position_in_grid]]) {\n"
+        "  out[tid] = fmax(out[tid], out[tid + 1]);\n}\n#include <c10/metal/special.h>\n"
+    )
+    root = _tree(tmp_path, src)
+    (root / "c10/metal/special.h").write_text("#pragma once\n#include <c10/metal/utils.h>\n")
+    expected = [
+        (
+            "MPS016",
+            "K.metal",
+            2,
+            14,
+            2,
+            42,
+            "k2",
+            f"fmax(out[tid], out[tid + 1]) in k2 {NAN} (use c10::metal::max)",
+            (False, "use c10::metal::max", (("K.metal", 86, 90, "c10::metal::max"),)),
+        )
+    ]
+    assert exact(root, "MPS016") == expected
+    (root / "c10/metal/special.h").write_text("#pragma once\n")  # no longer: it goes before the first #include
+    assert exact(root, "MPS016") == [
+        expected[0][:8] + ((False, "use c10::metal::max", expected[0][8][2] + (("K.metal", 118, 118, UTILS_EDIT),)),)
+    ]
+
+
+INT_FUNCTOR = (
+    "struct int_max_functor {\n  template <typename T>\n  T operator()(const T a, const T b) {\n    return max(a, b);\n"
+    "  }\n};\nREGISTER_BINARY_OP(int_max, int, int);\nREGISTER_BINARY_OP(int_max, DTYPE, DTYPE);\n"
+    'template [[host_name("g_float")]] kernel void g<float>(device float*);\n'
+)
+
+
+@pytest.mark.parametrize("dtype, reported", [("long", False), ("float", True)])
+def test_mps016_functor_dtypes_are_its_registrations(tmp_path, dtype, reported):
+    """A functor registered for integer dtypes only is not floating, though the file instantiates a float template."""
+    found = exact(_tree(tmp_path, INT_FUNCTOR.replace("DTYPE", dtype)), "MPS016")
+    assert [f[:8] for f in found] == (
+        [
+            (
+                "MPS016",
+                "K.metal",
+                4,
+                12,
+                4,
+                21,
+                "int_max_functor::operator()",
+                f"max(a, b) in int_max_functor::operator() {NAN} (use c10::metal::max)",
+            )
+        ]
+        if reported
+        else []
+    )
+
+
+MPS017_SRC = """kernel void else_branch(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                        uint lane [[thread_index_in_simdgroup]]) {
+  float v = x[lane];
+  if (lane == 0) {
+    out[0] = v;
+  } else {
+    out[1] = simd_max(v);
+  }
+}
+
+float lane_total(float v) {
+  return simd_sum(v);
+}
+
+kernel void through_helper(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint lane [[thread_index_in_simdgroup]]) {
+  while (lane < 4) {
+    out[lane] = lane_total(x[lane]);
+  }
+}
+
+kernel void helper_everywhere(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                              uint lane [[thread_index_in_simdgroup]]) {
+  out[lane] = lane_total(x[lane]);
+}
+
+kernel void exit_then_barrier(device float* x [[buffer(0)]], uint tid [[thread_position_in_threadgroup]]) {
+  if (tid > 3) return;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+"""
+
+
+def test_mps017_else_branches_helpers_and_early_exits(tmp_path):
+    lane = "on lane [[thread_index_in_simdgroup]]"
+    assert exact(_tree(tmp_path, MPS017_SRC), "MPS017") == [
+        (
+            "MPS017",
+            "K.metal",
+            7,
+            14,
+            7,
+            22,
+            "else_branch",
+            f"simd_max in else_branch is reached by part of its SIMD group only: else of `if (lane == 0)`, {lane}",
+            None,
+        ),
+        (
+            "MPS017",
+            "K.metal",
+            18,
+            17,
+            18,
+            27,
+            "through_helper",
+            "lane_total (which reaches simd_sum) in through_helper is reached by part of its SIMD group only:"
+            f" `while (lane < 4)`, {lane}",
+            None,
+        ),
+        (
+            "MPS017",
+            "K.metal",
+            29,
+            3,
+            29,
+            22,
+            "exit_then_barrier",
+            "threadgroup_barrier in exit_then_barrier is reached by part of its threadgroup only: after the `return` at"
+            " line 28 under `(tid > 3)`, on tid [[thread_position_in_threadgroup]]",
+            None,
+        ),
+    ]
+
+
+MPS018_SRC = """#pragma METAL fp math_mode(fast)
+kernel void maths(device float* x [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  x[tid] = metal::fast::exp(x[tid]) + ::metal::fast::sin(x[tid]);
+  x[tid] += ::fast::cos(x[tid]) + fast::tan(x[tid]) + precise::exp(x[tid]);
+}
+#pragma METAL fp fast_math
+"""
+
+
+def test_mps018_every_spelling_after_a_source_without_any(tmp_path):
+    root = _tree(tmp_path, MPS018_SRC)
+    (root / KERNELS / "A.metal").write_text("kernel void plain(device float* x [[buffer(0)]]) {\n  x[0] = 1;\n}\n")
+    assert exact(root, "MPS018") == [
+        ("MPS018", "K.metal", 1, 1, 1, 33, None, f"#pragma METAL fp math_mode(fast): {FAST}", None),
+        ("MPS018", "K.metal", 3, 12, 3, 28, None, f"metal::fast::exp: {FAST}", None),
+        ("MPS018", "K.metal", 3, 39, 3, 57, None, f"::metal::fast::sin: {FAST}", None),
+        ("MPS018", "K.metal", 4, 13, 4, 24, None, f"::fast::cos: {FAST}", None),
+        ("MPS018", "K.metal", 4, 35, 4, 44, None, f"fast::tan: {FAST}", None),
+        ("MPS018", "K.metal", 6, 1, 6, 27, None, f"#pragma METAL fp fast_math: {FAST}", None),
+    ]
+
+
+MPS020_SRC = """kernel void halves(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                   threadgroup float* shared [[threadgroup(0)]],
+                   uint lid [[thread_position_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
+  for (uint a = n / 2; a > 0; a /= 2) {
+    shared[lid] = max(shared[lid], shared[lid + a]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  uint b = n;
+  while (b > 1) {
+    b = b >> 1;
+    shared[lid] += shared[b + lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  for (uint c = n; c > 1; c = c / 2) {
+    shared[lid] += shared[lid + c];
+  }
+  for (uint d = n; d > 1; d -= 1) {
+    shared[lid] += shared[lid + d];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  for (uint e = n; e > 1; e >>= 1) {
+    out[lid] += shared[lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}
+"""
+
+
+def test_mps020_halving_strides_only_with_a_barrier_and_the_array_indexed_by_them(tmp_path):
+    """a /= 2 and b = b >> 1 are reported; c has no barrier, d does not halve, e indexes no array."""
+    helper = "c10/metal/reduction_utils.h of this tree provides threadgroup_sum"
+    assert exact(_tree(tmp_path, MPS020_SRC), "MPS020") == [
+        (
+            "MPS020",
+            "K.metal",
+            4,
+            3,
+            4,
+            6,
+            "halves",
+            f"halves reduces threadgroup array shared by hand (stride a halves each step); {helper}",
+            None,
+        ),
+        (
+            "MPS020",
+            "K.metal",
+            9,
+            3,
+            9,
+            8,
+            "halves",
+            f"halves reduces threadgroup array shared by hand (stride b halves each step); {helper}",
+            None,
+        ),
+    ]
+
+
+MPS021_SRC = """kernel void offsets(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    constant packed_uint3& strides [[buffer(2)]], constant uint& rows [[buffer(3)]],
+                    constant uint& cols [[buffer(4)]], uint3 pos [[thread_position_in_grid]]) {
+  int a = pos.z * strides[0] + pos.y;
+  out[a] = x[0];
+  uint b = (pos.x + 1) * rows * cols;
+  out += b;
+  uint c = rows * pos.y * cols;
+  device float* p = out + c;
+  uint d = pos.y * rows;
+  out[d] = x[0];
+  uint e = long(pos.y) * rows * cols;
+  out[e] = x[0];
+  uint f = pos.y * rows * cols;
+  float g = f;
+}
+"""
+
+
+def test_mps021_offsets_of_a_position_and_two_sizes_or_a_stride_element(tmp_path):
+    """a, b, c are reported (a subscript, +=, a pointer sum); d has one size, e a 64-bit cast, f indexes nothing."""
+    wraps = "it wraps past 2^32 elements"
+    assert exact(_tree(tmp_path, MPS021_SRC), "MPS021") == [
+        (
+            "MPS021",
+            "K.metal",
+            4,
+            3,
+            4,
+            37,
+            "offsets",
+            f"int a = pos.z * strides[0] + pos.y: 32-bit element offset a in offsets (pos.z * strides[0]) indexes a buffer at line 5; {wraps}",
+            None,
+        ),
+        (
+            "MPS021",
+            "K.metal",
+            6,
+            3,
+            6,
+            37,
+            "offsets",
+            f"uint b = (pos.x + 1) * rows * cols: 32-bit element offset b in offsets (( pos.x + 1 ) * rows * cols) indexes a buffer at line 7; {wraps}",
+            None,
+        ),
+        (
+            "MPS021",
+            "K.metal",
+            8,
+            3,
+            8,
+            31,
+            "offsets",
+            f"uint c = rows * pos.y * cols: 32-bit element offset c in offsets (rows * pos.y * cols) indexes a buffer at line 9; {wraps}",
+            None,
+        ),
+    ]
+
+
+MPS019_SRC = """#include <ATen/native/mps/OperationUtils.h>
+
+namespace at::native {
+static void graph_path(const Tensor& self) {
+  runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+}
+
+Tensor by_macro_mps(const Tensor& self) {
+#if USE_METAL_KERNELS
+  mtl_setArgs(nil, self);
+#else
+  runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+#endif
+  return self;
+}
+
+Tensor by_ifdef_mps(const Tensor& self) {
+  mtl_setArgs(nil, self);
+#ifdef KEEP_GRAPH
+  auto cachedGraph = LookUpOrCreateCachedGraph<MPSUnaryCachedGraph>("k", [&](auto mpsGraph, auto graph) {});
+#endif
+  return self;
+}
+
+Tensor by_else_mps(const Tensor& self, bool fast) {
+  if (fast) {
+    graph_path(self);
+  } else {
+    mtl_setArgs(nil, self);
+  }
+  return self;
+}
+
+Tensor by_elif_mps(const Tensor& self) {
+#if A
+  graph_path(self);
+#elif B
+  mtl_setArgs(nil, self);
+#endif
+  return self;
+}
+
+Tensor in_a_loop_mps(const Tensor& self, int n) {
+  for (int i = 0; i < n; i++) {
+    mtl_setArgs(nil, self);
+  }
+  graph_path(self);
+  return self;
+}
+
+Tensor both_in_one_statement_mps(const Tensor& self) {
+  mtl_setArgs(runMPSGraph, self);
+  return self;
+}
+} // namespace at::native
+"""
+
+
+def test_mps019_names_the_first_condition_that_parts_the_two_paths(tmp_path):
+    """#if/#else, #ifdef, else, #elif and loop gates; a helper with only graph markers counts as graph; a statement
+    with both kinds of markers and a function with one kind are not reported."""
+    root = _tree(tmp_path, c10=False)
+    (root / OPS / "Gates.mm").write_text(MPS019_SRC)
+    beside = "keeps an MPSGraph path beside its Metal kernel, gated by"
+    assert exact(root, "MPS019") == [
+        (
+            "MPS019",
+            "Gates.mm",
+            8,
+            1,
+            15,
+            2,
+            "by_macro_mps",
+            f"by_macro_mps {beside} #if USE_METAL_KERNELS (graph at line 12: runMPSGraph)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates.mm",
+            17,
+            1,
+            23,
+            2,
+            "by_ifdef_mps",
+            f"by_ifdef_mps {beside} #ifdef KEEP_GRAPH (graph at line 20: LookUpOrCreateCachedGraph)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates.mm",
+            25,
+            1,
+            32,
+            2,
+            "by_else_mps",
+            f"by_else_mps {beside} else of if (fast) (graph at line 27: graph_path)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates.mm",
+            34,
+            1,
+            41,
+            2,
+            "by_elif_mps",
+            f"by_elif_mps {beside} #elif of #if A (graph at line 36: graph_path)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates.mm",
+            43,
+            1,
+            49,
+            2,
+            "in_a_loop_mps",
+            f"in_a_loop_mps {beside} for (i < n) (graph at line 47: graph_path)",
+            None,
+        ),
+    ]
