@@ -936,3 +936,30 @@ def test_mps019_names_the_first_condition_that_parts_the_two_paths(tmp_path):
             None,
         ),
     ]
+
+
+KERNEL_MAX = (
+    "kernel void k3(device float* out, uint tid [[thread_position_in_grid]]) {\n  out[tid] = max(out[tid], 0.0f);\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "head, include_at",
+    [
+        ('#include "c10/metal/utils.h"\n', None),  # quoted: included all the same
+        ("#include <c10/metal/missing.h>\n#include <c10/metal/special.h>\n", None),  # an unreadable one is skipped
+        ("#define N 4\n#include <metal_stdlib>\n", 12),  # before the first #include, not the first directive
+        ("// a comment, then code\n", 24),  # no #include: before the first token
+    ],
+)
+def test_mps016_include_edit_of_each_head(tmp_path, head, include_at):
+    root = _tree(tmp_path, head + KERNEL_MAX)
+    (root / "c10/metal/special.h").write_text("#pragma once\n#include <c10/metal/utils.h>\n")
+    (fix,) = [f[8] for f in exact(root, "MPS016")]
+    start = len(head) + KERNEL_MAX.index("max(out")
+    edits = (("K.metal", start, start + 3, "c10::metal::max"),)
+    assert fix == (
+        False,
+        "use c10::metal::max",
+        edits + ((("K.metal", include_at, include_at, UTILS_EDIT),) if include_at is not None else ()),
+    )

@@ -6,6 +6,8 @@ be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op
 The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
 """
 
+import re
+
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.model import Edit, Fix
@@ -14,6 +16,7 @@ from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_m
 
 METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
 UTILS = "c10/metal/utils.h"
+INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')  # a directive token's text: its header
 
 
 def check(ix):
@@ -71,7 +74,7 @@ def _dtypes(ix) -> dict[str, list[str]]:
 
 def _include_edit(unit) -> Edit:
     """Insert ``#include <c10/metal/utils.h>`` before the source's first #include (or at its start)."""
-    first = next((t for t in unit.toks if t.kind == "dir" and "include" in t.text), None)
+    first = next((t for t in unit.toks if t.kind == "dir" and INCLUDE.match(t.text)), None)
     at = first.start if first else (unit.toks[0].start if unit.toks else 0)
     return Edit(unit.path, at, at, f"#include <{UTILS}>\n")
 
@@ -79,8 +82,9 @@ def _include_edit(unit) -> Edit:
 def _includes_utils(unit, root) -> bool:
     """The source includes c10/metal/utils.h, itself or through another c10/metal header."""
     for t in unit.toks:
-        if t.kind == "dir" and "include" in t.text and "c10/metal/" in t.text:
-            rel = t.text.split("<")[-1].split('"')[-1].rstrip('>" ').split(">")[0]
+        m = INCLUDE.match(t.text) if t.kind == "dir" else None
+        if m is not None and m.group(1).startswith("c10/metal/"):
+            rel = m.group(1)
             if rel == UTILS:
                 return True
             try:
