@@ -963,3 +963,173 @@ def test_mps016_include_edit_of_each_head(tmp_path, head, include_at):
         "use c10::metal::max",
         edits + ((("K.metal", include_at, include_at, UTILS_EDIT),) if include_at is not None else ()),
     )
+
+
+MPS017_HELPERS_SRC = """float inner(float v);
+float sync_all(float v);
+
+float outer(float v) {
+  return inner(v);
+}
+
+float inner(float v) {
+  return simd_sum(v);
+}
+
+float both(float v) {
+  float s = simd_max(v);
+  return s + sync_all(v);
+}
+
+float sync_all(float v) {
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return v;
+}
+
+float self_call(float v) {
+  return v > 0 ? self_call(v - 1) : v;
+}
+
+kernel void callers(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    constant uint& n [[buffer(2)]], uint lane [[thread_index_in_simdgroup]],
+                    uint tid [[thread_position_in_threadgroup]]) {
+  if (n == 0) {
+    return;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lane == 0) {
+    out[0] = outer(x[0]);
+    out[1] = self_call(x[1]);
+  }
+  if (tid == 0) {
+    out[2] = both(x[2]);
+  }
+}
+"""
+
+
+def test_mps017_helpers_reach_collectives_through_helpers_and_a_barrier_wins(tmp_path):
+    """outer reaches simd_sum through inner (defined after it), both reaches a SIMD collective and, through
+    sync_all, a barrier: the barrier's class is named; a self call and a return under a size are not divergent."""
+    assert exact(_tree(tmp_path, MPS017_HELPERS_SRC), "MPS017") == [
+        (
+            "MPS017",
+            "K.metal",
+            34,
+            14,
+            34,
+            19,
+            "callers",
+            "outer (which reaches simd_sum) in callers is reached by part of its SIMD group only: `if (lane == 0)`,"
+            " on lane [[thread_index_in_simdgroup]]",
+            None,
+        ),
+        (
+            "MPS017",
+            "K.metal",
+            38,
+            14,
+            38,
+            18,
+            "callers",
+            "both (which reaches threadgroup_barrier) in callers is reached by part of its threadgroup only:"
+            " `if (tid == 0)`, on tid [[thread_position_in_threadgroup]]",
+            None,
+        ),
+    ]
+
+
+MPS019_MORE_SRC = """
+#include <ATen/native/mps/OperationUtils.h>
+
+namespace at::native {
+static void metal_path(const Tensor& self) {
+  mtl_setArgs(nil, self);
+}
+
+static void mixed_path(const Tensor& self) {
+  mtl_setArgs(nil, self);
+  runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+}
+
+Tensor nested_mps(const Tensor& self, bool a, bool b, int n = int{4}) {
+  if (a) {
+    mtl_setArgs(nil, self);
+    runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+    if (b) {
+      metal_path(self);
+    } else {
+      runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+    }
+  }
+  return self;
+}
+
+Tensor ifndef_mps(const Tensor& self) {
+#ifndef NO_METAL
+  metal_path(self);
+#endif
+  runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+  return self;
+}
+
+Tensor spaced_mps(const Tensor& self) {
+#  if   defined(A)  &&   B
+  runMPSGraph(getCurrentMPSStream(), nil, nil, nil);
+#  endif
+  metal_path(self);
+  return self;
+}
+
+Tensor mixed_helper_mps(const Tensor& self, bool a) {
+  if (a) {
+    mixed_path(self);
+  }
+  mtl_setArgs(nil, self);
+  return self;
+}
+} // namespace at::native
+"""
+
+
+def test_mps019_common_conditions_ifndef_spaced_directives_and_helpers(tmp_path):
+    """The first condition that parts the paths after a shared one; #ifndef; a directive's spacing normalised;
+    a helper with both kinds of markers is neither path (the file starts with a blank line: lines count from 1)."""
+    root = _tree(tmp_path, c10=False)
+    (root / OPS / "Gates2.mm").write_text(MPS019_MORE_SRC)
+    beside = "keeps an MPSGraph path beside its Metal kernel, gated by"
+    assert exact(root, "MPS019") == [
+        (
+            "MPS019",
+            "Gates2.mm",
+            14,
+            1,
+            25,
+            2,
+            "nested_mps",
+            f"nested_mps {beside} else of if (b) (graph at line 21: runMPSGraph)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates2.mm",
+            27,
+            1,
+            33,
+            2,
+            "ifndef_mps",
+            f"ifndef_mps {beside} #ifndef NO_METAL (graph at line 31: runMPSGraph)",
+            None,
+        ),
+        (
+            "MPS019",
+            "Gates2.mm",
+            35,
+            1,
+            41,
+            2,
+            "spaced_mps",
+            f"spaced_mps {beside} #if defined(A) && B (graph at line 37: runMPSGraph)",
+            None,
+        ),
+    ]
