@@ -404,10 +404,11 @@ def test_mps016_fix_adds_the_include_once(tmp_path):
 # (bench/mutation.py's review group runs its mutants against these: every field of a finding is pinned)
 
 
-def exact(root: Path, *codes: str) -> list[tuple]:
-    """(code, file name, line, column, end line, end column, kernel, message, fix) of every finding of ``codes``;
-    a fix as (safe, description, its edits as (file name, start, end, replacement))."""
-    res = lint_tree(load_tree(root), Config(select=[*codes, "MPS900"]))
+def exact(root: Path, *codes: str, only: list[str] | None = None) -> list[tuple]:
+    """(code, file name, line, column, end line, end column, kernel, message, fix) of every finding of ``codes``
+    (in the files ``only`` names, when given); a fix as (safe, description, its edits as (file name, start, end,
+    replacement))."""
+    res = lint_tree(load_tree(root), Config(select=[*codes, "MPS900"]), only)
     return [
         (
             f.code,
@@ -1132,4 +1133,83 @@ def test_mps019_common_conditions_ifndef_spaced_directives_and_helpers(tmp_path)
             f"spaced_mps {beside} #if defined(A) && B (graph at line 37: runMPSGraph)",
             None,
         ),
+    ]
+
+
+def test_mps018_a_word_in_the_first_or_last_token_only_and_host_options_in_scope(tmp_path):
+    """The fast-math words of First.metal and Last.metal are in their first and last tokens only (no fast:: call
+    to let the source through); a -ffast-math inside a #define; host options in two files, then in one file's scope."""
+    root = _tree(tmp_path, c10=False)
+    (root / KERNELS / "First.metal").write_text(
+        "#pragma METAL fp fast_math\nkernel void a(device float* x [[buffer(0)]]) {\n  x[0] = 1;\n}\n"
+    )
+    (root / KERNELS / "Last.metal").write_text(
+        'kernel void b(device float* x [[buffer(0)]]) {\n  x[0] = 1;\n}\n#define OPTS "-ffast-math"\n'
+    )
+    (root / OPS / "B.mm").write_text(
+        "void compile_b(MTLCompileOptions* options) {\n  options.mathMode = MTLMathModeFast;\n}\n"
+    )
+    (root / OPS / "A.mm").write_text(
+        "void compile_a(MTLCompileOptions* options) {\n  [options setFastMathEnabled:YES];\n  options.mathMode = MTLMathModeFast;\n}\n"
+    )
+    b = ("MPS018", "B.mm", 2, 11, 2, 37, None, f"mathMode = MTLMathModeFast: {FAST}", None)
+    assert exact(root, "MPS018") == [
+        ("MPS018", "First.metal", 1, 1, 1, 27, None, f"#pragma METAL fp fast_math: {FAST}", None),
+        ("MPS018", "Last.metal", 4, 15, 4, 26, None, f"-ffast-math: {FAST}", None),
+        ("MPS018", "A.mm", 2, 12, 2, 34, None, f"setFastMathEnabled:YES: {FAST}", None),
+        ("MPS018", "A.mm", 3, 11, 3, 37, None, f"mathMode = MTLMathModeFast: {FAST}", None),
+        b,
+    ]
+    assert exact(root, "MPS018", only=[f"{OPS}/B.mm"]) == [b]
+
+
+MPS021_TERMS_SRC = """kernel void terms(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                  constant uint& rows [[buffer(2)]], constant uint& cols [[buffer(3)]],
+                  constant uint* idx [[buffer(4)]], uint2 pos [[thread_position_in_grid]]) {
+  uint a = pos.y * rows * cols;
+  out[a * 2] = x[0];
+  uint b = pos.y * rows * cols;
+  out[2 * b] = x[0];
+  uint c = pos.y * rows * cols;
+  out[idx[c]] = x[0];
+  uint d = pos.y * rows * cols;
+  out[(d)] = x[0];
+  uint e = pos.y * rows * cols;
+  out[pos.x + e] = x[0];
+  uint f = pos.y * (rows + 1) * cols;
+  out[f] = x[0];
+  uint g = pos[1] * rows * cols;
+  out[g - 1] = x[0];
+  uint h = rows * cols;
+  out[h] = x[0];
+  unsigned i2 = pos.y * rows * cols;
+  out[i2, 0] = x[0];
+}
+"""
+
+
+def test_mps021_an_offset_must_be_a_term_of_the_subscript(tmp_path):
+    """Reported: c (a term of another buffer's subscript), e, f (a parenthesised size), g (a subscripted position),
+    i2 (unsigned); not: a and b (multiplied), d (in parentheses), h (no position)."""
+
+    def finding(line: int, end: int, decl: str, var: str, product: str) -> tuple:
+        return (
+            "MPS021",
+            "K.metal",
+            line,
+            3,
+            line,
+            end,
+            "terms",
+            f"{decl}: 32-bit element offset {var} in terms ({product}) indexes a buffer at line {line + 1};"
+            " it wraps past 2^32 elements",
+            None,
+        )
+
+    assert exact(_tree(tmp_path, MPS021_TERMS_SRC), "MPS021") == [
+        finding(8, 31, "uint c = pos.y * rows * cols", "c", "pos.y * rows * cols"),
+        finding(12, 31, "uint e = pos.y * rows * cols", "e", "pos.y * rows * cols"),
+        finding(14, 37, "uint f = pos.y * (rows + 1) * cols", "f", "pos.y * ( rows + 1 ) * cols"),
+        finding(16, 32, "uint g = pos[1] * rows * cols", "g", "pos[1] * rows * cols"),
+        finding(20, 36, "unsigned i2 = pos.y * rows * cols", "i2", "pos.y * rows * cols"),
     ]
