@@ -6,17 +6,16 @@ be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op
 The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
 """
 
-import re
-
 from migrate.model import Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 from migrate.model import Edit, Fix
 from migrate.read.metal_body import text_of
+from migrate.read.metal_reader import INCLUDE_RE
+from migrate.source.macros import directive
 from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_may_be_float, tree_helpers, units
 
 METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
 UTILS = "c10/metal/utils.h"
-INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')  # a directive token's text: its header
 
 
 def check(ix):
@@ -74,17 +73,25 @@ def _dtypes(ix) -> dict[str, list[str]]:
 
 def _include_edit(unit) -> Edit:
     """Insert ``#include <c10/metal/utils.h>`` before the source's first #include (or at its start)."""
-    first = next((t for t in unit.toks if t.kind == "dir" and INCLUDE.match(t.text)), None)
+    first = next((t for t in unit.toks if _header(t) is not None), None)
     at = first.start if first else (unit.toks[0].start if unit.toks else 0)
     return Edit(unit.path, at, at, f"#include <{UTILS}>\n")
+
+
+def _header(t) -> str | None:
+    """The header an ``#include`` token names (``<h>`` or ``"h"``); None for any other token."""
+    if t.kind != "dir":
+        return None
+    name, rest = directive(t.text)
+    m = INCLUDE_RE.match(rest) if name == "include" else None
+    return m.group(1) if m else None
 
 
 def _includes_utils(unit, root) -> bool:
     """The source includes c10/metal/utils.h, itself or through another c10/metal header."""
     for t in unit.toks:
-        m = INCLUDE.match(t.text) if t.kind == "dir" else None
-        if m is not None and m.group(1).startswith("c10/metal/"):
-            rel = m.group(1)
+        rel = _header(t)
+        if rel is not None and rel.startswith("c10/metal/"):
             if rel == UTILS:
                 return True
             try:
