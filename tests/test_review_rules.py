@@ -1213,3 +1213,150 @@ def test_mps021_an_offset_must_be_a_term_of_the_subscript(tmp_path):
         finding(16, 32, "uint g = pos[1] * rows * cols", "g", "pos[1] * rows * cols"),
         finding(20, 36, "unsigned i2 = pos.y * rows * cols", "i2", "pos.y * rows * cols"),
     ]
+
+
+MPS021_MORE_SRC = """kernel void more_terms(constant float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                       constant uint& rows [[buffer(2)]], constant uint& cols [[buffer(3)]],
+                       constant uint* idx [[buffer(4)]], uint2 pos [[thread_position_in_grid]]) {
+  uint w = long(pos.y) * rows * cols;
+  out[w] = x[0];
+  uint a = pos.y * rows * cols;
+  out[(pos.x) + a] = x[0];
+  uint b = pos.y * rows * cols;
+  out[idx[0] + b] = x[0];
+  uint c = pos.y * rows * cols;
+  out[rows / c] = x[0];
+  uint d = pos.y * rows * cols;
+  out[rows % d] = x[0];
+  uint e = pos.y * rows * cols;
+  out[e / 2] = x[0];
+  uint f = pos.y * rows * cols;
+  out[f % 4] = x[0];
+  float tmp[4];
+  uint g = pos.y * rows * cols;
+  tmp[g] = 1;
+  uint h = pos.y * rows * cols;
+  foo(out + 1, h);
+  uint i = pos.y * rows * cols;
+  device float* p = (out + 1) + i;
+  uint j = 2 * pos.y * rows * cols;
+  out[j] = x[0];
+  uint k = pos.y * rows * cols * 2;
+  out[k] = x[0];
+  thread uint& m = pos.y * rows * cols;
+  out[m] = x[0];
+  threadgroup uint n = pos.y * rows * cols;
+  out[n] = x[0];
+  constexpr uint q = pos.y * rows * cols;
+  out[q] = x[0];
+}
+"""
+
+
+def test_mps021_terms_after_groups_and_what_is_no_offset(tmp_path):
+    """Reported: a and b (terms after a parenthesised group and a subscript), j and k (a number among the factors);
+    not: w (a 64-bit cast, before the others), c to f (divided or a remainder), g (a local array), h (after a
+    comma), i (after a closing parenthesis), m, n, q (a reference, threadgroup, constexpr)."""
+
+    def finding(line: int, end: int, var: str, product: str) -> tuple:
+        return (
+            "MPS021",
+            "K.metal",
+            line,
+            3,
+            line,
+            end,
+            "more_terms",
+            f"uint {var} = {product}: 32-bit element offset {var} in more_terms ({product}) indexes a buffer at line"
+            f" {line + 1}; it wraps past 2^32 elements",
+            None,
+        )
+
+    assert exact(_tree(tmp_path, MPS021_MORE_SRC), "MPS021") == [
+        finding(6, 31, "a", "pos.y * rows * cols"),
+        finding(8, 31, "b", "pos.y * rows * cols"),
+        finding(25, 35, "j", "2 * pos.y * rows * cols"),
+        finding(27, 35, "k", "pos.y * rows * cols * 2"),
+    ]
+
+
+MPS020_LATE_SRC = """kernel void late(constant float* x [[buffer(0)]], device float* buf [[buffer(1)]],
+                 threadgroup float* shared [[threadgroup(0)]],
+                 uint lid [[thread_position_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
+  for (uint a = n; a > 1; a -= 1) {
+    shared[lid] += shared[lid + a];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  for (uint b = n; b > 1; b >>= 1) {
+    shared[lid] += shared[lid + b];
+  }
+  for (uint c = n; c > 1; c >>= 2) {
+    shared[lid] += shared[lid + c];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  for (uint d = n; d > 1; d = d / 2) {
+    shared[lid] += shared[lid + d];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  uint s = n;
+  while (s > 1) {
+    shared[lid] += shared[lid + s];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    shared[0] += 0, s >>= 1;
+  }
+}
+
+kernel void device_only(device float* buf [[buffer(0)]], uint lid [[thread_position_in_threadgroup]],
+                        uint n [[threads_per_threadgroup]]) {
+  for (uint s = n / 2; s > 0; s >>= 1) {
+    buf[lid] += buf[lid + s];
+    threadgroup_barrier(mem_flags::mem_device);
+  }
+}
+"""
+REDUCTION_TWO_HELPERS = """#pragma once
+namespace c10 {
+namespace metal {
+template <typename T>
+T threadgroup_sum(threadgroup T* data, unsigned size) {
+  return data[0];
+}
+template <typename T>
+T threadgroup_max(threadgroup T* data, unsigned size) {
+  return data[0];
+}
+} // namespace metal
+} // namespace c10
+"""
+
+
+def test_mps020_qualifying_loops_after_others_and_every_helper_named(tmp_path):
+    """a does not halve, b has no barrier, c shifts by 2: not reported, and d (d = d / 2) and s (halved after a comma,
+    in a while loop) after them are; device_only's array is no threadgroup array.  The header's two helpers are named."""
+    root = _tree(tmp_path, MPS020_LATE_SRC)
+    (root / "c10/metal/reduction_utils.h").write_text(REDUCTION_TWO_HELPERS)
+    helpers = "c10/metal/reduction_utils.h of this tree provides threadgroup_max, threadgroup_sum"
+    assert exact(root, "MPS020") == [
+        (
+            "MPS020",
+            "K.metal",
+            15,
+            3,
+            15,
+            6,
+            "late",
+            f"late reduces threadgroup array shared by hand (stride d halves each step); {helpers}",
+            None,
+        ),
+        (
+            "MPS020",
+            "K.metal",
+            20,
+            3,
+            20,
+            8,
+            "late",
+            f"late reduces threadgroup array shared by hand (stride s halves each step); {helpers}",
+            None,
+        ),
+    ]
