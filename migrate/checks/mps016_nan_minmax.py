@@ -16,15 +16,16 @@ from migrate.read.metal_flow import floating_vars, stmt_calls, table, template_m
 
 METAL_QUALIFIERS = ("", "::", "metal::", "::metal::")
 UTILS = "c10/metal/utils.h"
+_NOT_YET = object()
 
 
 def check(ix):
     names = set(table()["nan_dropping"])
     helpers = tree_helpers(ix.tree.root).get(UTILS, frozenset())
     dtypes = _dtypes(ix)
+    fixable = {"min", "max"} <= helpers
     for unit in units(ix):
-        fixable = {"min", "max"} <= helpers
-        include = None if not fixable or _includes_utils(unit, ix.tree.root) else _include_edit(unit)
+        include = _NOT_YET  # the unit's include edit (None: not needed), worked out at its first fix
         for flow in unit.flows:
             fn = flow.fn
             if fn.name in names:
@@ -51,6 +52,8 @@ def check(ix):
                     if fixable:
                         good = "c10::metal::" + c.name.lstrip("f")
                         span = unit.tok_span(first, c.at + 1)
+                        if include is _NOT_YET:
+                            include = None if _includes_utils(unit, ix.tree.root) else _include_edit(unit)
                         edits = (Edit(unit.path, span.start, span.end, good),) + ((include,) if include else ())
                         fix = Fix(f"use {good}", edits, safe=False)
                     advice = (
