@@ -1184,13 +1184,25 @@ MPS021_TERMS_SRC = """kernel void terms(constant float* x [[buffer(0)]], device 
   out[h] = x[0];
   unsigned i2 = pos.y * rows * cols;
   out[i2, 0] = x[0];
+  uint j = pos.y * rows * cols;
+  out[(j) * 2] = x[0];
+  uint k = pos.y * rows * cols;
+  out[min(k, 4u)] = x[0];
+  uint m = pos.y * rows * cols;
+  out[(pos.x + (m))] = x[0];
+  uint n = pos.y * rows * cols;
+  out[(uint)(n) - 1] = x[0];
+  uint p2 = pos.y * rows * cols;
+  out[(p2 / 2)] = x[0];
 }
 """
 
 
 def test_mps021_an_offset_must_be_a_term_of_the_subscript(tmp_path):
-    """Reported: c (a term of another buffer's subscript), e, f (a parenthesised size), g (a subscripted position),
-    i2 (unsigned); not: a and b (multiplied), d (in parentheses), h (no position)."""
+    """Reported: c (a term of another buffer's subscript), d, m and n (in parentheses that are terms themselves:
+    a group, nested groups, a cast's operand), e, f (a parenthesised size), g (a subscripted position), i2
+    (unsigned); not: a and b (multiplied), j (a group multiplied), k (a call's argument), p2 (divided inside a
+    group), h (no position)."""
 
     def finding(line: int, end: int, decl: str, var: str, product: str) -> tuple:
         return (
@@ -1208,10 +1220,13 @@ def test_mps021_an_offset_must_be_a_term_of_the_subscript(tmp_path):
 
     assert exact(_tree(tmp_path, MPS021_TERMS_SRC), "MPS021") == [
         finding(8, 31, "uint c = pos.y * rows * cols", "c", "pos.y * rows * cols"),
+        finding(10, 31, "uint d = pos.y * rows * cols", "d", "pos.y * rows * cols"),
         finding(12, 31, "uint e = pos.y * rows * cols", "e", "pos.y * rows * cols"),
         finding(14, 37, "uint f = pos.y * (rows + 1) * cols", "f", "pos.y * ( rows + 1 ) * cols"),
         finding(16, 32, "uint g = pos[1] * rows * cols", "g", "pos[1] * rows * cols"),
         finding(20, 36, "unsigned i2 = pos.y * rows * cols", "i2", "pos.y * rows * cols"),
+        finding(26, 31, "uint m = pos.y * rows * cols", "m", "pos.y * rows * cols"),
+        finding(28, 31, "uint n = pos.y * rows * cols", "n", "pos.y * rows * cols"),
     ]
 
 

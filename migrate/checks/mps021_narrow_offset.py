@@ -3,7 +3,7 @@
 A local declared with a 32-bit integer type (rules/metal_review.yaml ``narrow_int``) whose
 initialiser multiplies a grid-wide position (``grid`` tag: thread/threadgroup position in
 the grid, or a value derived from one) by a size or stride parameter (``size`` tag), with no
-64-bit cast in it, and which then indexes a data buffer (``buf[off ...]``, ``buf + off``,
+64-bit cast in it, and which then indexes a data buffer (``buf[off ...]``, ``buf[(off + i)]``, ``buf + off``,
 ``buf += off``).  Kernels templated on the index type are not affected: a template
 parameter is never a 32-bit type here.
 """
@@ -118,16 +118,32 @@ def _right(toks, k, hi):
 
 
 def _additive(toks, lo, hi, var) -> bool:
-    """``var`` is a term of the subscript: outside parentheses, not multiplied."""
-    depth = 0
-    for q in range(lo, hi):
+    """``var`` is a term of the subscript ``[lo, hi)``: not multiplied, divided or an argument; a parenthesised
+    group that is a term itself (``(var)``, ``(pos.x + var)``, a cast's operand) is looked into."""
+    depth, q = 0, lo
+    while q < hi:
         t = toks[q].text
+        if depth == 0 and (toks[q].kind == "id" and t == var or t == "(") and _term_at(toks, q, hi):
+            if t == var:
+                return True
+            close = min(match_close(toks, q), hi)
+            if _additive(toks, q + 1, close, var):
+                return True
+            q = close + 1
+            continue
         depth += t in ("(", "[")
         depth -= t in (")", "]")
-        if depth == 0 and toks[q].kind == "id" and t == var and toks[q - 1].text not in (".", "->", "*", "/", "%"):
-            if q + 1 >= hi or toks[q + 1].text not in ("*", "/", "%", "("):
-                return True
+        q += 1
     return False
+
+
+def _term_at(toks, q, hi) -> bool:
+    """The operand starting at ``toks[q]`` (a name, or a group from its ``(``) is neither scaled nor a member
+    or call argument, nor, for a name, called."""
+    if toks[q - 1].text in (".", "->", "*", "/", "%") or (toks[q].text == "(" and toks[q - 1].kind == "id"):
+        return False
+    end = match_close(toks, q) + 1 if toks[q].text == "(" else q + 1
+    return end >= hi or toks[end].text not in ("*", "/", "%", "(")
 
 
 def _indexes(toks, fn, var, buffers):
