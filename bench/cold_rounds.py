@@ -1,0 +1,64 @@
+"""Issue 11's speed target on a shared machine: rounds of one cold torchgen parse and one cold lint.
+
+    python bench/cold_rounds.py [ROOT] [--rounds N] [--jobs N]
+
+Each round runs ``bench/cold_process.py torchgen ROOT`` and ``bench/cold_process.py lint ROOT`` in new
+processes (imports before the clock), torchgen first in even rounds and last in odd ones, and takes the
+round's ratio lint / torchgen: a load change between rounds then moves both sides of a ratio alike.
+Prints the median ratio, its quartiles, how many rounds met the target (<= 0.3) and the best of each side.
+``--jobs``: MPS_MIGRATE_JOBS for the lint (default: unset, the CLI's automatic choice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from common import pytorch_tree
+
+TARGET = 0.3
+SCRIPT = Path(__file__).with_name("cold_process.py")
+
+
+def cold(what: str, root: Path, env: dict[str, str]) -> float:
+    """Milliseconds of one cold run of ``what`` (torchgen | lint) in a new process."""
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), what, str(root)], env=env, capture_output=True, text=True, check=True
+    )
+    return float(out.stdout.split()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", nargs="?")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--jobs", help="MPS_MIGRATE_JOBS for the lint (default: the automatic choice)")
+    args = ap.parse_args()
+    root = pytorch_tree(args.root)
+    env = {k: v for k, v in os.environ.items() if k != "MPS_MIGRATE_JOBS"}
+    if args.jobs:
+        env["MPS_MIGRATE_JOBS"] = args.jobs
+    torchgen, lint = [], []
+    for k in range(args.rounds):
+        order = ("torchgen", "lint") if k % 2 == 0 else ("lint", "torchgen")
+        got = {what: cold(what, root, env) for what in order}
+        torchgen.append(got["torchgen"])
+        lint.append(got["lint"])
+    ratios = sorted(a / b for a, b in zip(lint, torchgen))
+    n = len(ratios)
+    print(f"{root}: {n} rounds, lint jobs {args.jobs or 'auto'}, load average {os.getloadavg()[0]:.1f}")
+    print(f"torchgen parse_native_yaml  best {min(torchgen):6.1f} ms   median {statistics.median(torchgen):6.1f} ms")
+    print(f"mps-migrate lint, no cache  best {min(lint):6.1f} ms   median {statistics.median(lint):6.1f} ms")
+    print(
+        f"ratio per round: median {statistics.median(ratios):.3f}, quartiles {ratios[n // 4]:.3f}"
+        f" / {ratios[(3 * n) // 4]:.3f}; best / best {min(lint) / min(torchgen):.3f};"
+        f" rounds <= {TARGET}: {sum(r <= TARGET for r in ratios)} of {n}"
+    )
+
+
+if __name__ == "__main__":
+    main()
