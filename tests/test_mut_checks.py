@@ -847,3 +847,96 @@ def test_graph_fallback_prefilter_agrees_with_the_full_test():
             assert got == full(f, g, m, gh, mh)
             seen.add(got)
     assert seen == {True, False}
+
+
+# ------------------------------------------------------------------ files that could not be read
+GARBLED = (  # a dead MPS function, then lines tree-sitter cannot parse, then names the unread part may use
+    "Tensor& zz_dead_mps(const Tensor& x) {\n  return x;\n}\n\n))) int broken( {\n  ]]] {\n  (((\n}\n"
+    "// atan2_out_mps erfinv_out_mps fmax_stub nextafter zz_dead_mps\n"
+)
+ZZ_ENTRY = (
+    "\n- func: zz_undefined.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+    "    MPS: zz_undefined_out_mps\n"
+)
+ZZ_LAUNCH = 'static void zz_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_binary_kernel(iter, "zz_missing");\n}\n'
+
+
+@pytest.fixture
+def unread_tree(tmp_path):
+    """fixtures/mini with a host file parsed in part (Garbled.mm), a host file read as Latin-1, a second kernel
+    defined nowhere (after erfinv.out in the yaml) and a second launch of a missing functor (after nextafter's, in its file)."""
+    import shutil
+
+    root = tmp_path / "t"
+    shutil.copytree(MINI, root)
+    with open(root / YAML, "a") as f:
+        f.write(ZZ_ENTRY)
+    with open(root / OPS / "BinaryKernel.mm", "a") as f:
+        f.write(ZZ_LAUNCH)
+    write_tree(root, {f"{OPS}/Garbled.mm": GARBLED})
+    (root / OPS / "Latin.mm").write_bytes(b"\n// caf\xe9\n")
+    return root
+
+
+def test_a_partly_parsed_host_file_hides_the_names_it_mentions(unread_tree):
+    """MPS003/004/006/007 leave out what Garbled.mm may hold (the names it mentions), and only that; a dead
+    function defined in Garbled.mm itself is still dead."""
+    assert [f[5] for f in lint(unread_tree, "MPS003")] == ["zz_undefined.out"]  # erfinv.out: hidden
+    assert [(f[0], f[6]) for f in lint(unread_tree, "MPS004")] == [
+        (f"{OPS}/Garbled.mm", "zz_dead_mps"),  # named only in its own file
+        (UN_MM, "exp_out_mps"),  # atan2_out_mps (first in the mini tree): hidden
+    ]
+    assert lint(unread_tree, "MPS006") == []  # fmax_stub may be registered in Garbled.mm
+    assert [(f[0], f[6]) for f in lint(unread_tree, "MPS007")] == [(f"{OPS}/BinaryKernel.mm", "zz_missing")]
+
+
+def test_an_unreadable_metal_file_hides_every_missing_functor(unread_tree):
+    (unread_tree / KERNELS / "Broken.metal").symlink_to(unread_tree / "does-not-exist.metal")
+    (unread_tree / OPS / "Garbled.mm").unlink()
+    assert lint(unread_tree, "MPS007") == []
+    assert [f[6] for f in lint(unread_tree, "MPS003")] == ["erfinv_out_mps", "zz_undefined_out_mps"]
+
+
+def test_mps900_spans_and_the_checks_an_unread_file_leaves_incomplete(unread_tree):
+    res = lint_tree(load_tree(unread_tree), Config(select=["MPS900"]))
+    reads_host = (
+        "MPS001, MPS002, MPS003, MPS004, MPS005, MPS006, MPS007, MPS008, MPS009, MPS011, MPS012, MPS013, MPS014, MPS015"
+    )
+    assert [
+        (f.path, f.line, f.column, f.end_line, f.end_column, f.span.start, f.span.end, f.message) for f in res.findings
+    ] == [
+        (
+            f"{OPS}/Garbled.mm",
+            5,
+            1,
+            5,
+            2,
+            GARBLED.index(")))"),
+            GARBLED.index(")))"),
+            f"could not parse lines 5-8; definitions there may be missed; checks that may be incomplete: {reads_host}",
+        ),
+        (f"{OPS}/Latin.mm", 2, 7, 2, 8, 1, 1, "not valid UTF-8 (byte 0xe9); read as Latin-1"),  # its line's start,
+    ]
+
+
+def test_mps900_of_a_file_without_bytes_and_of_a_line_past_the_end(unread_tree):
+    from migrate.checks.mps900_parse_error import _error_span
+    from migrate.model import ParseError
+
+    (unread_tree / OPS / "Gone.mm").symlink_to(unread_tree / "does-not-exist.mm")
+    res = lint_tree(load_tree(unread_tree), Config(select=["MPS900"]))
+    (gone,) = [f for f in res.findings if f.path.endswith("Gone.mm")]
+    assert (gone.line, gone.column, gone.span.start, gone.span.end) == (1, 1, 0, 0)
+    assert "cannot read" in gone.message and gone.message.endswith("MPS014, MPS015")
+    span = _error_span(ParseError("a.mm", 4, 2, "m"), b"one\n")  # the line is past the data's end
+    assert (span.line, span.column, span.end_column, span.start, span.end) == (4, 2, 3, 4, 4)
+
+
+def test_mps900_names_no_check_for_a_kind_no_rule_reads():
+    from migrate.checks.mps900_parse_error import _incomplete_checks
+    from migrate.model import ParseError
+
+    assert _incomplete_checks(ParseError("aten/src/ATen/native/X.cpp", 1, 1, "could not scan", partial=True)) == ""
+    assert _incomplete_checks(ParseError("aten/src/ATen/native/mps/kernels/K.metal", 1, 1, "x", partial=True)) == (
+        "; checks that may be incomplete: MPS007, MPS008"
+    )
