@@ -114,8 +114,8 @@ class YamlSide:
             line = None
             for d in e.dispatch:
                 kernels[d.kernel_name].append((e, d))
-                if line is None and MPS in d.keys:
-                    line = d  # the first, as NativeEntry.kernel_for
+                if MPS in d.keys:
+                    line = d  # the last, as NativeEntry.kernel_for
             lines[id(e)] = line
             if line is not None:
                 mps_entries.append((e, line))

@@ -93,7 +93,8 @@ class NativeEntry:
         return n
 
     def kernel_for(self, key: str) -> DispatchLine | None:
-        for d in self.dispatch:
+        """The line giving ``key`` its kernel: the last that names it (torchgen's: a later line sets it again)."""
+        for d in reversed(self.dispatch):
             if key in d.keys:
                 return d
         return None

@@ -940,3 +940,15 @@ def test_mps900_names_no_check_for_a_kind_no_rule_reads():
     assert _incomplete_checks(ParseError("aten/src/ATen/native/mps/kernels/K.metal", 1, 1, "x", partial=True)) == (
         "; checks that may be incomplete: MPS007, MPS008"
     )
+
+
+def test_mps008_placeholders_of_a_template_not_starting_with_the_name():
+    """A launch template with text before ``{name}`` or ``{name}`` twice is matched whole, from the name's first byte;
+    the usual ``{name}_...`` only after the name."""
+    from migrate.checks.mps008_missing_dtype import _placeholders
+
+    exported = ["k_exp_float", "k_exp_half", "exp_float", "k_expm1_float", "exp_half_exp", "exp_int_expm1"]
+    assert _placeholders("k_{name}_{dtype}", "exp", exported) == [{"dtype": "float"}, {"dtype": "half"}]
+    assert _placeholders("{name}_{dtype}_{name}", "exp", exported) == [{"dtype": "half"}]
+    assert _placeholders("{name}_{dtype}", "exp", exported) == [{"dtype": "float"}]
+    assert _placeholders("{name}_{dtype}", "k_exp", exported) == [{"dtype": "float"}, {"dtype": "half"}]

@@ -361,11 +361,13 @@ def test_the_yaml_maps_are_worked_out_while_the_tree_is_read_and_kept_off_the_mo
     ]  # fmt: skip
 
 
-def test_the_yaml_maps_take_the_first_mps_line_and_count_delegates_as_reaching_a_kernel():
-    """One pass builds every map: an entry's MPS line is its first line naming MPS (NativeEntry.kernel_for), and
+def test_the_yaml_maps_take_the_last_mps_line_and_count_delegates_as_reaching_a_kernel():
+    """One pass builds every map: an entry's MPS line is its last line naming MPS (NativeEntry.kernel_for; torchgen
+    lets a later line set a key again, as effective_dispatch does), and
     a family reaches a kernel through MPS by an MPS line or a structured_delegate alone."""
     from migrate.index import yaml_side
     from migrate.model import DispatchLine, NativeEntry, NativeYaml
+    from migrate.read.yaml_reader import effective_dispatch
 
     span = Span("y", 1, 1, 1, 2, 0, 1)
 
@@ -377,8 +379,10 @@ def test_the_yaml_maps_take_the_first_mps_line_and_count_delegates_as_reaching_a
     b = NativeEntry("b_(Tensor(a!) x) -> Tensor(a!)", "b_", "", span, 5, (), None, structured_delegate="b.out")
     c = NativeEntry("c(Tensor x) -> Tensor", "c", "", span, 7, (line(("CPU",), "c_cpu"),), 8)
     side = yaml_side(NativeYaml("y", (a, b, c)))
-    assert side.mps_lines == {id(a): first, id(b): None, id(c): None} == {id(e): e.kernel_for("MPS") for e in (a, b, c)}
-    assert side.mps_entries == [(a, first)]
+    assert (
+        side.mps_lines == {id(a): second, id(b): None, id(c): None} == {id(e): e.kernel_for("MPS") for e in (a, b, c)}
+    )
+    assert side.mps_entries == [(a, second)] and effective_dispatch(a)["MPS"] == second.kernel_name
     assert side.kernel_families == frozenset({"a", "b"})
     assert side.yaml_kernels["a_first"] == [(a, first)] and side.yaml_kernels["c_cpu"] == [(c, c.dispatch[0])]
     assert dict(side.families) == {"a": [a], "b": [b], "c": [c]} and side.entries_by_name == {"a", "b_", "c"}
@@ -462,3 +466,26 @@ def test_a_shared_kernel_that_calls_operators_is_composite_and_says_which():
     r = Index(tree).routes["softplus.out"]
     assert r.impl == Impl.DELEGATING and r.hops[-1] == "composite: calls at::atan2, at::exp"
     assert Index(load_tree(MINI)).routes["softplus.out"].hops[-1] == "shared backend-agnostic kernel"
+
+
+def test_a_key_given_twice_routes_as_torchgen_does_by_its_last_line(tmp_path):
+    """``MPS: k_mps`` then ``CPU, CUDA, MPS: k``: torchgen's MPS kernel is k (the later line sets the key again), so
+    the overload runs the shared stub's Metal registration and is no half-migrated MPSGraph overload."""
+    import shutil
+
+    from migrate.config import Config
+    from migrate.lint import lint_tree
+
+    root = tmp_path / "t"
+    shutil.copytree(MINI, root)
+    y = root / YAML
+    text = y.read_text()
+    old = "    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n"
+    assert old in text
+    y.write_text(text.replace(old, "    MPS: copysign_scalar_out_mps\n    CPU, CUDA, MPS: copysign_scalar_out\n"))
+    tree = load_tree(root)
+    r = Index(tree).routes["copysign.Scalar_out"]
+    assert (r.kernel, r.via, r.impl, where(r)) == ("copysign_scalar_out", Via.EXPLICIT, Impl.METAL, f"{BK}:18")
+    assert [
+        f for f in lint_tree(tree, Config(select=["MPS001", "MPS002"])).findings if f.overload == "copysign.Scalar_out"
+    ] == []
