@@ -952,3 +952,22 @@ def test_mps008_placeholders_of_a_template_not_starting_with_the_name():
     assert _placeholders("{name}_{dtype}_{name}", "exp", exported) == [{"dtype": "half"}]
     assert _placeholders("{name}_{dtype}", "exp", exported) == [{"dtype": "float"}]
     assert _placeholders("{name}_{dtype}", "k_exp", exported) == [{"dtype": "float"}, {"dtype": "half"}]
+
+
+def test_mps001_reroute_to_a_stub_whose_kernel_name_is_not_literal_is_unsafe(tmp_path):
+    """The MPS side of copysign_stub launches a kernel whose name is computed: the reroute cannot be proven safe."""
+    import shutil
+
+    root = tmp_path / "t"
+    shutil.copytree(MINI, root)
+    bk = root / OPS / "BinaryKernel.mm"
+    old = '  lib.exec_binary_kernel(iter, "copysign");\n'
+    assert old in bk.read_text()
+    bk.write_text(
+        bk.read_text().replace(
+            old, '  const std::string name = std::string("copy") + "sign";\n  lib.exec_binary_kernel(iter, name);\n'
+        )
+    )
+    assert [(f[5], f[9]) for f in lint(root, "MPS001")] == [
+        ("copysign.Scalar_out", (False, "route copysign.Scalar_out to the shared kernel copysign_scalar_out"))
+    ]
