@@ -1398,3 +1398,18 @@ def test_mps018_relaxed_alone_member_names_and_sources_cut_short(tmp_path):
         ("MPS018", "Tail.metal", 1, 1, 1, 17, None, f"metal::fast::sin: {FAST}", None),
         ("MPS018", "Tail.metal", 1, 26, 1, 35, None, f"fast::exp: {FAST}", None),
     ]
+
+
+MPS020_OUTSIDE_SRC = """kernel void outside(constant float* x [[buffer(0)]], threadgroup float* shared [[threadgroup(0)]],
+                    uint lid [[thread_position_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
+  for (uint s = n / 2; s > 0; s >>= 1) {
+    shared[lid] = x[lid + s] + shared[lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}
+"""
+
+
+def test_mps020_a_stride_outside_the_threadgroup_arrays_subscripts_is_no_reduction(tmp_path):
+    """The halving stride indexes a device buffer only: the threadgroup array is written per thread, not reduced."""
+    assert exact(_tree(tmp_path, MPS020_OUTSIDE_SRC), "MPS020") == []
