@@ -1380,7 +1380,7 @@ def test_mps020_qualifying_loops_after_others_and_every_helper_named(tmp_path):
 def test_mps018_relaxed_alone_member_names_and_sources_cut_short(tmp_path):
     """Relaxed.metal has no "fast" anywhere; Members.metal names fast:: after ``.``, ``->`` and after a variable
     called metal; Empty.metal has no token, Cut.metal ends in ``fast ::``, Tail.metal starts with metal::fast:: and
-    ends with a call's last token."""
+    ends with a call's last token, Start.metal starts with fast:: at its first byte."""
     root = _tree(tmp_path, c10=False)
     files = {
         "Relaxed.metal": "#pragma METAL fp math_mode(relaxed)\nkernel void a(device float* x) {\n  x[0] = 1;\n}\n",
@@ -1389,12 +1389,14 @@ def test_mps018_relaxed_alone_member_names_and_sources_cut_short(tmp_path):
         "Empty.metal": "",
         "Cut.metal": "// cut\nfast::",
         "Tail.metal": "metal::fast::sin(x[0]) + fast::exp",
+        "Start.metal": "fast::cos(x)",
     }
     for name, text in files.items():
         (root / KERNELS / name).write_text(text)
     assert exact(root, "MPS018") == [
         ("MPS018", "Members.metal", 2, 62, 2, 71, None, f"fast::exp: {FAST}", None),
         ("MPS018", "Relaxed.metal", 1, 1, 1, 36, None, f"#pragma METAL fp math_mode(relaxed): {FAST}", None),
+        ("MPS018", "Start.metal", 1, 1, 1, 10, None, f"fast::cos: {FAST}", None),
         ("MPS018", "Tail.metal", 1, 1, 1, 17, None, f"metal::fast::sin: {FAST}", None),
         ("MPS018", "Tail.metal", 1, 26, 1, 35, None, f"fast::exp: {FAST}", None),
     ]
