@@ -123,26 +123,24 @@ def _additive(toks, lo, hi, var) -> bool:
     depth, q = 0, lo
     while q < hi:
         t = toks[q].text
-        if depth == 0 and (toks[q].kind == "id" and t == var or t == "(") and _term_at(toks, q, hi):
-            if t == var:
-                return True
-            close = min(match_close(toks, q), hi)
-            if _additive(toks, q + 1, close, var):
-                return True
-            q = close + 1
-            continue
+        if depth == 0 and (toks[q].kind == "id" and t == var or t == "("):
+            end = min(match_close(toks, q), hi) + 1 if t == "(" else q + 1  # past the operand
+            if _term_at(toks, q, end, hi):
+                if t == var or _additive(toks, q + 1, end - 1, var):
+                    return True
+                q = end
+                continue
         depth += t in ("(", "[")
         depth -= t in (")", "]")
         q += 1
     return False
 
 
-def _term_at(toks, q, hi) -> bool:
-    """The operand starting at ``toks[q]`` (a name, or a group from its ``(``) is neither scaled nor a member
-    or call argument, nor, for a name, called."""
+def _term_at(toks, q, end, hi) -> bool:
+    """The operand ``toks[q:end]`` (a name, or a parenthesised group) is neither scaled nor a member or a call's
+    argument list, nor, for a name, called."""
     if toks[q - 1].text in (".", "->", "*", "/", "%") or (toks[q].text == "(" and toks[q - 1].kind == "id"):
         return False
-    end = match_close(toks, q) + 1 if toks[q].text == "(" else q + 1
     return end >= hi or toks[end].text not in ("*", "/", "%", "(")
 
 
