@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,13 @@ OPS = "aten/src/ATen/native/mps/operations"
 KERNELS = "aten/src/ATen/native/mps/kernels"
 COMMON_MPS = "torch/testing/_internal/common_mps.py"
 OPINFO = "torch/testing/_internal/common_methods_invocations.py"
+
+
+def mini_copy(tmp_path: Path) -> Path:
+    """A writable copy of fixtures/mini under ``tmp_path``."""
+    root = tmp_path / "tree"
+    shutil.copytree(MINI, root)
+    return root
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:

@@ -5,20 +5,13 @@ be read, and columns on non-ASCII lines."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import MINI, OPS, YAML, lint_json, run_cli
+from tests.helpers import OPS, YAML, lint_json, mini_copy, run_cli
 
 NATIVE = "aten/src/ATen/native"
-
-
-def mini_copy(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    shutil.copytree(MINI, root)
-    return root
 
 
 def append(root: Path, rel: str, text: str) -> None:

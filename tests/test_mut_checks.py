@@ -9,7 +9,7 @@ import pytest
 from migrate.config import Config
 from migrate.lint import lint_tree
 from migrate.tree import load_tree
-from tests.helpers import COMMON_MPS, KERNELS, MINI, OPINFO, OPS, YAML
+from tests.helpers import COMMON_MPS, KERNELS, MINI, OPINFO, OPS, YAML, mini_copy
 
 BIN_MM, UN_MM, HIST_MM = f"{OPS}/BinaryOps.mm", f"{OPS}/UnaryOps.mm", f"{OPS}/HistogramKernel.mm"
 
@@ -865,10 +865,7 @@ ZZ_LAUNCH = 'static void zz_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_b
 def unread_tree(tmp_path):
     """fixtures/mini with a host file parsed in part (Garbled.mm), a host file read as Latin-1, a second kernel
     defined nowhere (after erfinv.out in the yaml) and a second launch of a missing functor (after nextafter's, in its file)."""
-    import shutil
-
-    root = tmp_path / "t"
-    shutil.copytree(MINI, root)
+    root = mini_copy(tmp_path)
     with open(root / YAML, "a") as f:
         f.write(ZZ_ENTRY)
     with open(root / OPS / "BinaryKernel.mm", "a") as f:
@@ -956,10 +953,7 @@ def test_mps008_placeholders_of_a_template_not_starting_with_the_name():
 
 def test_mps001_reroute_to_a_stub_whose_kernel_name_is_not_literal_is_unsafe(tmp_path):
     """The MPS side of copysign_stub launches a kernel whose name is computed: the reroute cannot be proven safe."""
-    import shutil
-
-    root = tmp_path / "t"
-    shutil.copytree(MINI, root)
+    root = mini_copy(tmp_path)
     bk = root / OPS / "BinaryKernel.mm"
     old = '  lib.exec_binary_kernel(iter, "copysign");\n'
     assert old in bk.read_text()

@@ -9,7 +9,7 @@ import pytest
 from migrate.index import Index, is_shared, looks_mps_only, stub_candidates
 from migrate.model import DispatchLine, Impl, Span, Via
 from migrate.tree import load_tree
-from tests.helpers import MINI, OPS, YAML
+from tests.helpers import MINI, OPS, YAML, mini_copy
 
 BK, BO, UK = f"{OPS}/BinaryKernel.mm", f"{OPS}/BinaryOps.mm", f"{OPS}/UnaryKernel.mm"
 
@@ -471,13 +471,10 @@ def test_a_shared_kernel_that_calls_operators_is_composite_and_says_which():
 def test_a_key_given_twice_routes_as_torchgen_does_by_its_last_line(tmp_path):
     """``MPS: k_mps`` then ``CPU, CUDA, MPS: k``: torchgen's MPS kernel is k (the later line sets the key again), so
     the overload runs the shared stub's Metal registration and is no half-migrated MPSGraph overload."""
-    import shutil
-
     from migrate.config import Config
     from migrate.lint import lint_tree
 
-    root = tmp_path / "t"
-    shutil.copytree(MINI, root)
+    root = mini_copy(tmp_path)
     y = root / YAML
     text = y.read_text()
     old = "    CPU, CUDA: copysign_scalar_out\n    MPS: copysign_scalar_out_mps\n"
