@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import best, pytorch_tree
+from common import best, cold_ms, pytorch_tree
 
 N = int(os.environ.get("BENCH_N", "5"))
 
@@ -124,9 +124,6 @@ def main() -> None:
 
 def fresh_processes(root: Path) -> None:
     """The same cold runs, each in a new process (bench/cold_process.py: timed after its imports), interleaved."""
-    import subprocess
-
-    script = Path(__file__).with_name("cold_process.py")
     cases = {
         "torchgen parse_native_yaml": ("torchgen", None),
         "mps-migrate lint, no cache": ("lint", None),
@@ -136,14 +133,7 @@ def fresh_processes(root: Path) -> None:
     times = {name: [] for name in cases}
     for _ in range(N):
         for name, (what, jobs) in cases.items():
-            env = dict(os.environ)
-            env.pop("MPS_MIGRATE_JOBS", None)
-            if jobs:
-                env["MPS_MIGRATE_JOBS"] = jobs
-            out = subprocess.run(
-                [sys.executable, str(script), what, str(root)], env=env, capture_output=True, text=True, check=True
-            )
-            times[name].append(float(out.stdout.split()[-1]) / 1000)
+            times[name].append(cold_ms(what, root, jobs) / 1000)
     print(
         f"\neach run in a new process (imports before the clock), best and median of {N}; paired: the median of"
         " each round's ratio to that round's torchgen run (a load change between rounds cancels out):"

@@ -14,22 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
-from pathlib import Path
 
-from common import pytorch_tree
+from common import cold_ms, pytorch_tree
 
 TARGET = 0.3
-SCRIPT = Path(__file__).with_name("cold_process.py")
-
-
-def cold(what: str, root: Path, env: dict[str, str]) -> float:
-    """Milliseconds of one cold run of ``what`` (torchgen | lint) in a new process."""
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), what, str(root)], env=env, capture_output=True, text=True, check=True
-    )
-    return float(out.stdout.split()[-1])
 
 
 def main() -> None:
@@ -39,13 +27,10 @@ def main() -> None:
     ap.add_argument("--jobs", help="MPS_MIGRATE_JOBS for the lint (default: the automatic choice)")
     args = ap.parse_args()
     root = pytorch_tree(args.root)
-    env = {k: v for k, v in os.environ.items() if k != "MPS_MIGRATE_JOBS"}
-    if args.jobs:
-        env["MPS_MIGRATE_JOBS"] = args.jobs
     torchgen, lint = [], []
     for k in range(args.rounds):
         order = ("torchgen", "lint") if k % 2 == 0 else ("lint", "torchgen")
-        got = {what: cold(what, root, env) for what in order}
+        got = {what: cold_ms(what, root, args.jobs) for what in order}
         torchgen.append(got["torchgen"])
         lint.append(got["lint"])
     ratios = sorted(a / b for a, b in zip(lint, torchgen))

@@ -22,6 +22,21 @@ def best(fn, runs: int = 5) -> float:
     return min(times)
 
 
+def cold_ms(what: str, root: Path, jobs: str | None = None) -> float:
+    """Milliseconds of one cold run of ``what`` (torchgen | lint) in a new process (bench/cold_process.py);
+    ``jobs``: MPS_MIGRATE_JOBS for the lint (None: unset, the CLI's automatic choice)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "MPS_MIGRATE_JOBS"}
+    if jobs:
+        env["MPS_MIGRATE_JOBS"] = jobs
+    script = Path(__file__).with_name("cold_process.py")
+    out = subprocess.run(
+        [sys.executable, str(script), what, str(root)], env=env, capture_output=True, text=True, check=True
+    )
+    return float(out.stdout.split()[-1])
+
+
 def pytorch_tree(arg: str | None = None) -> Path:
     """ARG, else the PyTorch 2.6.0 tree that ../shared/corpus/fetch-pytorch-tree provides (exit if it cannot)."""
     if arg:
