@@ -224,7 +224,8 @@ def _fork(queue: Queue, jobs: list, first=(), models=(), after=None, reserve=({}
     """A child parsing ``first``, then the jobs it takes from ``queue``; it sends each as (job, codec
     blob) when done; with ``after``, then _PARSED and the value of ``after(models)``.  ``reserve``: (each
     queued job's cost of the jobs after it, the queue's cost, what the child leaves): the child takes no
-    more once what is left costs no more than it leaves."""
+    more once what is left costs no more than it leaves; a job read when that was already so is not parsed
+    here: parse_all parses it after the child's mark, as a failed child's."""
 
     def work():
         from migrate import codec
@@ -235,6 +236,8 @@ def _fork(queue: Queue, jobs: list, first=(), models=(), after=None, reserve=({}
         left, total, leave = reserve
         taken = queue if total > leave else ()
         for k in itertools.chain(first, taken):  # the queue read lazily: one job at a time
+            if k in left and left[k] + _cost(jobs[k]) <= leave:
+                break  # this process took the jobs between: k is left to it (parsed after the mark)
             mine[k] = _parse(jobs[k])
             yield k, codec.dumps(mine[k])
             if k in left and left[k] <= leave:

@@ -349,6 +349,39 @@ def test_the_after_child_leaves_the_end_of_the_queue_to_this_process(monkeypatch
         assert any(m != parent for m in models[1:])  # the child took from the queue
 
 
+def test_a_job_the_child_reads_after_this_process_took_the_rest_is_left_to_this_process(monkeypatch, tmp_path):
+    """``reserve``: the child's check before each job it reads: when this process took enough of the queue
+    while the child parsed, the job it reads next (what is left from it costs no more than ``leave``) is
+    parsed here, not by the child, though the child's job before it had more than ``leave`` after it."""
+    monkeypatch.setenv("MPS_MIGRATE_JOBS", "2")
+    monkeypatch.setattr(parse_pool, "MIN_PARALLEL_BYTES", 0)
+    sizes = [400, 300, 200, 100, 100, 50, 50]  # after the 4th job, what is left costs at most 200 < 250
+    work = [("host", f"h{k}.mm", b"x" * n, f"{__name__}:read_where", {}, ()) for k, n in enumerate(sizes)]
+    work.insert(0, ("metal", "k.metal", b"kernel", f"{__name__}:read_where", {}, ()))
+    log, slow, parent = tmp_path / "parsed", parse_pool._parse, os.getpid()
+
+    def parse(job):  # the child's first queued job waits until this process has read four
+        import time
+
+        if os.getpid() == parent:
+            with log.open("a") as f:
+                f.write(job[1] + "\n")
+            if len(log.read_text().split()) == 4:
+                time.sleep(0.5)  # the child reads its next job meanwhile
+        elif job[0] == "host":
+            end = time.monotonic() + 10
+            while (not log.exists() or len(log.read_text().split()) < 4) and time.monotonic() < end:
+                time.sleep(0.005)
+        return slow(job)
+
+    monkeypatch.setattr(parse_pool, "_parse", parse)
+    with cache.disable_cache():
+        models, later = parse_all_after(work, 250)
+    assert later is not None and all(later.result()[:1])
+    mine = [k for k in range(len(sizes)) if models[k + 1] != parent]
+    assert len(mine) <= 1 and all(sizes[k] >= 300 for k in mine)  # h0 or h1; what it read next stayed here
+
+
 def parse_all_after(work, leave):
     return parse_pool.parse_all(work, after=lambda mine: tuple(m is not None for m in mine), reserve=leave)
 
