@@ -99,6 +99,11 @@ class NativeEntry:
                 return d
         return None
 
+    def cpu_line_to_share(self) -> DispatchLine | None:
+        """The line giving CPU its kernel when MPS does not run it already: the line a port has MPS join."""
+        line = self.kernel_for("CPU")
+        return line if line is not None and "MPS" not in line.keys else None
+
 
 @dataclass(frozen=True)
 class NativeYaml:

@@ -612,3 +612,22 @@ def test_mutated_input_never_raises_and_both_paths_agree(edits: list[tuple[int, 
             tags = x.get("tags", [])
             assert e.tags == tuple([tags] if isinstance(tags, str) else tags)
             assert e.structured == bool(x.get("structured")) and e.structured_delegate == x.get("structured_delegate")
+
+
+@pytest.mark.parametrize(
+    "lines, shared",
+    [
+        (["CPU, CUDA: foo_out", "MPS: foo_out_mps"], "foo_out"),
+        (["CPU, CUDA, MPS: foo_out"], None),  # MPS runs it already
+        (["CUDA: foo_cuda", "MPS: foo_out_mps"], None),  # no CPU kernel
+        (["CPU: foo_old", "MPS: foo_out_mps", "CPU, CUDA: foo_out"], "foo_out"),  # the last CPU line counts
+        (["CPU: foo_out", "MPS: foo_out_mps", "CPU, MPS: foo_both"], None),
+    ],
+)
+def test_the_cpu_line_to_share_is_the_last_cpu_line_unless_mps_shares_it(lines, shared) -> None:
+    """NativeEntry.cpu_line_to_share: the line port has MPS join; like torchgen, a later line naming CPU
+    sets its kernel again."""
+    body = "".join(f"    {line}\n" for line in lines)
+    _, got = read(f"- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n{body}".encode())
+    line = got.entries[0].cpu_line_to_share()
+    assert (line.kernel if line is not None else None) == shared

@@ -19,7 +19,8 @@ from migrate.port.translate import PortBlocked
 
 
 def _shared_kernel(im: Impl) -> str | None:
-    return next((d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+    line = im.entry.cpu_line_to_share()
+    return line.kernel_name if line is not None else None
 
 
 def owner_of(ix: Index, stub: str) -> str | None:

@@ -197,7 +197,7 @@ def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
     from migrate.port.operands import parameter
 
     for im in impls:
-        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        shared = im.entry.cpu_line_to_share()
         if shared is None or im.registration is not None:
             continue
         meta = meta_of(im.entry)
@@ -232,7 +232,7 @@ def _stub_for(ix: Index, family: str, impls: list[Impl], foreign: bool = False) 
         if im.registration is not None:  # MPS already shares the CPU line: the stub it registers for
             stubs.add(im.registration.stub)
             continue
-        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        shared = im.entry.cpu_line_to_share()
         ufunc = _ufunc_stub(ix, family, im) if shared is None else None
         if ufunc is not None:
             stubs.add(ufunc)  # the MPS function calls it itself (_ufunc_body_edits)
@@ -302,7 +302,7 @@ def one_stub_each(ix: Index, impls: list[Impl]) -> None:
     for im in impls:
         if im.registration is not None:
             continue
-        shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+        shared = im.entry.cpu_line_to_share()
         if shared is None:
             continue
         stubs = [k for k in ix.stubs_of_shared_kernel(shared.kernel_name) if k in ix.tree.declared_stubs]
@@ -365,8 +365,8 @@ def _riders(ix: Index, family: str, impls: list[Impl]) -> tuple[list[Impl], list
             own.append(im)
             continue
         stub = owner + "_stub"
-        shared = [d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys]
-        if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
+        shared = im.entry.cpu_line_to_share()
+        if shared is None or not calls_stub_on_its_iterator(ix.tree.root, shared.kernel_name, stub):
             own.append(im)  # reached through helpers: not the owner's computation
         elif stub in ix.registrations and not all(r in replaced(impls) for r in ix.registrations[stub]):
             riders.append((im, stub))
@@ -395,7 +395,7 @@ def _onto_registered_stub(ix: Index, family: str) -> Port | None:
         return None  # registered only by the family's own MPSGraph code (where_kernel_mps): nothing to ride on
     from migrate.port.cpu_iter import calls_stub_on_its_iterator, negated_scalars
 
-    shared = {d.kernel_name for im in impls for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys}
+    shared = {d.kernel_name for im in impls if (d := im.entry.cpu_line_to_share()) is not None}
     if not shared or not all(calls_stub_on_its_iterator(ix.tree.root, k, stub) for k in shared):
         return None  # index_add's CPU kernel reaches add_stub through helpers: not add's computation
 
@@ -777,7 +777,7 @@ def write_kernel(
     plan = plan_dtypes(emitted, ints if ints is not None else True, bools if bools is not None else True)
     port = Port(family, name, arity, dag, plan, impls, stub, emitted=emitted, cleanup=cleanup)
     for im, ridden in riders:  # they reroute with the rest (_reroute) and their old implementations go
-        shared = next(d.kernel_name for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys)
+        shared = im.entry.cpu_line_to_share().kernel_name
         fns = ", ".join(sorted({r.function for r in ix.registrations[ridden]}))
         port.notes.append(
             f"{im.entry.overload_name}: {shared} calls {ridden}, which MPS registers already ({fns}): only rerouting"
@@ -891,7 +891,7 @@ def _reroute(ix: Index, family: str, port: Port, fb: FixBuilder) -> None:
 
     for im in port.impls:
         if im.registration is None:
-            shared = next((d for d in im.entry.dispatch if "CPU" in d.keys and "MPS" not in d.keys), None)
+            shared = im.entry.cpu_line_to_share()
             if shared is None:  # a ufunc op: its MPS line stays, the function calls the stub
                 port.edits += _ufunc_body_edits(ix, im, port.stub)
                 continue

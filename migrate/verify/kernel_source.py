@@ -46,9 +46,9 @@ def operand_order(ix: Index, family: str) -> list[int] | None:
     from migrate.port.cpu_iter import meta_of, positions, ranks
 
     for e in ix.families.get(family, ()):
-        line = next((d for d in e.dispatch if "CPU" in d.keys and "MPS" in d.keys), None)
-        if line is None:
-            continue
+        line = e.kernel_for("CPU")
+        if line is None or line is not e.kernel_for("MPS"):
+            continue  # the family's shared line: CPU's and MPS's kernel
         pos = positions(ix.tree.root, line.kernel_name, meta_of(e))
         if pos is not None and len(set(pos)) == len(pos):
             order = ranks(pos)
