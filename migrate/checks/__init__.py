@@ -22,6 +22,7 @@ from migrate.checks import (
     mps019_graph_fallback,
     mps020_handrolled_reduction,
     mps021_narrow_offset,
+    mps022_shadowed_dispatch_key,
     mps900_parse_error,
 )
 
@@ -47,5 +48,6 @@ RULES = (
     mps019_graph_fallback.RULE,
     mps020_handrolled_reduction.RULE,
     mps021_narrow_offset.RULE,
+    mps022_shadowed_dispatch_key.RULE,
     mps900_parse_error.RULE,
 )
