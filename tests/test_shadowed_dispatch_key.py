@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from migrate.fixloop import fix_to_fixed_point
@@ -59,11 +62,53 @@ def test_findings_name_the_key_the_overriding_line_and_its_kernel(tmp_path):
         (3, 5, 8, "atan2.out", "atan2_out", False),
         (3, 16, 19, "atan2.out", "atan2_out", False),
     ]
-    assert [f.message.split(";")[0] for f in got] == [
-        "CPU is given again on line 4 (atan2_cpu)",
-        "MPS is given again on line 5 (atan2_out_mps)",
+    assert [f.message for f in got] == [
+        "CPU is given again on line 4: torchgen keeps that line's atan2_cpu, so this CPU has no effect",
+        "MPS is given again on line 5: torchgen keeps that line's atan2_out_mps, so this MPS has no effect",
     ]
     assert [f.fix.description for f in got] == [
         "remove the CPU of atan2.out's line 3, which line 4 overrides",
         "remove the MPS of atan2.out's line 3, which line 5 overrides",
     ]
+
+
+def test_on_the_wheels_yaml_torchgen_reads_the_same_before_and_after_the_fix(tmp_path):
+    """The premise and the fix, against torchgen: in the torch wheel's native_functions.yaml with MPS added to
+    shared lines above their old MPS lines, torchgen routes MPS by the later lines; with one MPS line doubled
+    too, it refuses the file.  MPS022 reports the seven, and its fixes (unsafe ones too) give back the yaml
+    whose backend index torchgen read before the doubling."""
+    import re
+
+    import torchgen
+
+    from tests.helpers import run_cli
+    from tests.test_fix import backend_index
+
+    text = (Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml").read_text()
+    pairs = list(re.finditer(r"\n    CPU, CUDA: (\w+)\n    MPS: (\w+)\n", text))[:6]
+    assert len(pairs) == 6, "the wheel's yaml has fewer shared-line + MPS-line pairs than this test edits"
+    edited, last = [], 0
+    for m in pairs:
+        edited += [text[last : m.start()], f"\n    CPU, CUDA, MPS: {m[1]}\n    MPS: {m[2]}\n"]
+        last = m.end()
+    edited.append(text[last:])
+    text = "".join(edited)
+    root = tmp_path / "t"
+    (root / YAML).parent.mkdir(parents=True)
+    (root / YAML).write_text(text)
+    before = backend_index(root / YAML)
+    for m in pairs:  # torchgen keeps the later line
+        assert [k for k, v in before.items() if k[1] == "MPS" and v == m[2]], m[2]
+    twice = re.search(r"\n    MPS: (\w+)\n", text[last + 400 :])
+    at = last + 400 + twice.end()
+    text = text[:at] + f"    MPS: {twice[1]}\n" + text[at:]
+    (root / YAML).write_text(text)
+    with pytest.raises(AssertionError, match="duplicate key"):  # one MPS key twice: torchgen refuses the file
+        backend_index(root / YAML)
+    lint = run_cli("lint", str(root), "--select", "MPS022", "--format", "json")
+    assert len(json.loads(lint.stdout)) == 7
+    run_cli("lint", str(root), "--select", "MPS022", "--fix", "--unsafe-fixes")
+    assert (root / YAML).read_text() != text
+    assert backend_index(root / YAML) == before
+    again = run_cli("lint", str(root), "--select", "MPS022", "--format", "json")
+    assert json.loads(again.stdout) == []

@@ -8,24 +8,42 @@ def check(ix):
     for e in ix.tree.yaml.entries:
         if len(e.dispatch) < 2:
             continue
+        data = ix.tree.sources[e.span.path]
+        written = [data[d.key_spans[0].start : d.key_spans[-1].end] for d in e.dispatch]
         winners = {key: line for line in e.dispatch for key in line.keys}  # the last line naming each key
-        for line in e.dispatch:
+        for i, line in enumerate(e.dispatch):
             shadowed = [k for k in dict.fromkeys(line.keys) if winners[k] is not line]
+            again = next((d for d, w in zip(e.dispatch[i + 1 :], written[i + 1 :]) if w == written[i]), None)
+            if again is not None:  # one mapping key twice: torchgen's and ruamel's loaders refuse the yaml
+                yield RULE.finding(
+                    line.span,
+                    message(written[i].decode(), again.line, DUPLICATE),
+                    overload=e.overload_name,
+                    kernel=line.kernel_name,
+                    fix=_drop(ix, e, line, line.keys[0], again, whole=True),
+                )
+                continue
             for key in shadowed:
                 later = winners[key]
                 yield RULE.finding(
                     line.key_spans[line.keys.index(key)],
-                    message(key, later.line, later.kernel_name),
+                    message(
+                        key, later.line, f"torchgen keeps that line's {later.kernel_name}, so this {key} has no effect"
+                    ),
                     overload=e.overload_name,
                     kernel=line.kernel_name,
                     fix=_drop(ix, e, line, key, later, whole=len(shadowed) == len(set(line.keys))),
                 )
 
 
+DUPLICATE = 'one key of the dispatch map twice, which torchgen refuses ("Found a duplicate key in the yaml")'
+
+
 def _drop(ix, entry: NativeEntry, line: DispatchLine, key: str, later: DispatchLine, whole: bool) -> Fix:
     """Remove ``key`` from ``line`` (the whole line when every key on it is named again later): what torchgen
     reads stays the same.  Safe when both lines name one kernel; else the later line may be the stale one."""
-    description = f"remove the {key} of {entry.overload_name}'s line {line.line}, which line {later.line} overrides"
+    what = "line" if whole else key
+    description = f"remove the {what} of {entry.overload_name}'s line {line.line}, which line {later.line} overrides"
     safe = line.kernel_name == later.kernel_name
     if whole:
         fix = ix.fixes.remove_line(line.span, description)
@@ -36,14 +54,14 @@ def _drop(ix, entry: NativeEntry, line: DispatchLine, key: str, later: DispatchL
     return Fix(description, (Edit(line.span.path, start, end, ""),), safe)
 
 
-def message(key: str, later_line: int, later_kernel: str) -> str:
-    return f"{key} is given again on line {later_line} ({later_kernel}); torchgen keeps the last, so this {key} has no effect"
+def message(key: str, later_line: int, effect: str) -> str:
+    return f"{key} is given again on line {later_line}: {effect}"
 
 
 RULE = Rule(
     code="MPS022",
     name="shadowed-dispatch-key",
-    severity=Severity.WARNING,
+    severity=Severity.ERROR,
     reads=("yaml",),
     message=message,
     check=check,
@@ -51,7 +69,9 @@ RULE = Rule(
         summary="""\
 Finds a dispatch key that a later line of the same `dispatch:` block names
 again. torchgen reads the lines in order and each sets its keys' kernels, so
-only the last mention of a key counts.
+only the last mention of a key counts; a line whose keys are written exactly as
+on a later line is a duplicate key of the YAML map, and torchgen refuses the
+whole file.
 """,
         why="""\
 The usual cause is a half-done edit: MPS added to the shared line
@@ -63,12 +83,15 @@ so.
 dispatch:
   CPU, CUDA, MPS: atan2_out    # MPS022: MPS is given again on line 4
   MPS: atan2_out_mps           # this line wins
+dispatch:
+  MPS: erfinv_out_mps          # MPS022: a duplicate key, torchgen stops here
+  MPS: erfinv_out_mps
 """,
         fix="""\
 Removes the overridden key from the earlier line (the whole line when each of
-its keys is given again later), which changes nothing torchgen generates. Safe
-when both lines name the same kernel. Otherwise unsafe: if the later line is
-the stale one, delete that line instead.
+its keys is given again later, or when it is a duplicate key): torchgen then
+generates what the later lines say. Safe when both lines name the same kernel.
+Otherwise unsafe: if the later line is the stale one, delete that line instead.
 """,
         fix_safety=FixSafety.SAFE,
     ),
