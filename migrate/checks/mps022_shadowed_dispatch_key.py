@@ -8,9 +8,12 @@ def check(ix):
     for e in ix.tree.yaml.entries:
         if len(e.dispatch) < 2:
             continue
+        keys = [key for line in e.dispatch for key in line.keys]
+        if len(set(keys)) == len(keys):
+            continue  # no key named twice (the spans, made when first read, stay unmade)
+        winners = {key: line for line in e.dispatch for key in line.keys}  # the last line naming each key
         data = ix.tree.sources[e.span.path]
         written = [data[d.key_spans[0].start : d.key_spans[-1].end] for d in e.dispatch]
-        winners = {key: line for line in e.dispatch for key in line.keys}  # the last line naming each key
         for i, line in enumerate(e.dispatch):
             shadowed = [k for k in dict.fromkeys(line.keys) if winners[k] is not line]
             again = next((d for d, w in zip(e.dispatch[i + 1 :], written[i + 1 :]) if w == written[i]), None)
