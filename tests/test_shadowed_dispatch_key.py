@@ -9,6 +9,7 @@ import pytest
 
 from migrate.fixloop import fix_to_fixed_point
 from tests.helpers import YAML
+from migrate.checks.mps022_shadowed_dispatch_key import DUPLICATE
 from tests.test_rule_cases import build
 
 HEAD = "- func: atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
@@ -112,3 +113,35 @@ def test_on_the_wheels_yaml_torchgen_reads_the_same_before_and_after_the_fix(tmp
     assert backend_index(root / YAML) == before
     again = run_cli("lint", str(root), "--select", "MPS022", "--format", "json")
     assert json.loads(again.stdout) == []
+
+
+def test_every_entry_and_line_is_read_and_a_duplicate_key_names_its_lines(tmp_path):
+    """Entries with one line, or with no key named twice, before the ones reported; a duplicate map key and
+    an override later in the same entry; each finding's fields and its fix."""
+    from migrate.config import Config
+    from migrate.lint import lint_tree
+    from migrate.tree import load_tree
+
+    text = (
+        "- func: a(Tensor self) -> Tensor\n  dispatch:\n    CPU: a_cpu\n\n"
+        "- func: b(Tensor self) -> Tensor\n  dispatch:\n    CPU: b_cpu\n    MPS: b_mps\n\n"
+        "- func: c.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+        "    MPS: c_out_mps\n    MPS: c_out_metal\n    CPU: c_old\n    CPU, CUDA: c_out\n"
+    )
+    root = build(tmp_path / "t", {"yaml": text})
+    got = lint_tree(load_tree(root), Config(select=["MPS022"])).findings
+    assert [(f.line, f.column, f.overload, f.kernel, f.fix.safe) for f in got] == [
+        (12, 5, "c.out", "c_out_mps", False),
+        (14, 5, "c.out", "c_old", False),
+    ]
+    assert got[0].message == f"MPS is given again on line 13: {DUPLICATE}"
+    assert got[0].end_column == len("    MPS: c_out_mps") + 1  # the whole line: its keys are the map key
+    assert [f.fix.description for f in got] == [
+        "remove the line of c.out's line 12, which line 13 overrides",
+        "remove the line of c.out's line 14, which line 15 overrides",
+    ]
+    data = (root / YAML).read_bytes()
+    assert [[(data[e.start : e.end], e.replacement) for e in f.fix.edits] for f in got] == [
+        [(b"    MPS: c_out_mps\n", "")],
+        [(b"    CPU: c_old\n", "")],
+    ]

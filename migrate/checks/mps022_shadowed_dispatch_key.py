@@ -23,7 +23,7 @@ def check(ix):
                     message(written[i].decode(), again.line, DUPLICATE),
                     overload=e.overload_name,
                     kernel=line.kernel_name,
-                    fix=_drop(ix, e, line, line.keys[0], again, whole=True),
+                    fix=_drop(ix, e, line, again),
                 )
                 continue
             for key in shadowed:
@@ -35,22 +35,22 @@ def check(ix):
                     ),
                     overload=e.overload_name,
                     kernel=line.kernel_name,
-                    fix=_drop(ix, e, line, key, later, whole=len(shadowed) == len(set(line.keys))),
+                    fix=_drop(ix, e, line, later, None if len(shadowed) == len(set(line.keys)) else key),
                 )
 
 
 DUPLICATE = 'one key of the dispatch map twice, which torchgen refuses ("Found a duplicate key in the yaml")'
 
 
-def _drop(ix, entry: NativeEntry, line: DispatchLine, key: str, later: DispatchLine, whole: bool) -> Fix:
-    """Remove ``key`` from ``line`` (the whole line when every key on it is named again later): what torchgen
-    reads stays the same.  Safe when both lines name one kernel; else the later line may be the stale one."""
-    what = "line" if whole else key
+def _drop(ix, entry: NativeEntry, line: DispatchLine, later: DispatchLine, key: str | None = None) -> Fix:
+    """Remove ``key`` from ``line`` (None: the whole line, when every key on it is named again later): what
+    torchgen reads stays the same.  Safe when both lines name one kernel; else the later line may be the stale
+    one."""
+    what = "line" if key is None else key
     description = f"remove the {what} of {entry.overload_name}'s line {line.line}, which line {later.line} overrides"
     safe = line.kernel_name == later.kernel_name
-    if whole:
-        fix = ix.fixes.remove_line(line.span, description)
-        return Fix(description, fix.edits, safe)
+    if key is None:
+        return Fix(description, ix.fixes.remove_line(line.span, description).edits, safe)
     spans = line.key_spans
     k = line.keys.index(key)
     start, end = (spans[k - 1].end, spans[k].end) if k else (spans[0].start, spans[1].start)
