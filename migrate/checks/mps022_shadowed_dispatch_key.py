@@ -1,5 +1,7 @@
 """MPS022: a dispatch key named again on a later line of the same entry (torchgen keeps the last)."""
 
+import dataclasses
+
 from migrate.model import DispatchLine, Edit, Fix, NativeEntry, Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -50,7 +52,7 @@ def _drop(ix, entry: NativeEntry, line: DispatchLine, later: DispatchLine, key: 
     description = f"remove the {what} of {entry.overload_name}'s line {line.line}, which line {later.line} overrides"
     safe = line.kernel_name == later.kernel_name
     if key is None:
-        return Fix(description, ix.fixes.remove_line(line.span, description).edits, safe)
+        return dataclasses.replace(ix.fixes.remove_line(line.span, description), safe=safe)
     spans = line.key_spans
     k = line.keys.index(key)
     start, end = (spans[k - 1].end, spans[k].end) if k else (spans[0].start, spans[1].start)
