@@ -8,15 +8,11 @@ previous match, which is what ``finditer`` returns.
 from __future__ import annotations
 
 import re
-from itertools import accumulate
 
 
 def offsets(code: bytes, word: bytes) -> list[int]:
-    """Every offset where ``word`` starts in ``code`` (overlapping ones too)."""
-    if len(word) == 1:  # split and running sums: no per-match call
-        parts = code.split(word)
-        parts.pop()
-        return list(accumulate(map((1).__add__, map(len, parts)), initial=-1))[1:]
+    """Every offset where ``word`` starts in ``code`` (overlapping ones too).  One ``find`` per match: for the
+    sparse words searched here (a brace every ~350 bytes), cheaper than splitting (a bytes object per part)."""
     found = []
     i = code.find(word)
     while i >= 0:
