@@ -13,11 +13,10 @@ def check(ix):
         keys = [key for line in e.dispatch for key in line.keys]
         if len(set(keys)) == len(keys):
             continue  # no key named twice (the spans, made when first read, stay unmade)
-        winners = {key: line for line in e.dispatch for key in line.keys}  # the last line naming each key
         data = ix.tree.sources[e.span.path]
         written = [data[d.key_spans[0].start : d.key_spans[-1].end] for d in e.dispatch]
         for i, line in enumerate(e.dispatch):
-            shadowed = [k for k in dict.fromkeys(line.keys) if winners[k] is not line]
+            shadowed = [k for k in dict.fromkeys(line.keys) if e.kernel_for(k) is not line]  # torchgen's rule
             again = next((d for d, w in zip(e.dispatch[i + 1 :], written[i + 1 :]) if w == written[i]), None)
             if again is not None:  # one mapping key twice: torchgen's and ruamel's loaders refuse the yaml
                 yield RULE.finding(
@@ -29,7 +28,7 @@ def check(ix):
                 )
                 continue
             for key in shadowed:
-                later = winners[key]
+                later = e.kernel_for(key)
                 yield RULE.finding(
                     line.key_spans[line.keys.index(key)],
                     message(
