@@ -16,6 +16,7 @@ SEVERITIES = tuple(s.value for s in Severity)  # error, warning, advice
 class FixSafety(StrEnum):
     SAFE = "safe"  # applied by --fix
     UNSAFE = "unsafe"  # applied by --fix --unsafe-fixes
+    MIXED = "mixed"  # safe where the rule can prove the edit right, else unsafe (the fix text says when)
     NONE = "none"  # no automatic fix
 
 

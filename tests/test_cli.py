@@ -27,7 +27,7 @@ def test_rule_prints_documentation():
         "## What it does",
         "## Why it matters",
         "## Example",
-        "fix safety: safe",
+        "fix safety: mixed",
     ):
         assert part in p.stdout
 

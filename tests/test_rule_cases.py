@@ -10,6 +10,7 @@ import yaml
 from migrate.checks import RULES
 from migrate.config import Config
 from migrate.lint import lint_tree
+from migrate.rulebook import FixSafety
 from migrate.tree import load_tree
 from tests.helpers import COMMON_MPS, KERNELS, OPINFO, OPS, REPO, YAML
 
@@ -66,6 +67,50 @@ def test_rule_case(tmp_path, code, kind, case):
     assert got == want, [f.message for f in found]
     for f in found:
         assert case.get("message", "") in f.message
+    assert fix_kinds(found) == case_fixes(case), "the case's `fix:` says what fix each finding carries"
+
+
+FIX_KINDS = ("safe", "unsafe", "none")
+
+
+def fix_kinds(found) -> list[str]:
+    """The kind of fix of each finding, in the order of their places (as a case's ``at`` sorts)."""
+    ordered = sorted(found, key=lambda f: (f.path, f.line, f.column))
+    return ["none" if f.fix is None else "safe" if f.fix.safe else "unsafe" for f in ordered]
+
+
+def case_fixes(case) -> list[str]:
+    """A report case's ``fix``: one kind for all its findings, or one per place of ``at`` in sorted order;
+    no ``fix``: its findings carry none."""
+    fix = case.get("fix", "none")
+    kinds = [fix] * len(case["at"]) if isinstance(fix, str) else list(fix)
+    assert len(kinds) == len(case["at"]) and set(kinds) <= set(FIX_KINDS), case["name"]
+    return kinds
+
+
+def declared_fixes() -> dict[str, set[str]]:
+    """Per rule, the kinds of fix its report cases say their findings carry."""
+    out: dict[str, set[str]] = {r.code: set() for r in RULES}
+    for p in ALL:
+        code, kind, case = p.values
+        if kind == "report":
+            out[code].update(case_fixes(case))
+    return out
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_a_rule_s_fix_safety_is_what_its_cases_show(rule):
+    """``rule CODE`` and the README's fix column tell the truth: a `safe` rule's cases show a safe fix and no
+    unsafe one, an `unsafe` rule's the reverse, a `mixed` rule's both, a `none` rule's no fix at all (a
+    case may lack what a fix needs: "none" beside the others is allowed)."""
+    kinds = declared_fixes()[rule.code] - {"none"}
+    want = {
+        FixSafety.SAFE: {"safe"},
+        FixSafety.UNSAFE: {"unsafe"},
+        FixSafety.MIXED: {"safe", "unsafe"},
+        FixSafety.NONE: set(),
+    }[rule.fix_safety]
+    assert kinds == want, f"{rule.code} says its fix is {rule.fix_safety}; its cases show {sorted(kinds) or 'none'}"
 
 
 def test_every_rule_has_cases_of_both_kinds():

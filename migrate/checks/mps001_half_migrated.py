@@ -117,8 +117,10 @@ looks finished when it is not.
         fix="""\
 Where the shared kernel of that overload serves CPU and CUDA and the MPS side
 of its stub is registered, MPS joins the shared line; otherwise port the
-overload first (no automatic fix for a shared line).
+overload first (no automatic fix for a shared line). Safe when the stub's MPS
+function names its Metal kernels and each is registered; unsafe when it names
+none that can be checked (the kernel it launches is then unknown).
 """,
-        fix_safety=FixSafety.SAFE,
+        fix_safety=FixSafety.MIXED,
     ),
 )

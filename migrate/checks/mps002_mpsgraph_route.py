@@ -48,8 +48,9 @@ a candidate for `mps-migrate port`.
 When the native side already exists (the shared kernel's stub is registered
 by a `.mm` and the Metal functors it names are registered), MPS joins the
 CPU/CUDA line. Otherwise `mps-migrate port FAMILY` writes the native Metal
-replacement.
+replacement. Safe and unsafe as MPS001's fix (the same edit): unsafe when the
+stub's MPS function names no Metal kernel that can be checked.
 """,
-        fix_safety=FixSafety.SAFE,
+        fix_safety=FixSafety.MIXED,
     ),
 )

@@ -97,6 +97,6 @@ its keys is given again later, or when it is a duplicate key): torchgen then
 generates what the later lines say. Safe when both lines name the same kernel.
 Otherwise unsafe: if the later line is the stale one, delete that line instead.
 """,
-        fix_safety=FixSafety.SAFE,
+        fix_safety=FixSafety.MIXED,
     ),
 )
