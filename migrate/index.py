@@ -432,6 +432,8 @@ class Index:
     def _explicit_route(self, e: NativeEntry, line: DispatchLine) -> Route:
         k = line.kernel_name
         hops = [f"{', '.join(line.keys)}: {line.kernel} @ {self.tree.yaml.path}:{line.line}"]
+        if len(e.dispatch) > 1:
+            hops += _shadowed_mps(e, line)
         if (is_shared(line) or self.used_by_other_backend(k)) and k not in self.functions:
             for stub in self._stubs_of_shared_kernel(k):
                 for reg in self.registrations.get(stub, ()):
@@ -533,6 +535,15 @@ class Index:
         from migrate.fixes import FixBuilder
 
         return FixBuilder(self)
+
+
+def _shadowed_mps(e: NativeEntry, line: DispatchLine) -> list[str]:
+    """What explain says of the entry's earlier lines naming MPS: ``line`` (the last) overrides them (MPS022)."""
+    return [
+        f"line {d.line} ({', '.join(d.keys)}: {d.kernel}) names MPS too, without effect: this later line wins (MPS022)"
+        for d in e.dispatch
+        if d is not line and MPS in d.keys
+    ]
 
 
 def _new_route(

@@ -145,3 +145,21 @@ def test_every_entry_and_line_is_read_and_a_duplicate_key_names_its_lines(tmp_pa
         [(b"    MPS: c_out_mps\n", "")],
         [(b"    CPU: c_old\n", "")],
     ]
+
+
+def test_explain_says_which_earlier_lines_name_mps_without_effect(tmp_path):
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
+    text = HEAD + "    CPU, CUDA, MPS: atan2_out\n    Meta, MPS: atan2_out_meta\n    MPS: atan2_out_mps\n"
+    text += "- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+    text += "    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n"
+    ix = Index(load_tree(build(tmp_path / "t", {"yaml": text})))
+    hops = ix.routes["atan2.out"].hops
+    assert hops[0] == f"MPS: atan2_out_mps @ {YAML}:5"
+    notes = (
+        "line 3 (CPU, CUDA, MPS: atan2_out) names MPS too, without effect: this later line wins (MPS022)",
+        "line 4 (Meta, MPS: atan2_out_meta) names MPS too, without effect: this later line wins (MPS022)",
+    )
+    assert hops[1:3] == notes and [h for h in hops if "MPS022" in h] == list(notes)
+    assert not [h for h in ix.routes["hypot.out"].hops if "MPS022" in h]  # CPU and CUDA lines shadow no MPS
