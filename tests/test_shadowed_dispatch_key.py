@@ -154,6 +154,8 @@ def test_explain_says_which_earlier_lines_name_mps_without_effect(tmp_path):
     text = HEAD + "    CPU, CUDA, MPS: atan2_out\n    Meta, MPS: atan2_out_meta\n    MPS: atan2_out_mps\n"
     text += "- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
     text += "    CPU, CUDA: hypot_out\n    MPS: hypot_out_mps\n"
+    text += "- func: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
+    text += "    CPU, CUDA, MPS: xlogy_out\n    MPS: xlogy_out_mps\n"
     ix = Index(load_tree(build(tmp_path / "t", {"yaml": text})))
     hops = ix.routes["atan2.out"].hops
     assert hops[0] == f"MPS: atan2_out_mps @ {YAML}:5"
@@ -163,3 +165,4 @@ def test_explain_says_which_earlier_lines_name_mps_without_effect(tmp_path):
     )
     assert hops[1:3] == notes and [h for h in hops if "MPS022" in h] == list(notes)
     assert not [h for h in ix.routes["hypot.out"].hops if "MPS022" in h]  # CPU and CUDA lines shadow no MPS
+    assert ix.routes["xlogy.OutTensor"].hops[1].startswith("line 12 (CPU, CUDA, MPS: xlogy_out) names MPS too")
