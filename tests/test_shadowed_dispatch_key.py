@@ -166,3 +166,83 @@ def test_explain_says_which_earlier_lines_name_mps_without_effect(tmp_path):
     assert hops[1:3] == notes and [h for h in hops if "MPS022" in h] == list(notes)
     assert not [h for h in ix.routes["hypot.out"].hops if "MPS022" in h]  # CPU and CUDA lines shadow no MPS
     assert ix.routes["xlogy.OutTensor"].hops[1].startswith("line 12 (CPU, CUDA, MPS: xlogy_out) names MPS too")
+
+
+STALE_YAML = """- func: rnd(Tensor self) -> Tensor
+  structured_delegate: rnd.out
+
+- func: rnd.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA, MPS: rnd_out
+    MPS: rnd_out_mps
+  tags: pointwise
+
+- func: rnd.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    MPS: rnd_decimals_out_mps
+"""
+STALE_OPS = """namespace at::native {
+static void rnd_kernel_mps(TensorIteratorBase& iter) {
+  LAUNCH
+}
+REGISTER_DISPATCH(rnd_stub, &rnd_kernel_mps)
+TORCH_IMPL_FUNC(rnd_out_mps)(const Tensor& self, const Tensor& out) {
+  MPSGraph* g = nullptr;
+}
+Tensor& rnd_decimals_out_mps(const Tensor& self, int64_t decimals, Tensor& out) {
+  lib.exec_unary_kernel(iter, "rnd_decimals");
+  return out;
+}
+}
+"""
+STALE_METAL = "REGISTER_UNARY_OP(rnd, float, float);\nREGISTER_UNARY_OP(rnd_decimals, float, float);\n"
+
+
+GRAPH_BODY = "MPSGraph* g = nullptr;"
+METAL_BODY = 'lib.exec_unary_kernel(iter, "rnd");'
+STALE = "remove rnd.out's line 7 (MPSGraph kernel rnd_out_mps): MPS runs the shared line 6's rnd_out"
+DROP = "remove the MPS of rnd.out's line 6, which line 7 overrides"
+
+
+@pytest.mark.parametrize(
+    "launch, registered, old_body, unsafe, after, fix",
+    [
+        # the shared stub's MPS side launches a registered Metal kernel: the old MPSGraph line goes (safe)
+        (METAL_BODY, True, GRAPH_BODY, False, ["CPU, CUDA, MPS: rnd_out"], STALE),
+        # it names no kernel that can be checked: the same edit, unsafe
+        ("rnd_helper(iter);", True, GRAPH_BODY, False, None, None),
+        ("rnd_helper(iter);", True, GRAPH_BODY, True, ["CPU, CUDA, MPS: rnd_out"], STALE),
+        # no MPS registration of the stub: MPS would not run native Metal there, so MPS leaves the shared line
+        (METAL_BODY, False, GRAPH_BODY, True, ["CPU, CUDA: rnd_out", "MPS: rnd_out_mps"], DROP),
+        (METAL_BODY, False, GRAPH_BODY, False, None, None),
+        # the old line runs Metal too: nothing says which line is stale
+        (METAL_BODY, True, METAL_BODY, True, ["CPU, CUDA: rnd_out", "MPS: rnd_out_mps"], DROP),
+    ],
+)
+def test_a_migration_left_half_done_loses_its_old_mps_line(tmp_path, launch, registered, old_body, unsafe, after, fix):
+    ops = STALE_OPS.replace("LAUNCH", launch).replace(GRAPH_BODY, old_body)
+    if not registered:
+        ops = ops.replace("REGISTER_DISPATCH(rnd_stub, &rnd_kernel_mps)\n", "")
+    root = build(tmp_path / "t", {"yaml": STALE_YAML, "ops/Ops.mm": ops, "kernels/K.metal": STALE_METAL})
+    outcome = fix_to_fixed_point(root, unsafe=unsafe, keep=lambda f, ix: f.code == "MPS022")
+    new = outcome.new.get(YAML, STALE_YAML.encode()).decode()
+    block = "    CPU, CUDA, MPS: rnd_out\n    MPS: rnd_out_mps\n"
+    want = block if after is None else "".join(f"    {line}\n" for line in after)
+    assert new == STALE_YAML.replace(block, want)
+    assert [f.fix.description for f in outcome.applied] == ([] if fix is None else [fix])
+
+
+def test_mps001_sends_a_half_done_migration_to_fix(tmp_path):
+    from migrate.config import Config
+    from migrate.lint import lint_tree
+    from migrate.tree import load_tree
+
+    ops = STALE_OPS.replace("LAUNCH", 'lib.exec_unary_kernel(iter, "rnd");')
+    root = build(tmp_path / "t", {"yaml": STALE_YAML, "ops/Ops.mm": ops, "kernels/K.metal": STALE_METAL})
+    (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
+    assert (f.line, f.fix) == (7, None)  # MPS001's own reroute has no MPS-free line to join: MPS022's fix does it
+    assert f.message.endswith("; next: mps-migrate fix rnd")
+    unregistered = ops.replace("REGISTER_DISPATCH(rnd_stub, &rnd_kernel_mps)\n", "")
+    root = build(tmp_path / "u", {"yaml": STALE_YAML, "ops/Ops.mm": unregistered, "kernels/K.metal": STALE_METAL})
+    (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
+    assert f.message.endswith("; next: mps-migrate port rnd")  # no MPS side of the stub yet: a port

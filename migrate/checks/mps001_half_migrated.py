@@ -1,5 +1,6 @@
 """MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
 
+from migrate.index import MPS
 from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Severity, Via
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -23,7 +24,7 @@ def check(ix):
             line = ix.mps_line(e)
             # an MPS-only line may join the shared line (None for a shared one: its stub needs a port)
             fix = route_to_shared(ix, e, line)
-            command = f"mps-migrate {'fix' if fix else 'port'} {family}"
+            command = f"mps-migrate {'fix' if fix or _stale_line_fix(ix, e, line) else 'port'} {family}"
             yield RULE.finding(
                 line.span,
                 message(e.overload_name, _runs(ix, r), ", ".join(migrated), family, command),
@@ -32,6 +33,15 @@ def check(ix):
                 family=family,
                 fix=fix,
             )
+
+
+def _stale_line_fix(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
+    """MPS022's fix when ``mps_line`` is an old MPS-only line overriding a shared line that names MPS already
+    (``mps-migrate fix`` applies it: the overload then runs the shared kernel)."""
+    from migrate.checks.mps022_shadowed_dispatch_key import stale_mps_line
+
+    shared = next((d for d in entry.dispatch if d is not mps_line and MPS in d.keys), None)
+    return None if shared is None else stale_mps_line(ix, entry, shared, mps_line)
 
 
 def _still_graph(ix, entry: NativeEntry) -> bool:
@@ -62,15 +72,24 @@ def route_to_shared(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | Non
     )
     if target is None:
         return None
-    regs = [r for s in ix.stubs_of_shared_kernel(target.kernel_name) for r in ix.registrations.get(s, ())]
+    proven = native_metal_proof(ix, target.kernel_name)
+    if proven is None:
+        return None
+    fix = ix.fixes.join_shared_line(entry, mps_line, target)
+    return Fix(fix.description, fix.edits, safe=proven)
+
+
+def native_metal_proof(ix, shared_kernel: str) -> bool | None:
+    """Would MPS run native Metal through ``shared_kernel``?  None: no (its stub has no MPS registration, or a
+    Metal kernel the registration names is missing, MPS007); True: each kernel the registered host function
+    launches is named and registered; False: it names none that can be checked."""
+    regs = [r for s in ix.stubs_of_shared_kernel(shared_kernel) for r in ix.registrations.get(s, ())]
     if not regs:
         return None
     calls = [c for hf in ix.tree.hosts.values() for c in hf.kernel_calls if c.function in {r.function for r in regs}]
     if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
         return None  # the native kernel itself is broken (MPS007): do not route to it
-    proven = bool(calls) and all(c.name for c in calls)
-    fix = ix.fixes.join_shared_line(entry, mps_line, target)
-    return Fix(fix.description, fix.edits, safe=proven)
+    return bool(calls) and all(c.name for c in calls)
 
 
 def _runs(ix, route) -> str:
