@@ -965,3 +965,64 @@ def test_mps001_reroute_to_a_stub_whose_kernel_name_is_not_literal_is_unsafe(tmp
     assert [(f[5], f[9]) for f in lint(root, "MPS001")] == [
         ("copysign.Scalar_out", (False, "route copysign.Scalar_out to the shared kernel copysign_scalar_out"))
     ]
+
+
+RND_YAML = """- func: rnd.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA, MPS: rnd_out
+
+- func: rnd.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    MPS: rnd_decimals_out_mps
+"""
+RND_CPP = """namespace at::native {
+TORCH_IMPL_FUNC(rnd_out)(const Tensor& self, const Tensor& out) {
+  aa_stub(device_type(), *this);
+  rnd_stub(device_type(), *this);
+}
+}
+"""
+RND_OPS = """namespace at::native {
+static void rnd_graph_kernel(TensorIteratorBase& iter) {
+  MPSGraph* graph = make_graph();
+  runMPSGraph(getCurrentMPSStream(), graph, feeds(iter), results(iter));
+}
+REGISTER_DISPATCH(rnd_stub, &rnd_graph_kernel)
+Tensor& rnd_decimals_out_mps(const Tensor& self, int64_t decimals, Tensor& out) {
+  lib.exec_unary_kernel(iter, "rnd_decimals");
+  return out;
+}
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "also_defined, runs",
+    [
+        # the shared kernel reaches two stubs; the first has no MPS registration, the second an MPSGraph one
+        (False, "rnd_graph_kernel (the MPS side of rnd_stub)"),
+        # the shared kernel's name is also a host function: the route ends there, not in a stub
+        (True, "rnd_out"),
+    ],
+)
+def test_mps001_names_what_a_shared_line_runs(tmp_path, also_defined, runs):
+    ops = RND_OPS
+    if also_defined:
+        ops = ops.replace("}\n}\n", "}\nTensor& rnd_out(const Tensor& self, Tensor& out) {\n  MPSGraph* g;\n}\n}\n")
+    files = {
+        YAML: RND_YAML,
+        "aten/src/ATen/native/Rnd.cpp": RND_CPP,
+        f"{OPS}/Ops.mm": ops,
+        f"{KERNELS}/K.metal": "REGISTER_UNARY_OP(rnd_decimals, float, float);\n",
+    }
+    root = write_tree(tmp_path / "t", files)
+    assert [(f[1], f[5], f[6], f[8], f[9]) for f in lint(root, "MPS001")] == [
+        (
+            3,
+            "rnd.out",
+            "rnd_out",
+            f"rnd.out still runs MPSGraph kernel {runs}, while rnd.decimals_out of the rnd family run native Metal;"
+            " next: mps-migrate port rnd",
+            None,
+        )
+    ]
