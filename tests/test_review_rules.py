@@ -161,6 +161,35 @@ def test_mps017_cases(tmp_path, body, reported):
     assert bool(_codes(root, "MPS017")) is reported
 
 
+def test_mps017_judges_the_collective_a_return_statement_calls(tmp_path):
+    """A return's own calls run before it returns: a collective there is judged by the return's conditions and by
+    the returns before it, never by the return itself."""
+    body = (
+        "  if (lane < 16) return simd_sum(x[lane]);\n"  # line 3: under a lane condition
+        "  if (n > 4) return simd_max(x[0]);\n"  # line 4: uniform condition, after line 3's divergent return
+        "  return simd_min(x[1]);"
+    )
+    root = _tree(tmp_path, KERNEL.format(body=body))
+    assert _codes(root, "MPS017") == [
+        (
+            3,
+            "simd_sum in k is reached by part of its SIMD group only: `if (lane < 16)`, on lane [[thread_index_in_simdgroup]]",
+        ),
+        (
+            4,
+            "simd_max in k is reached by part of its SIMD group only: after the `return` at line 3 under `(lane < 16)`,"
+            " on lane [[thread_index_in_simdgroup]]",
+        ),
+        (
+            5,
+            "simd_min in k is reached by part of its SIMD group only: after the `return` at line 3 under `(lane < 16)`,"
+            " on lane [[thread_index_in_simdgroup]]",
+        ),
+    ]
+    uniform = _tree(tmp_path / "u", KERNEL.format(body="  if (n > 4) return simd_sum(x[lane]);\n  x[0] = 1;"))
+    assert _codes(uniform, "MPS017") == []
+
+
 def test_mps017_suppressed_by_comment_on_the_line_above(tmp_path):
     body = "  if (lane < 8) {\n    // mps-migrate: ignore[MPS017] the first 8 lanes reduce on purpose\n    x[0] = simd_sum(x[lane]);\n  }"
     root = _tree(tmp_path, KERNEL.format(body=body))

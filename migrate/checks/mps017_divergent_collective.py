@@ -37,33 +37,38 @@ def helper_collectives(unit) -> dict[str, tuple[str, str]]:
 def check(ix):
     for unit in units(ix):
         helpers = helper_collectives(unit)
-        toks, text = unit.toks, unit.text
+        toks = unit.toks
         for flow in unit.flows:
             exits = []  # (return stmt, its tags)
             for st in flow.fn.stmts:
+                yield from _judged_calls(unit, flow, st, helpers, exits)  # a return's calls run before it returns
                 if st.role != "cond" and toks[st.lo].text == "return":
                     tags = set().union(*(flow.expr_tags(toks, c.lo, c.hi) for c in st.conds)) if st.conds else set()
                     exits.append((st, tags))
-                    continue
-                for c in stmt_calls(unit, st):
-                    cls = collective_class(c.name)
-                    via = ""
-                    if cls is None and c.name in helpers and c.name != flow.fn.name:
-                        cls, inner = helpers[c.name]
-                        via = f" (which reaches {inner})"
-                    if cls is None:
-                        continue
-                    bad = VARYING[cls]
-                    where = _divergent_cond(flow, toks, text, st, bad)
-                    if where is None:
-                        where = _divergent_exit(unit, flow, exits, bad)
-                    if where is None:
-                        continue
-                    yield RULE.finding(
-                        unit.tok_span(c.at, c.at + 1),
-                        message(f"{c.name}{via}", flow.fn.name, WHO[cls], where),
-                        kernel=flow.fn.name,
-                    )
+
+
+def _judged_calls(unit, flow, st, helpers, exits):
+    """The findings of the collectives ``st`` calls (directly or through a helper), given the ``exits`` before it."""
+    toks, text = unit.toks, unit.text
+    for c in stmt_calls(unit, st):
+        cls = collective_class(c.name)
+        via = ""
+        if cls is None and c.name in helpers and c.name != flow.fn.name:
+            cls, inner = helpers[c.name]
+            via = f" (which reaches {inner})"
+        if cls is None:
+            continue
+        bad = VARYING[cls]
+        where = _divergent_cond(flow, toks, text, st, bad)
+        if where is None:
+            where = _divergent_exit(unit, flow, exits, bad)
+        if where is None:
+            continue
+        yield RULE.finding(
+            unit.tok_span(c.at, c.at + 1),
+            message(f"{c.name}{via}", flow.fn.name, WHO[cls], where),
+            kernel=flow.fn.name,
+        )
 
 
 def _divergent_cond(flow, toks, text, st, bad):
