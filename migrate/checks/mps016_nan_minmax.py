@@ -33,8 +33,8 @@ def check(ix):
             floats = None
             for st in fn.stmts:
                 for c in stmt_calls(unit, st):
-                    if c.name not in names or c.qualifier not in METAL_QUALIFIERS or not c.args:
-                        continue
+                    if c.name not in names or c.qualifier not in METAL_QUALIFIERS or len(c.args) != 2:
+                        continue  # metal's min/max/fmin/fmax take two: another count calls the source's own function
                     if fn.struct == f"{c.name}_functor":
                         continue  # fmax_functor computing fmax
                     if floats is None:
