@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 
 from migrate import __version__
-from migrate.errors import EXIT_ERROR, UsageError, missing_extra
+from migrate.errors import DEBUG_ENV, EXIT_ERROR, EXIT_INTERNAL, UsageError, internal_error, missing_extra
 
 COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "compile", "status", "bench", "cache", "lintrunner")
 
@@ -69,3 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_ERROR
+    except Exception as exc:  # a bug: one line, never a traceback (unless asked for)
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"mps-migrate: {internal_error(exc)}", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2  # no findings | findings | usage or input error
+EXIT_INTERNAL = 3  # a bug of mps-migrate: one line on stderr (MPS_MIGRATE_DEBUG=1: the traceback)
+DEBUG_ENV = "MPS_MIGRATE_DEBUG"
 
 # Optional dependencies -> the extra that installs them (pyproject.toml; tests/test_install.py keeps them in sync).
 EXTRA_OF_MODULE = {"torch": "verify", "numpy": "verify", "ziglang": "verify"}
@@ -36,3 +38,21 @@ def require_module(module: str) -> None:
 
     if importlib.util.find_spec(module) is None:
         raise ModuleNotFoundError(f"No module named {module!r}: {install_hint(module)}", name=module)
+
+
+def internal_error(exc: BaseException) -> str:
+    """The one-line message for an unexpected exception: its type, text and the innermost place in mps-migrate."""
+    import traceback
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename)
+        if path.is_relative_to(package):
+            where = f" at {path.relative_to(package.parent).as_posix()}:{frame.lineno} in {frame.name}"
+    text = " ".join(str(exc).split())[:300]
+    return (
+        f"internal error: {type(exc).__name__}{': ' + text if text else ''}{where}; please report it with the"
+        f" command that failed ({DEBUG_ENV}=1 prints the traceback)"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -282,3 +283,31 @@ def test_since_outside_git_or_bad_revision_is_one_line_error(tree):
     _git(tree, "init", "-q")
     p = run_cli("lint", str(tree), "--since", "no-such-rev")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--since no-such-rev" in p.stderr
+
+
+# ------------------------------------------------ a bug of the tool: one line and exit 3, never a traceback
+def test_an_internal_error_is_one_line_naming_where_and_exit_3(monkeypatch, capsys):
+    import migrate.lint
+    from migrate.cli import main
+
+    def broken(*args, **kwargs):
+        return {}["no such key"]
+
+    monkeypatch.setattr(migrate.lint, "lint_root", broken)
+    monkeypatch.setenv("MPS_MIGRATE_NO_CACHE", "1")
+    monkeypatch.delenv("MPS_MIGRATE_DEBUG", raising=False)
+    from migrate import cache
+
+    with cache.disable_cache():
+        assert main(["lint", str(MINI)]) == 3
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        # the innermost frame of mps-migrate itself (``broken`` is this test's)
+        assert re.fullmatch(
+            r"mps-migrate: internal error: KeyError: 'no such key' at migrate/result_cache\.py:\d+ in lint_findings;"
+            r" please report it with the command that failed \(MPS_MIGRATE_DEBUG=1 prints the traceback\)\n",
+            err,
+        )
+        monkeypatch.setenv("MPS_MIGRATE_DEBUG", "1")
+        with pytest.raises(KeyError):
+            main(["lint", str(MINI)])
