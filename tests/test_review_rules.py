@@ -280,6 +280,17 @@ Tensor foo_mps(const Tensor& self) {{
             "  auto g = LookUpOrCreateCachedGraph<CachedGraph>(key, f);\n  mtl_setArgs(enc, self);",
             None,
         ),  # no gate between them
+        (  # an Objective-C block's statements are statements: the gate inside dispatch_sync is found
+            "  dispatch_sync(stream->queue(), ^() {\n    @autoreleasepool {\n      if (self.is_contiguous()) {\n"
+            "        mtl_setArgs(enc, self, out);\n      } else {\n        MPSGraph* g = make_graph();\n      }\n"
+            "    }\n  });",
+            "if (self.is_contiguous())",
+        ),
+        (  # a typed block, and "@ autoreleasepool" spelled apart
+            "  run(^BOOL(id x) {\n    @ autoreleasepool {\n      if (x) { mtl_setArgs(enc, self); }\n"
+            "      else { MPSGraph* g = nullptr; }\n    }\n    return YES;\n  });",
+            "if (x)",
+        ),
     ],
 )
 def test_mps019_cases(tmp_path, body, gate):
@@ -1444,3 +1455,19 @@ MPS020_OUTSIDE_SRC = """kernel void outside(constant float* x [[buffer(0)]], thr
 def test_mps020_a_stride_outside_the_threadgroup_arrays_subscripts_is_no_reduction(tmp_path):
     """The halving stride indexes a device buffer only: the threadgroup array is written per thread, not reduced."""
     assert exact(_tree(tmp_path, MPS020_OUTSIDE_SRC), "MPS020") == []
+
+
+def test_statements_of_an_objective_c_block_and_an_exclusive_or_before_braces():
+    """walk: a block literal's body is walked as statements (the call around it split at the block); ``^`` before
+    ``T{...}`` or a parenthesised operand is an exclusive or, and its statement stays whole."""
+    from migrate.read.metal_body import Function, lex, match_close, walk
+
+    def statements(body: str) -> list[str]:
+        text = "void f() {\n" + body + "\n}\n"
+        toks = lex(text, 0, len(text))
+        fn = Function("f", None, (), False, frozenset(), (), (5, match_close(toks, 4)), 0)
+        return [" ".join(t.text for t in toks[st.lo : st.hi]) for st in walk(toks, fn)]
+
+    assert statements("q(s, ^{ a = 1; b = 2; }); c = 3;") == ["q ( s ,", "a = 1", "b = 2", ")", "c = 3"]
+    assert statements("q(^(int i) { a = i; }, 2);") == ["q (", "a = i", ", 2 )"]
+    assert statements("uint x = y ^ uint{3}; z = w ^ (v) + 1;") == ["uint x = y ^ uint { 3 }", "z = w ^ ( v ) + 1"]

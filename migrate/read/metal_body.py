@@ -247,8 +247,9 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
     t = toks[i]
     if t.kind == "dir" or (t.kind == "punc" and t.text == ";"):
         return i + 1
-    if t.text == "@" and i + 1 < hi and toks[i + 1].text == "autoreleasepool":  # Objective-C++ host code
-        return _stmt(toks, i + 2, hi, conds, out) if i + 2 < hi else hi
+    if t.text == "@autoreleasepool" or (t.text == "@" and i + 1 < hi and toks[i + 1].text == "autoreleasepool"):
+        n = 1 if t.text != "@" else 2  # Objective-C++ host code: its block's statements are the function's
+        return _stmt(toks, i + n, hi, conds, out) if i + n < hi else hi
     if t.text == "{":
         c = min(match_close(toks, i), hi)
         j = i + 1
@@ -297,7 +298,7 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
         while j < hi and toks[j].text != ":":
             j += 1
         return j + 1
-    j, depth = i, 0
+    j, depth, start = i, 0, i
     while j < hi:
         x = toks[j]
         if x.kind == "punc":
@@ -307,9 +308,37 @@ def _stmt(toks: list[Tok], i: int, hi: int, conds: tuple[Cond, ...], out: list[S
                 depth -= 1
             elif x.text == ";" and depth == 0:
                 break
+            elif x.text == "^" and (brace := _block_brace(toks, j, hi)) is not None:
+                # an Objective-C block (host code: ``dispatch_sync(q, ^() { ... });``): its body's statements are
+                # statements of their own, as a lambda's would be run; the call around it is split around them
+                if start < j:
+                    out.append(Stmt(start, j, conds))
+                close = min(match_close(toks, brace), hi)
+                k = brace + 1
+                while k < close:
+                    k = _stmt(toks, k, close, conds, out)
+                j = start = close + 1
+                continue
         j += 1
-    out.append(Stmt(i, j, conds))
+    if start < j or start == i:
+        out.append(Stmt(start, j, conds))
     return j + 1
+
+
+def _block_brace(toks: list[Tok], i: int, hi: int) -> int | None:
+    """The ``{`` opening the body of the Objective-C block literal whose ``^`` is at ``i`` (``^{``, ``^(...) {``,
+    ``^RetType(...) {``); None when the ``^`` is an exclusive or."""
+    k = i + 1
+    typed = k < hi and toks[k].kind == "id"
+    if typed:  # a return type, one word, then the parameters (``^BOOL(id x) {``; ``a ^ T{1}`` is an exclusive or)
+        k += 1
+        while k < hi and toks[k].text in ("*", "&"):
+            k += 1
+    if k < hi and toks[k].text == "(":
+        k = match_close(toks, k) + 1
+    elif typed:
+        return None
+    return k if k < hi and toks[k].text == "{" else None
 
 
 def _first_top_level(toks: list[Tok], a: int, b: int, x: str) -> int | None:
