@@ -182,3 +182,12 @@ def test_kernels_cut_off_mid_statement_lint(tmp_path):
     assert exact(root, "MPS021") == [
         finding("C.metal", 6, 31, "uint a = pos.y * rows * cols", "a", "pos.y * rows * cols", 7),
     ]
+
+
+def test_a_macro_opening_a_group_leaves_the_product_inside_its_initialiser(tmp_path):
+    """With ``OPEN`` for ``(`` the brackets before ``*`` do not balance as written: the product still starts at the
+    initialiser, never at the ``=`` before it."""
+    root = _tree(tmp_path, "#define OPEN (\n" + HEAD + "  uint a = OPEN pos.y) * rows * cols;\n  out[a] = x[0];\n}\n")
+    got = exact(root, "MPS021")
+    assert [f[:4] for f in got] == [("MPS021", "K.metal", 7, 3)]
+    assert "32-bit element offset a in k (OPEN pos.y ) * rows * cols)" in got[0][7]

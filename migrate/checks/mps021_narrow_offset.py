@@ -93,7 +93,7 @@ def _left(toks, lo, k):
             q -= 1
             continue
         break
-    return q + 1, k
+    return max(q + 1, lo), k  # brackets unbalanced as written (a macro opens one): not before ``lo``
 
 
 def _right(toks, k, hi):
