@@ -7,30 +7,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.config import Config
-from migrate.lint import lint_tree
-from migrate.tree import load_tree
 from tests.helpers import KERNELS
-from tests.test_review_rules import FUNCTOR, KERNEL, _tree
+from tests.test_review_rules import FUNCTOR, KERNEL, _tree, exact
 
 METAL = f"{KERNELS}/K.metal"
 
 
 def _findings(root: Path, code: str) -> list[tuple]:
-    """(path, line, column, end_line, end_column, kernel, message, fix edits) of one rule's findings."""
-    res = lint_tree(load_tree(root), Config(select=[code]))
+    """(path, line, column, end_line, end_column, kernel, message, fix edits) of one rule's findings (``exact``'s,
+    with the kernel files' paths)."""
     return [
         (
-            f.path,
-            f.line,
-            f.column,
-            f.end_line,
-            f.end_column,
-            f.kernel,
-            f.message,
-            None if f.fix is None else [(e.path, e.start, e.end, e.replacement) for e in f.fix.edits],
+            f"{KERNELS}/{name}",
+            line,
+            col,
+            end_line,
+            end_col,
+            kernel,
+            message,
+            None if fix is None else [(f"{KERNELS}/{n}", s, e, r) for n, s, e, r in fix[2]],
         )
-        for f in res.findings
+        for _, name, line, col, end_line, end_col, kernel, message, fix in exact(root, code)
     ]
 
 
