@@ -286,6 +286,10 @@ Tensor foo_mps(const Tensor& self) {{
             "    }\n  });",
             "if (self.is_contiguous())",
         ),
+        (  # a head that closes its parameters once in each #if/#else branch
+            "  if (self.is_contiguous()) { mtl_setArgs(enc, self); }\n  else { MPSGraph* g = nullptr; }",
+            "SPLIT if (self.is_contiguous())",
+        ),
         (  # a typed block, and "@ autoreleasepool" spelled apart
             "  run(^BOOL(id x) {\n    @ autoreleasepool {\n      if (x) { mtl_setArgs(enc, self); }\n"
             "      else { MPSGraph* g = nullptr; }\n    }\n    return YES;\n  });",
@@ -294,7 +298,15 @@ Tensor foo_mps(const Tensor& self) {{
     ],
 )
 def test_mps019_cases(tmp_path, body, gate):
-    root = _tree(tmp_path, mm=MM.format(body=body))
+    mm = MM.format(body=body)
+    if gate and gate.startswith("SPLIT "):
+        gate = gate[len("SPLIT ") :]
+        mm = mm.replace(
+            "Tensor foo_mps(const Tensor& self) {",
+            "Tensor foo_mps(const Tensor& self\n#if A\n  , int x)\n#else\n  )\n#endif\n{",
+        )
+        assert "#else" in mm
+    root = _tree(tmp_path, mm=mm)
     got = _codes(root, "MPS019")
     assert (got[0][1].split("gated by ")[1].split(" (graph")[0] if got else None) == gate
 

@@ -64,7 +64,7 @@ def _gate(f, text, g, m, helpers: dict[str, str]):
     for k, t in enumerate(toks):
         depth += t.text == "("
         depth -= t.text == ")"
-        if t.text == "{" and depth == 0:
+        if t.text == "{" and depth <= 0:  # below 0: a head closing its parameters in each #if/#else branch
             open_ = k
             break
     if open_ is None:
