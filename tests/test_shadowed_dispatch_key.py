@@ -220,15 +220,29 @@ DROP = "remove the MPS of rnd.out's line 6, which line 7 overrides"
     ],
 )
 def test_a_migration_left_half_done_loses_its_old_mps_line(tmp_path, launch, registered, old_body, unsafe, after, fix):
+    _old_line_fix(tmp_path, STALE_YAML, launch, registered, old_body, unsafe, after, fix)
+
+
+def test_an_earlier_mps_line_shared_with_no_device_backend_loses_its_mps(tmp_path):
+    """``SparseMPS, MPS: rnd_out`` is no shared line (no CPU, CUDA, ... key): MPS leaves it, the later line stays."""
+    yaml = STALE_YAML.replace("    CPU, CUDA, MPS: rnd_out\n", "    SparseMPS, MPS: rnd_out\n")
+    after = ["SparseMPS: rnd_out", "MPS: rnd_out_mps"]
+    drop = "remove the MPS of rnd.out's line 6, which line 7 overrides"
+    _old_line_fix(tmp_path, yaml, METAL_BODY, True, GRAPH_BODY, True, after, drop, "    SparseMPS, MPS: rnd_out\n")
+
+
+def _old_line_fix(
+    tmp_path, yaml, launch, registered, old_body, unsafe, after, fix, first="    CPU, CUDA, MPS: rnd_out\n"
+):
     ops = STALE_OPS.replace("LAUNCH", launch).replace(GRAPH_BODY, old_body)
     if not registered:
         ops = ops.replace("REGISTER_DISPATCH(rnd_stub, &rnd_kernel_mps)\n", "")
-    root = build(tmp_path / "t", {"yaml": STALE_YAML, "ops/Ops.mm": ops, "kernels/K.metal": STALE_METAL})
+    root = build(tmp_path / "t", {"yaml": yaml, "ops/Ops.mm": ops, "kernels/K.metal": STALE_METAL})
     outcome = fix_to_fixed_point(root, unsafe=unsafe, keep=lambda f, ix: f.code == "MPS022")
-    new = outcome.new.get(YAML, STALE_YAML.encode()).decode()
-    block = "    CPU, CUDA, MPS: rnd_out\n    MPS: rnd_out_mps\n"
+    new = outcome.new.get(YAML, yaml.encode()).decode()
+    block = first + "    MPS: rnd_out_mps\n"
     want = block if after is None else "".join(f"    {line}\n" for line in after)
-    assert new == STALE_YAML.replace(block, want)
+    assert block in yaml and new == yaml.replace(block, want)
     assert [f.fix.description for f in outcome.applied] == ([] if fix is None else [fix])
 
 
@@ -242,6 +256,12 @@ def test_mps001_sends_a_half_done_migration_to_fix(tmp_path):
     (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
     assert (f.line, f.fix) == (7, None)  # MPS001's own reroute has no MPS-free line to join: MPS022's fix does it
     assert f.message.endswith("; next: mps-migrate fix rnd")
+    meta_first = STALE_YAML.replace(
+        "    CPU, CUDA, MPS: rnd_out\n", "    Meta: rnd_meta\n    CPU, CUDA, MPS: rnd_out\n"
+    )
+    root = build(tmp_path / "m", {"yaml": meta_first, "ops/Ops.mm": ops, "kernels/K.metal": STALE_METAL})
+    (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
+    assert f.message.endswith("; next: mps-migrate fix rnd")  # the line naming MPS, not the entry's first
     unregistered = ops.replace("REGISTER_DISPATCH(rnd_stub, &rnd_kernel_mps)\n", "")
     root = build(tmp_path / "u", {"yaml": STALE_YAML, "ops/Ops.mm": unregistered, "kernels/K.metal": STALE_METAL})
     (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
