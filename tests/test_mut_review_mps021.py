@@ -191,3 +191,19 @@ def test_a_macro_opening_a_group_leaves_the_product_inside_its_initialiser(tmp_p
     got = exact(root, "MPS021")
     assert [f[:4] for f in got] == [("MPS021", "K.metal", 7, 3)]
     assert "32-bit element offset a in k (OPEN pos.y ) * rows * cols)" in got[0][7]
+
+
+def test_a_product_after_a_leading_term_starts_at_its_own_group(tmp_path):
+    """The left operand of a product is read back to its group's opening bracket (a parenthesis, a subscript
+    holding a group), not to the start of the initialiser."""
+    body = (
+        "  uint a = rows + (pos.y + 1) * rows * cols;\n  out[a] = x[0];\n"
+        "  uint b = cols + x[(pos.x)] * (strides[1]) * cols;\n  out[b] = x[1];\n"
+        "  uint c = rows + (uint(pos.y) + 1) * rows * cols;\n  out[c] = x[2];\n}\n"  # an even count inside
+    )
+    got = exact(_tree(tmp_path, HEAD + body), "MPS021")
+    assert [(f[2], f[7].split(" in k (", 1)[1].rsplit(") indexes", 1)[0]) for f in got] == [
+        (6, "( pos.y + 1 ) * rows * cols"),
+        (8, "x[( pos.x )] * ( strides[1] ) * cols"),
+        (10, "( uint ( pos.y ) + 1 ) * rows * cols"),
+    ]
