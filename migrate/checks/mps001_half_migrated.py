@@ -1,6 +1,8 @@
 """MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
 
-from migrate.index import MPS
+import dataclasses
+
+from migrate.index import MPS, is_shared
 from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Severity, Via
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -38,8 +40,6 @@ def check(ix):
 def _stale_line_fix(ix, entry: NativeEntry, mps_line: DispatchLine) -> Fix | None:
     """MPS022's fix when ``mps_line`` is an old MPS-only line overriding a shared line that names MPS already
     (``mps-migrate fix`` applies it: the overload then runs the shared kernel)."""
-    from migrate.checks.mps022_shadowed_dispatch_key import stale_mps_line
-
     shared = next((d for d in entry.dispatch if d is not mps_line and MPS in d.keys), None)
     return None if shared is None else stale_mps_line(ix, entry, shared, mps_line)
 
@@ -90,6 +90,25 @@ def native_metal_proof(ix, shared_kernel: str) -> bool | None:
     if any(c.name and not ix.metal_kernel_exists(c.name) for c in calls):
         return None  # the native kernel itself is broken (MPS007): do not route to it
     return bool(calls) and all(c.name for c in calls)
+
+
+def stale_mps_line(ix, entry: NativeEntry, line: DispatchLine, later: DispatchLine) -> Fix | None:
+    """The fix of a migration left half done: MPS joined the shared ``line`` (``CPU, CUDA, MPS: k``) while the
+    old MPS-only ``later`` line of an MPSGraph kernel still overrides it.  The old line goes: safe when MPS then
+    provably runs native Metal through ``k`` (MPS001's proof), unsafe when that is unproven.  None for other
+    lines, or when MPS would not run native Metal through ``k`` (then the later line may be the right one)."""
+    if later.keys != (MPS,) or not is_shared(line):
+        return None
+    if ix.routes[entry.overload_name].impl not in GRAPH:  # the route of ``later``, the line MPS takes
+        return None
+    proven = native_metal_proof(ix, line.kernel_name)
+    if proven is None:
+        return None
+    description = (
+        f"remove {entry.overload_name}'s line {later.line} (MPSGraph kernel {later.kernel_name}): MPS runs the shared"
+        f" line {line.line}'s {line.kernel_name}"
+    )
+    return dataclasses.replace(ix.fixes.remove_line(later.span, description), safe=proven)
 
 
 def _runs(ix, route) -> str:

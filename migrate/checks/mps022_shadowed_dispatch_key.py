@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from migrate.checks.mps001_half_migrated import GRAPH, native_metal_proof
-from migrate.index import MPS, is_shared
+from migrate.checks.mps001_half_migrated import stale_mps_line
+from migrate.index import MPS
 from migrate.model import DispatchLine, Edit, Fix, NativeEntry, Severity
 from migrate.rulebook import Doc, FixSafety, Rule
 
@@ -59,25 +59,6 @@ def _drop(ix, entry: NativeEntry, line: DispatchLine, later: DispatchLine, key: 
     k = line.keys.index(key)
     start, end = (spans[k - 1].end, spans[k].end) if k else (spans[0].start, spans[1].start)
     return Fix(description, (Edit(line.span.path, start, end, ""),), safe)
-
-
-def stale_mps_line(ix, entry: NativeEntry, line: DispatchLine, later: DispatchLine) -> Fix | None:
-    """The fix of a migration left half done: MPS joined the shared ``line`` (``CPU, CUDA, MPS: k``) while the
-    old MPS-only ``later`` line of an MPSGraph kernel still overrides it.  The old line goes: safe when MPS then
-    provably runs native Metal through ``k`` (MPS001's proof), unsafe when that is unproven.  None for other
-    lines, or when MPS would not run native Metal through ``k`` (then the later line may be the right one)."""
-    if later.keys != (MPS,) or not is_shared(line):
-        return None
-    if ix.routes[entry.overload_name].impl not in GRAPH:  # the route of ``later``, the line MPS takes
-        return None
-    proven = native_metal_proof(ix, line.kernel_name)
-    if proven is None:
-        return None
-    description = (
-        f"remove {entry.overload_name}'s line {later.line} (MPSGraph kernel {later.kernel_name}): MPS runs the shared"
-        f" line {line.line}'s {line.kernel_name}"
-    )
-    return dataclasses.replace(ix.fixes.remove_line(later.span, description), safe=proven)
 
 
 def message(key: str, later_line: int, effect: str) -> str:
