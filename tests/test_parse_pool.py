@@ -358,20 +358,27 @@ def test_a_job_the_child_reads_after_this_process_took_the_rest_is_left_to_this_
     sizes = [400, 300, 200, 100, 100, 50, 50]  # after the 4th job, what is left costs at most 200 < 250
     work = [("host", f"h{k}.mm", b"x" * n, f"{__name__}:read_where", {}, ()) for k, n in enumerate(sizes)]
     work.insert(0, ("metal", "k.metal", b"kernel", f"{__name__}:read_where", {}, ()))
-    log, slow, parent = tmp_path / "parsed", parse_pool._parse, os.getpid()
+    log, started, slow, parent = tmp_path / "parsed", tmp_path / "started", parse_pool._parse, os.getpid()
+
+    def wait(done) -> None:
+        import time
+
+        end = time.monotonic() + 10
+        while not done() and time.monotonic() < end:
+            time.sleep(0.005)
 
     def parse(job):  # the child's first queued job waits until this process has read four
         import time
 
         if os.getpid() == parent:
-            with log.open("a") as f:
+            wait(started.exists)  # the child has read its first queued job (h0 or h1): a loaded machine may
+            with log.open("a") as f:  # otherwise let this process read three before it
                 f.write(job[1] + "\n")
             if len(log.read_text().split()) == 4:
                 time.sleep(0.5)  # the child reads its next job meanwhile
         elif job[0] == "host":
-            end = time.monotonic() + 10
-            while (not log.exists() or len(log.read_text().split()) < 4) and time.monotonic() < end:
-                time.sleep(0.005)
+            started.touch()
+            wait(lambda: log.exists() and len(log.read_text().split()) >= 4)
         return slow(job)
 
     monkeypatch.setattr(parse_pool, "_parse", parse)
