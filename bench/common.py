@@ -37,6 +37,35 @@ def cold_ms(what: str, root: Path, jobs: str | None = None) -> float:
     return float(out.stdout.split()[-1])
 
 
+def whole_ms(what: str, root: Path, pycache: Path, jobs: str | None = None) -> float:
+    """Milliseconds of one whole process, from its start to its exit, as a user waits for it: ``torchgen``
+    (import torchgen, parse the tree's yaml) or ``lint`` (``mps-migrate lint ROOT``, no cache, its report to
+    /dev/null).  Both compile their modules once into ``pycache`` (``-X pycache_prefix``), as an installed
+    package has its .pyc files: the first round of a run pays that compilation."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("MPS_MIGRATE_JOBS", "PYTHONDONTWRITEBYTECODE")}
+    if jobs:
+        env["MPS_MIGRATE_JOBS"] = jobs
+    env["MPS_MIGRATE_NO_CACHE"] = "1"
+    if what == "torchgen":
+        native = root / "aten/src/ATen/native"
+        code = (
+            f"import sys; sys.path.insert(0, {str(root)!r}) if {(root / 'torchgen/gen.py').is_file()!r} else None\n"
+            "import torchgen.gen as tg\n"
+            f"tg.parse_native_yaml({str(native / 'native_functions.yaml')!r}, {str(native / 'tags.yaml')!r})"
+        )
+        cmd = [sys.executable, "-X", f"pycache_prefix={pycache}", "-c", code]
+    else:
+        cmd = [sys.executable, "-X", f"pycache_prefix={pycache}", "-m", "migrate", "lint", str(root)]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ms = (time.perf_counter() - t) * 1000
+    if out.returncode not in (0, 1):
+        sys.exit(f"{what} failed: {out.stderr.strip()}")
+    return ms
+
+
 def pytorch_tree(arg: str | None = None) -> Path:
     """ARG, else the PyTorch 2.6.0 tree that ../shared/corpus/fetch-pytorch-tree provides (exit if it cannot)."""
     if arg:

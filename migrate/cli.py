@@ -49,6 +49,30 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code = _main(argv)
+    if argv is None:  # the process's own command line: nothing runs after this call but the exit
+        _leave(code)
+    return code
+
+
+def _leave(code: int) -> None:
+    """Exit now, skipping the interpreter's teardown, which frees every object one by one (about 40 ms after
+    a whole-tree lint): only once the output is flushed and nothing waits for the exit (no atexit hook,
+    no other thread)."""
+    import atexit
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: the ordinary exit reports it as it always did
+        return
+    threading = sys.modules.get("threading")
+    if getattr(atexit, "_ncallbacks", lambda: 1)() or (threading is not None and threading.active_count() > 1):
+        return
+    os._exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
     # A short-lived process building ~100k model objects: the cyclic GC only costs time.
     gc.disable()
     argv = sys.argv[1:] if argv is None else argv

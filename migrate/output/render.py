@@ -24,12 +24,20 @@ def display_path(root: Path, path: str) -> str:
         return str(full)
 
 
-def _line_text(sources: dict[str, bytes], path: str, line: int) -> str:
-    data = sources.get(path)
-    if data is None:
-        return ""
-    lines = data.split(b"\n")
-    return lines[line - 1].decode("utf-8", "replace").rstrip("\r") if 0 < line <= len(lines) else ""
+class _Lines:
+    """Line ``n`` of a source file, each file split once (a whole lint reports hundreds of findings in a
+    few files, native_functions.yaml among them: splitting per finding cost more than the lint itself)."""
+
+    def __init__(self, sources: dict[str, bytes]) -> None:
+        self.sources = sources
+        self.split: dict[str, list[bytes]] = {}
+
+    def text(self, path: str, line: int) -> str:
+        lines = self.split.get(path)
+        if lines is None:
+            data = self.sources.get(path)
+            lines = self.split[path] = [] if data is None else data.split(b"\n")
+        return lines[line - 1].decode("utf-8", "replace").rstrip("\r") if 0 < line <= len(lines) else ""
 
 
 def _edits_json(f: Finding, sources) -> list[dict]:
@@ -91,8 +99,11 @@ def render(
     if fmt == "lintrunner":
         return lintrunner(findings, root, fixed_texts or {})
     out = []
+    lines, shown = _Lines(sources), {}
     for f in findings:
-        p = display_path(root, f.path)
+        p = shown.get(f.path)
+        if p is None:
+            p = shown[f.path] = display_path(root, f.path)
         if fmt == "github":
             out.append(
                 f"::{GITHUB_LEVEL[f.severity]} title=mps-migrate ({f.code}),file={p},line={f.line},"
@@ -101,7 +112,7 @@ def render(
         elif fmt == "concise":
             out.append(f"{p}:{f.line}:{f.column}: {f.code} {f.message}")
         else:
-            text = _line_text(sources, f.path, f.line)
+            text = lines.text(f.path, f.line)
             width = max(1, (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column + 1)
             fix = "" if not f.fix else " [*]" if f.fix.safe else " [unsafe fix]"
             out.append(
