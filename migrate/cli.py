@@ -14,7 +14,15 @@ import os
 import sys
 
 from migrate import __version__
-from migrate.errors import DEBUG_ENV, EXIT_ERROR, EXIT_INTERNAL, UsageError, internal_error, missing_extra
+from migrate.errors import (
+    DEBUG_ENV,
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    RulesFailed,
+    UsageError,
+    internal_error,
+    missing_extra,
+)
 
 COMMANDS = ("lint", "fix", "explain", "rule", "port", "verify", "compile", "status", "bench", "cache", "lintrunner")
 
@@ -97,5 +105,6 @@ def _main(argv: list[str] | None) -> int:
     except Exception as exc:  # a bug: one line, never a traceback (unless asked for)
         if os.environ.get(DEBUG_ENV):
             raise
-        print(f"mps-migrate: {internal_error(exc)}", file=sys.stderr)
+        for line in exc.lines() if isinstance(exc, RulesFailed) else [internal_error(exc)]:
+            print(f"mps-migrate: {line}", file=sys.stderr)
         return EXIT_INTERNAL

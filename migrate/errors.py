@@ -56,3 +56,20 @@ def internal_error(exc: BaseException) -> str:
         f"internal error: {type(exc).__name__}{': ' + text if text else ''}{where}; please report it with the"
         f" command that failed ({DEBUG_ENV}=1 prints the traceback)"
     )
+
+
+class RulesFailed(Exception):
+    """Rules raised (bugs of mps-migrate): ``result`` (a lint.LintResult) holds the findings of the other
+    rules, ``failed`` maps each failed rule's code to its exception.  Raised by lint.lint_tree once the other
+    rules are done, so a lint result that lacks a rule's findings is never cached or used to fix."""
+
+    def __init__(self, result, failed: dict[str, Exception]) -> None:
+        super().__init__(", ".join(f"{code}: {exc!r}" for code, exc in failed.items()))
+        self.result, self.failed = result, failed
+
+    def lines(self) -> list[str]:
+        """One line per failed rule, as the CLI prints them."""
+        return [
+            f"rule {code} failed, so its findings are missing: {internal_error(exc)}"
+            for code, exc in self.failed.items()
+        ]

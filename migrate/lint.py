@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.config import Config
+from migrate.errors import RulesFailed
 from migrate.index import Index, under
 from migrate.model import Finding, Severity
 from migrate.rule_pool import flow_lead, metal_findings, metal_key, run_rules
@@ -40,7 +41,8 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
     metal = pending[1] if pending is not None and pending[0] == metal_key(rules, only_paths) else None
     if pending is not None and metal is None:
         pending[1].drop()
-    findings: list[Finding] = run_rules(index, rules, metal)  # on two processes when that pays
+    failed: dict[str, Exception] = {}
+    findings: list[Finding] = run_rules(index, rules, metal, failed)  # on two processes when that pays
     findings = filter_suppressed(findings, tree, index)
     findings = [f for f in findings if not config.ignored_in(f.code, f.path)]
     if config.severity:
@@ -52,6 +54,8 @@ def lint_tree(tree: Tree, config: Config | None = None, only_paths: list[str] | 
             f for f in findings if under(f.path, only_paths) or (f.code == "MPS001" and _touches(f, index, only_paths))
         ]
     findings = sorted(set(findings), key=lambda f: (f.path, f.line, f.column, f.code, f.message))
+    if failed:
+        raise RulesFailed(LintResult(tree, index, findings), failed) from next(iter(failed.values()))
     return LintResult(tree, index, findings)
 
 

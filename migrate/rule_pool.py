@@ -8,11 +8,17 @@ see no unit) and adds the child's findings.  Otherwise a forked child (parse_poo
 and MPS019, whose host call-graph walk no other rule shares, to even the two out (measured on the
 2.6.0 tree); it sends its findings back in migrate.codec form while this process runs the others.
 A child that fails leaves its rules to this process.  Findings are the same either way.
+
+A rule that raises here (a bug) is recorded in ``failed`` (code -> exception) and the other rules go on:
+lint reports their findings and names the rule that failed (lint.RulesFailed).
 """
 
 from __future__ import annotations
 
+import os
+
 from migrate import parse_pool
+from migrate.errors import DEBUG_ENV
 
 METAL_FLOW_RULES = frozenset({"MPS016", "MPS017", "MPS018", "MPS020", "MPS021"})
 # What the two processes run after the parse, per source byte, in parse_pool cost units (one host source
@@ -28,30 +34,31 @@ CHILD_RULES = METAL_FLOW_RULES | {"MPS019"}
 MIN_PARALLEL_BYTES = 512 * 1024  # bytes of source below which the fork costs more than it saves
 
 
-def run_rules(index, rules: dict, metal=None) -> list:
+def run_rules(index, rules: dict, metal=None, failed: dict | None = None) -> list:
     """The findings of every rule in ``rules`` (code -> Rule) over ``index``; ``metal``: a pending value of
-    metal_findings for the METAL_FLOW_RULES among them (a parse_pool.Child's ``result()``)."""
+    metal_findings for the METAL_FLOW_RULES among them (a parse_pool.Child's ``result()``).  ``failed``: where
+    a rule that raises is recorded (else the exception propagates)."""
     if metal is not None:
         from migrate import codec
         from migrate.read.metal_flow import elsewhere
 
         elsewhere(index, True)
-        found = _run(index, rules, list(rules))
+        found = _run(index, rules, list(rules), failed)
         elsewhere(index, False)
         blob = metal.result()
         if blob is None:  # the child failed: run them here (MPS018's host sites come twice: lint keeps one)
-            return found + _run(index, rules, [c for c in rules if c in METAL_FLOW_RULES])
+            return found + _run(index, rules, [c for c in rules if c in METAL_FLOW_RULES], failed)
         return found + list(codec.loads(blob))
     theirs = [c for c in rules if c in CHILD_RULES]
     child = None
     if theirs and len(theirs) < len(rules) and _worth_a_child(index.tree):
         child = parse_pool.Child.start(lambda: _encoded(index, rules, theirs))
     mine = [c for c in rules if child is None or c not in CHILD_RULES]
-    found = _run(index, rules, mine)
+    found = _run(index, rules, mine, failed)
     if child is not None:
         blob = child.result()
         if blob is None:  # the child failed: run its rules here
-            found += _run(index, rules, theirs)
+            found += _run(index, rules, theirs, failed)
         else:
             from migrate import codec
 
@@ -59,8 +66,16 @@ def run_rules(index, rules: dict, metal=None) -> list:
     return found
 
 
-def _run(index, rules: dict, codes: list[str]) -> list:
-    return [f for c in codes for f in rules[c].run(index)]
+def _run(index, rules: dict, codes: list[str], failed: dict | None = None) -> list:
+    if failed is None or os.environ.get(DEBUG_ENV):  # in a child: its failure hands its rules to this process
+        return [f for c in codes for f in rules[c].run(index)]
+    found = []
+    for c in codes:
+        try:
+            found += rules[c].run(index)
+        except Exception as exc:  # a bug in one rule: the others still report
+            failed[c] = exc
+    return found
 
 
 def _encoded(index, rules: dict, codes: list[str]) -> bytes:

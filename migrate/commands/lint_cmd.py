@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from migrate.config import load_config
-from migrate.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from migrate.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, RulesFailed, UsageError
 from migrate.output.render import render, statistics
 from migrate.output.summary import failing, summary
 from migrate.result_cache import lint_findings
@@ -92,6 +92,7 @@ def run(args) -> int:
         raise UsageError("--write-baseline records findings; it does not combine with --fix or --diff")
     if args.diff or args.fix:
         return apply_fixes(args, root, config, only, known=known_findings(args, root, config, only))
+    failure = None
     if args.format == "lintrunner":  # its fix loop starts from this tree
         from migrate.lint import lint_root
 
@@ -99,7 +100,12 @@ def run(args) -> int:
         tree, every, sources = result.tree, result.findings, result.tree.sources
     else:
         tree = None
-        every, sources = lint_findings(root, config, only)
+        try:
+            every, sources = lint_findings(root, config, only)
+        except RulesFailed as exc:  # bugs: the other rules' findings are reported, then the failed rules named
+            if args.write_baseline:  # a baseline without a rule's findings would hide them later
+                raise
+            failure, every, sources = exc, exc.result.findings, exc.result.tree.sources
     if args.write_baseline:
         from migrate.apply import atomic_write
         from migrate.baseline import baseline_text
@@ -123,6 +129,10 @@ def run(args) -> int:
             for p, new in outcome.new.items()
         }
     report(args, root, sources, findings, fixed_texts, hidden=len(every) - len(findings))
+    if failure is not None:
+        for line in failure.lines():
+            print(f"mps-migrate: {line}", file=sys.stderr)
+        return EXIT_INTERNAL
     if args.format == "lintrunner" or args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if failing(findings, args.fail_on) else EXIT_OK

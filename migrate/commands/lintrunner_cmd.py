@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 from migrate.commands.lint_cmd import parse_codes
-from migrate.errors import UsageError
+from migrate.errors import RulesFailed, UsageError
 
 HELP = "lintrunner adapter: lint the files listed in @PATHSFILE, print lintrunner JSON lines, exit 0"
 
@@ -84,10 +84,17 @@ def lint_files(args, files: list[str]) -> str:
         by_root.setdefault(root, []).append(Path(f).resolve().relative_to(root).as_posix())
     for root, rels in sorted(by_root.items()):
         config = load_config(root).apply_flags(args.select, (), args.ignore, args.extend_ignore)
-        result = lint_root(root, None, config, rels)
+        try:
+            result, failed = lint_root(root, None, config, rels), None
+        except RulesFailed as exc:  # the other rules' findings, no fixes, and a failure naming the rule
+            result, failed = exc.result, exc
         tree, findings = result.tree, result.findings
         if args.since:
             findings = subtract(findings, known_at_revision(root, args.since, config, rels), tree.sources)
+        if failed is not None:
+            out.append(lintrunner(findings, root, {}, []))
+            out += [failure(line, "a rule failed") for line in failed.lines()]
+            continue
         plan = plan_fixes(findings, tree.sources, unsafe=args.unsafe_fixes)
         texts = {
             p: (tree.sources[p].decode("utf-8", "replace"), new.decode("utf-8", "replace"))
