@@ -41,7 +41,7 @@ def _native_files(root: str) -> tuple[tuple[str, bytes], ...]:
     return tuple((f.name, f.read_bytes()) for f in sorted(native.glob("*.cpp")))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=None)  # a modern tree has ~130 native .cpp files: a port of every family reads most of them
 def _code(root: str, name: str) -> bytes:
     """A native file with comments and strings blanked, offsets kept (scrubbed once per file)."""
     return SourceFile(dict(_native_files(root))[name]).code

@@ -3,7 +3,8 @@
 Each inserted chunk is a whole top-level text (a functor, a kernel template, a macro, registration
 lines), so it is formatted on its own and the port stays a list of small insertions.  Without a
 clang-format binary (pip's ``clang-format`` wheel is in the [verify] extra) or a ``.clang-format`` in the
-tree, the text stays as emitted (already written in clang-format's LLVM-like shape).
+tree, the text stays as emitted (already written in clang-format's LLVM-like shape); so does it while
+``port --list`` plans ports for their verdicts alone (verdict_only).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate.model import Edit
+from migrate.port import verdict_only
 
 
 @lru_cache(maxsize=1)
@@ -26,7 +28,7 @@ def clang_format() -> str | None:
 def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[Edit]:
     style = root / ".clang-format"
     exe = clang_format()
-    if exe is None or not style.is_file():
+    if exe is None or not style.is_file() or verdict_only.active():
         return edits
     out = []
     for e in edits:
@@ -40,7 +42,9 @@ def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[
 def format_text(root: Path, path: str, text: str) -> str:
     """``text`` (one top-level chunk of ``path``) in the tree's clang-format style; as it is without one."""
     style, exe = root / ".clang-format", clang_format()
-    return text if exe is None or not style.is_file() else _format(exe, str(style), path, text)
+    if exe is None or not style.is_file() or verdict_only.active():
+        return text
+    return _format(exe, str(style), path, text)
 
 
 @lru_cache(maxsize=256)

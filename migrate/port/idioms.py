@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate.port.dag import Dag, Node
+from migrate.port import verdict_only
 from migrate.port.rules import table
 from migrate.tables import dtype_family, load_table
 
@@ -227,7 +228,10 @@ def apply(dag: Dag, family: str, root: Path | None) -> tuple[Dag, list[str], lis
 
 
 def _example(idiom: Idiom, env: dict) -> str:
-    """``a=1000.0, b=1000.0: old graph inf, port 1000.6931`` (float32, or int64 for integer examples; with torch)."""
+    """``a=1000.0, b=1000.0: old graph inf, port 1000.6931`` (float32, or int64 for integer examples; with torch;
+    the example's inputs alone for a verdict, as without torch)."""
+    if verdict_only.active():
+        return f"e.g. {idiom.example}"
     try:
         import torch
     except ImportError:  # pragma: no cover - port FAMILY needs the [verify] extra anyway

@@ -9,6 +9,7 @@ from migrate.index import Index
 from migrate.port.locate import mpsgraph_families
 from migrate.port.patch import NothingToPort, own_impls, plan_port, translate_family
 from migrate.port.translate import PortBlocked
+from migrate.port.verdict_only import verdict_only
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ def render(verdicts: list[Verdict], width: int = 160) -> str:
 
 
 def list_families(ix: Index) -> list[Verdict]:
-    return [verdict(ix, f) for f in mpsgraph_families(ix)]
+    with verdict_only():  # no clang-format, no torch: neither changes a verdict
+        return [verdict(ix, f) for f in mpsgraph_families(ix)]
 
 
 def summary(verdicts: list[Verdict], top: int = 10) -> str:

@@ -1,4 +1,4 @@
-"""A small Objective-C++ reader for graph-building code: tokenizer + recursive descent.
+"""A small Objective-C++ reader for graph-building code: recursive descent over the shared token stream.
 
 It reads what MPSGraph code in PyTorch's operations/*.mm is made of -- message sends
 ``[receiver sel:arg sel2:arg2]`` (nested), C++ calls, member access, literals,
@@ -9,8 +9,10 @@ Anything else raises ``ObjcSyntaxError`` with the line it stopped at.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from migrate.source import tokens as _source
 
 
 class ObjcSyntaxError(Exception):
@@ -27,36 +29,47 @@ class Tok:
     pos: int
 
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>[ \t\r\f\v]+|\\\n)
-  | (?P<nl>\n)
-  | (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<pp>(?<=\n)[ \t]*\#[^\n]*(?:\\\n[^\n]*)*|^[ \t]*\#[^\n]*(?:\\\n[^\n]*)*)
-  | (?P<str>@?"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFuUlL]*|0[xX][0-9a-fA-F]+[uUlL]*)
-  | (?P<id>[A-Za-z_]\w*)
-  | (?P<op>::|->|&&|\|\||==|!=|<=|>=|<<|>>|\+\+|--|[-+*/%<>=!&|^~?:;,.(){}\[\]@#])
-""",
-    re.S | re.X,
-)
+# The shared C-family token stream (migrate.source.tokens), in this reader's terms: kinds id | num | str |
+# op | pp, an Objective-C string literal (@"...") one str token, an @keyword "@" and a name, and the
+# operators the grammar reads whole that this reader never needs split into the ones it knows.
+_KINDS = {"id": "id", "num": "num", "str": "str", "punc": "op", "dir": "pp"}
+_SPLIT = {"...": (".", ".", "."), "##": ("#", "#"), "<<=": ("<<", "="), ">>=": (">>", "=")}
+_UNREADABLE = {"/*": "unterminated comment", '"': "unterminated string literal", "'": "unterminated character literal"}
 
 
 def tokenize(text: str, first_line: int = 1) -> list[Tok]:
+    """The tokens of ``text`` (its first line is ``first_line``), then an ``eof`` token.  Port reads one
+    function's text many times (family after family): each text is read once; callers never change the list."""
+    return _tokenize(text, first_line)
+
+
+@lru_cache(maxsize=4096)
+def _tokenize(text: str, first_line: int) -> list[Tok]:
+    src = _source.tokenize(text)
     toks: list[Tok] = []
-    line = first_line
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise ObjcSyntaxError(f"unexpected character {text[pos]!r}", line)
-        kind = m.lastgroup
-        s = m.group()
-        if kind in ("id", "num", "str", "op", "pp"):
-            toks.append(Tok(kind, s.strip() if kind == "pp" else s, line, m.start()))
-        line += s.count("\n")
-        pos = m.end()
-    toks.append(Tok("eof", "", line, len(text)))
+    line, at, skip = first_line, 0, False
+    for k, t in enumerate(src):
+        if skip:
+            skip = False
+            continue
+        line += text.count("\n", at, t.start)
+        at = t.start
+        kind = _KINDS.get(t.kind)
+        if kind == "op":
+            if t.text == "@" and k + 1 < len(src) and src[k + 1].kind == "str" and src[k + 1].start == t.end:
+                toks.append(Tok("str", "@" + src[k + 1].text, line, t.start))  # an NSString literal
+                skip = True
+                continue
+            if t.text in _SPLIT:
+                toks += [Tok("op", part, line, t.start + i) for i, part in enumerate(_SPLIT[t.text])]
+                continue
+        elif kind is None:
+            if t.kind != "at":
+                raise ObjcSyntaxError(_UNREADABLE.get(t.text) or f"unexpected character {t.text[0]!r}", line)
+            toks += [Tok("op", "@", line, t.start), Tok("id", t.text[1:], line, t.start + 1)]
+            continue
+        toks.append(Tok(kind, t.text.strip() if kind == "pp" else t.text, line, t.start))
+    toks.append(Tok("eof", "", line + text.count("\n", at), len(text)))
     return toks
 
 
