@@ -70,9 +70,10 @@ def _leave(code: int) -> None:
     import atexit
 
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # a closed pipe: the ordinary exit reports it as it always did
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the process was started with that descriptor closed
+                stream.flush()
+    except (OSError, ValueError):  # a closed pipe or stream: the ordinary exit handles it as it always did
         return
     threading = sys.modules.get("threading")
     if getattr(atexit, "_ncallbacks", lambda: 1)() or (threading is not None and threading.active_count() > 1):

@@ -43,3 +43,17 @@ def test_main_called_with_arguments_never_leaves(capsys):
 
     assert main(["rule", "MPS001"]) == 0  # a caller in this process gets the code back
     assert "MPS001" in capsys.readouterr().out
+
+
+def test_a_process_started_without_stdout_exits_cleanly():
+    import os
+
+    p = subprocess.run(
+        [sys.executable, "-m", "migrate", "rule", "MPS001"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),  # the CLI starts with sys.stdout None
+    )
+    assert (p.returncode, p.stderr) == (0, "")
