@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -143,3 +144,18 @@ def test_the_lintrunner_adapter_reports_the_others_with_no_fix_and_names_the_rul
     found = [m for m in messages if m["path"] is not None]
     assert found and all(m["replacement"] is None for m in found)
     assert not any(m["name"].startswith(BROKEN) for m in found)
+
+
+def test_since_a_revision_the_others_findings_there_are_known(tree, broken_rule):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tree, check=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "x")
+    with cache.disable_cache():
+        code, out, err = _run(["lint", "--since", "HEAD", str(tree)])
+    assert code == 3
+    assert out.startswith("All checks passed. (") and "known findings not shown" in out  # HEAD's are known
+    assert err.strip().splitlines() == [err.strip().splitlines()[0]]
+    assert err.startswith(f"mps-migrate: rule {BROKEN} failed")
