@@ -23,6 +23,12 @@ class Verdict:
 
 
 def verdict(ix: Index, family: str) -> Verdict:
+    """Whether ``family`` ports, and why not (``port --list``, ``status``): planned for the verdict alone."""
+    with verdict_only():  # no clang-format, no torch example: neither changes a verdict
+        return _verdict(ix, family)
+
+
+def _verdict(ix: Index, family: str) -> Verdict:
     overloads = tuple(
         e.overload_name
         for e in ix.families[family]
@@ -71,8 +77,7 @@ def render(verdicts: list[Verdict], width: int = 160) -> str:
 
 
 def list_families(ix: Index) -> list[Verdict]:
-    with verdict_only():  # no clang-format, no torch: neither changes a verdict
-        return [verdict(ix, f) for f in mpsgraph_families(ix)]
+    return [verdict(ix, f) for f in mpsgraph_families(ix)]
 
 
 def summary(verdicts: list[Verdict], top: int = 10) -> str:
