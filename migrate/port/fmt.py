@@ -3,8 +3,8 @@
 Each inserted chunk is a whole top-level text (a functor, a kernel template, a macro, registration
 lines), so it is formatted on its own and the port stays a list of small insertions.  Without a
 clang-format binary (pip's ``clang-format`` wheel is in the [verify] extra) or a ``.clang-format`` in the
-tree, the text stays as emitted (already written in clang-format's LLVM-like shape); so does it while
-``port --list`` plans ports for their verdicts alone (verdict_only).
+tree, the text stays as emitted (already written in clang-format's LLVM-like shape); so does it while a
+port is planned for its verdict alone (``port --list``, ``status``: verdict_only).
 """
 
 from __future__ import annotations
