@@ -61,6 +61,28 @@ Tensor& c_out(const Tensor& self, Tensor& out) { return at::c_outf(self, out); }
     assert iterator_inputs(root, "c_out") is None and iterator_inputs(root, "missing_out") is None
 
 
+def test_a_definition_is_read_at_a_word_start_only(tmp_path):
+    root = _native(
+        tmp_path,
+        """z_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  auto iter = TensorIterator::borrowing_binary_op(out, b, a);
+  return out;
+}
+Tensor& pre_k_out(const Tensor& x, const Tensor& y, Tensor& out) {
+  auto iter = TensorIterator::borrowing_binary_op(out, x, y);
+  return out;
+}
+Tensor& k_out(const Tensor& b, const Tensor& a, Tensor& out) {
+  auto iter = TensorIterator::borrowing_binary_op(out, a, b);
+  return out;
+}
+""",
+    )
+    assert positions(root, "z_out") == [1, 0]  # a name at the file's first byte
+    assert positions(root, "k_out") == [1, 0]  # not pre_k_out's, which ends in "k_out("
+    assert iterator_inputs(root, "e_k_out") is None  # only inside pre_k_out
+
+
 def test_a_cpu_iterator_over_other_operands_blocks_the_port(real_ix):
     """log_sigmoid_backward's CPU kernel iterates (input, buffer, grad_output): a binary kernel registered for
     its stub would read the input as the gradient."""

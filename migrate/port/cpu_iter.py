@@ -19,15 +19,18 @@ _OP = re.compile(rb"\bTensorIterator\s*::\s*(?:borrowing_)?(unary|binary)(?:_flo
 # a structured op's meta function: build_borrowing_binary_op(maybe_get_output(), self_or_result, grad_output)
 _BUILD = re.compile(rb"\bbuild_(?:borrowing_)?\w*?_op\s*\(\s*maybe_get_output\s*\(\s*\)\s*,([^()]*)\)")
 _NATIVE = "aten/src/ATen/native"
+_WORD_BYTE = re.compile(rb"\w")
 
 
 def _heads(kernel: str, meta: tuple[str, str] | None) -> list[bytes]:
-    """Regexes of the definitions to read, best first: the kernel, then its structured meta function."""
-    heads = [rb"\b" + re.escape(kernel.encode()) + rb"\s*\(([^()]*)\)\s*\{"]
+    """Regexes of the definitions to read, best first: the kernel, then its structured meta function.  Each
+    starts with its literal name (the regex engine then finds candidates at C speed; a leading ``\\b`` made it
+    try every byte of ~4 MB of native code per lookup): _definition checks the word boundary."""
+    heads = [re.escape(kernel.encode()) + rb"\s*\(([^()]*)\)\s*\{"]
     if meta is not None:
         name, overload = (re.escape(x.encode()) for x in meta)
-        plain = rb"\bTORCH_META_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{"
-        named = rb"\bTORCH_META_FUNC2\s*\(\s*" + name + rb"\s*,\s*" + overload + rb"\s*\)\s*\(([^()]*)\)\s*\{"
+        plain = rb"TORCH_META_FUNC\s*\(\s*" + name + rb"\s*\)\s*\(([^()]*)\)\s*\{"
+        named = rb"TORCH_META_FUNC2\s*\(\s*" + name + rb"\s*,\s*" + overload + rb"\s*\)\s*\(([^()]*)\)\s*\{"
         heads += [named, plain] if overload else [plain, named]  # clamp.Tensor_out's own meta before clamp's
     return heads
 
@@ -55,7 +58,9 @@ def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes
         if needle not in data:
             continue
         code = _code(root, name)
-        m = pattern.search(code)
+        m = next(
+            (m for m in pattern.finditer(code) if m.start() == 0 or not _WORD_BYTE.match(code, m.start() - 1)), None
+        )
         if m is None:
             continue
         params = [p.split()[-1].lstrip(b"&*").decode() for p in m.group(1).split(b",") if p.split()]
