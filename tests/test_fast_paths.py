@@ -263,6 +263,30 @@ def test_offsets_of_one_byte_equal_a_scan(data):
     assert literal_search.offsets(b"aaa", b"aa") == [0, 1]  # several bytes: overlapping ones too
 
 
+def _closing_brace_scan(code: bytes, open_at: int) -> int | None:
+    """The byte-by-byte scan closing_brace replaced."""
+    depth = 0
+    for j in range(open_at, len(code)):
+        if code[j] == 0x7B:
+            depth += 1
+        elif code[j] == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"{}", b"{ {a} { {b} } }x}", b"{ {", b"}{}", b"a{b}", b""] + [SourceFile(p.read_bytes()).code for p in HOST],
+)
+def test_closing_brace_equals_a_scan(data):
+    starts = {0, len(data)} | {i for i, b in enumerate(data) if b in (0x7B, 0x7D)}
+    for at in sorted(starts)[:400]:
+        assert literal_search.closing_brace(data, at) == _closing_brace_scan(data, at), at
+    assert literal_search.closing_brace(b"{ {a} { {b} } }x}", 0) == 14
+
+
 def _propagate_reference(unit) -> None:
     """metal_flow._propagate as first written: every function, every assignment and pass, each round."""
     from migrate.read.metal_body import identifier_positions

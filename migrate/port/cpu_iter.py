@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate.source import SourceFile
+from migrate.source.literal_search import closing_brace
 
 _ADD = re.compile(rb"\.\s*add_(?:owned_)?(?:const_)?input\s*\(\s*\*?\s*(\w+)\s*\)")  # (*min): an optional's tensor
 _OP = re.compile(rb"\bTensorIterator\s*::\s*(?:borrowing_)?(unary|binary)(?:_float)?_op\s*\(([^()]*)\)")
@@ -64,11 +65,9 @@ def _definition(root: str, head: bytes, needle: bytes) -> tuple[list[str], bytes
         if m is None:
             continue
         params = [p.split()[-1].lstrip(b"&*").decode() for p in m.group(1).split(b",") if p.split()]
-        depth, i = 0, m.end() - 1
-        for j in range(i, len(code)):
-            depth += (code[j] == 0x7B) - (code[j] == 0x7D)
-            if depth == 0:
-                return params, code[i : j + 1]
+        close = closing_brace(code, m.end() - 1)
+        if close is not None:
+            return params, code[m.end() - 1 : close + 1]
     return None
 
 
@@ -180,8 +179,6 @@ def definition(root, kernel: str) -> tuple[list[tuple[str, str]], str, int] | No
                 words = p.replace(b"&", b" ").replace(b"*", b" ").split()
                 if len(words) >= 2:
                     params.append((b" ".join(words[:-1]).decode(), words[-1].decode()))
-            from migrate.port.patch import closing_brace
-
             open_at = m.end() - 1
             close = closing_brace(code, open_at)
             if close is not None:

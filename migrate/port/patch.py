@@ -16,6 +16,7 @@ from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile
+from migrate.source.literal_search import closing_brace
 from migrate.source.macros import expand, find_invocations, find_macros
 from migrate.port.style import KERNEL_FILE, KIND, detect
 
@@ -424,21 +425,6 @@ def _struct_end(data: bytes, start: int) -> int:
     code = SourceFile(data).code
     close = closing_brace(code, code.find(b"{", start))
     return len(data) if close is None else _line_end(data, close)
-
-
-def closing_brace(code: bytes, open_at: int) -> int | None:
-    """Offset of the ``}`` closing the ``{`` at ``open_at`` in ``code`` (a SourceFile's, comments and strings
-    blanked), or None."""
-    depth = 0
-    for j in range(open_at, len(code)):
-        c = code[j : j + 1]
-        if c == b"{":
-            depth += 1
-        elif c == b"}":
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
 
 
 @lru_cache(maxsize=32)

@@ -38,3 +38,20 @@ def matches_at(pat: re.Pattern[bytes], code: bytes, words) -> list[re.Match[byte
     if len(words) == 1:
         return matches_from(pat, code, offsets(code, words[0]))
     return matches_from(pat, code, sorted({i for w in words for i in offsets(code, w)}))
+
+
+_BRACE = re.compile(rb"[{}]")
+
+
+def closing_brace(code: bytes, open_at: int) -> int | None:
+    """Offset of the ``}`` closing the ``{`` at ``open_at`` in ``code`` (comments and strings blanked, as a
+    SourceFile's ``code``), or None; only the braces are visited."""
+    depth = 0
+    for m in _BRACE.finditer(code, open_at):
+        if code[m.start()] == 0x7B:  # {
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return None

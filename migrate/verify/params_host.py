@@ -53,7 +53,8 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
     plain = tuple(f.decode() for f in _FIELDS.findall(call))
     if m is None:
         return {"params": plain}
-    from migrate.port.patch import closing_brace, split_params
+    from migrate.port.patch import split_params
+    from migrate.source.literal_search import closing_brace
     from migrate.source import SourceFile
 
     close = closing_brace(SourceFile(call).code, m.end() - 1)
