@@ -25,26 +25,31 @@ def clang_format() -> str | None:
     return str(here) if here.is_file() else shutil.which("clang-format")
 
 
-def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[Edit]:
-    style = root / ".clang-format"
-    exe = clang_format()
+def _formatter(root: Path) -> tuple[str, str] | None:
+    """(clang-format binary, the tree's style file) when generated text is to be formatted, else None."""
+    style, exe = root / ".clang-format", clang_format()
     if exe is None or not style.is_file() or verdict_only.active():
+        return None
+    return exe, str(style)
+
+
+def format_edits(root: Path, edits: list[Edit], suffix: str = ".metal") -> list[Edit]:
+    how = _formatter(root)
+    if how is None:
         return edits
     out = []
     for e in edits:
         if not e.path.endswith(suffix) or not e.replacement.strip():
             out.append(e)
             continue
-        out.append(Edit(e.path, e.start, e.end, _format(exe, str(style), e.path, e.replacement)))
+        out.append(Edit(e.path, e.start, e.end, _format(*how, e.path, e.replacement)))
     return out
 
 
 def format_text(root: Path, path: str, text: str) -> str:
     """``text`` (one top-level chunk of ``path``) in the tree's clang-format style; as it is without one."""
-    style, exe = root / ".clang-format", clang_format()
-    if exe is None or not style.is_file() or verdict_only.active():
-        return text
-    return _format(exe, str(style), path, text)
+    how = _formatter(root)
+    return text if how is None else _format(*how, path, text)
 
 
 @lru_cache(maxsize=256)
