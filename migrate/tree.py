@@ -30,15 +30,31 @@ def file_kind(rel: str) -> str:
     return "native" if rel.startswith(NATIVE_REL + "/") else "opinfo"
 
 
-def find_root(start: Path) -> Path:
-    """Walk up from ``start`` to the folder holding native_functions.yaml."""
+def find_root(start: Path, operand: tuple[str, str] | None = None) -> Path:
+    """Walk up from ``start`` to the folder holding native_functions.yaml.  ``operand``: (the command, its
+    first argument), named in the error when that argument is a path in a PyTorch tree: given where the
+    command takes an operator name, the tree meant for ``--root``."""
     p = start.resolve()
     if not p.exists():
         raise UsageError("no such file or folder", str(start))
+    root = _root_above(p)
+    if root is not None:
+        return root
+    hint = ""
+    if operand is not None and operand[1] and _root_above(Path(operand[1]).resolve()) is not None:
+        command, path = operand
+        hint = f"; {path} is in a PyTorch tree: give it as --root, after the operator (mps-migrate {command} OP --root {path})"
+    raise UsageError(f"not inside a PyTorch tree (no {YAML_REL} in it or any parent folder){hint}", str(start))
+
+
+def _root_above(p: Path) -> Path | None:
+    """The folder holding native_functions.yaml at or above ``p`` (an existing path), else None."""
+    if not p.exists():
+        return None
     for d in [p, *p.parents] if p.is_dir() else list(p.parents):
         if (d / YAML_REL).is_file():
             return d
-    raise UsageError(f"not inside a PyTorch tree (no {YAML_REL} in it or any parent folder)", str(start))
+    return None
 
 
 @dataclass

@@ -73,6 +73,22 @@ def test_path_outside_tree(tmp_path):
     assert "Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("command", ["fix", "port", "explain", "verify"])
+def test_a_tree_given_for_the_operator_is_named_in_the_error(tmp_path, command):
+    """`mps-migrate fix TREE` outside a tree: the error says where the tree goes, in one line."""
+    p = run_cli(command, str(MINI), cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert "not inside a PyTorch tree" in p.stderr
+    assert f"give it as --root, after the operator (mps-migrate {command} OP --root {MINI})" in p.stderr
+
+
+@pytest.mark.parametrize("args", [("fix", "atan2"), ("explain",), ("port",)])
+def test_an_operator_name_outside_a_tree_gets_no_root_hint(tmp_path, args):
+    p = run_cli(*args, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "not inside a PyTorch tree" in p.stderr
+    assert "--root" not in p.stderr and "internal error" not in p.stderr
+
+
 def test_missing_path(tmp_path):
     p = run_cli("lint", str(tmp_path / "nope"))
     assert p.returncode == 2 and "no such file" in p.stderr
