@@ -30,9 +30,9 @@ def file_kind(rel: str) -> str:
     return "native" if rel.startswith(NATIVE_REL + "/") else "opinfo"
 
 
-def find_root(start: Path, operand: tuple[str, str] | None = None) -> Path:
+def find_root(start: Path, operand: tuple[str, str | None] | None = None) -> Path:
     """Walk up from ``start`` to the folder holding native_functions.yaml.  ``operand``: (the command, its
-    first argument), named in the error when that argument is a path in a PyTorch tree: given where the
+    first argument or None), named in the error when that argument is a path in a PyTorch tree: given where the
     command takes an operator name, the tree meant for ``--root``."""
     p = start.resolve()
     if not p.exists():

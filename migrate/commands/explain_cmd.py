@@ -34,7 +34,7 @@ def select_routes(ix: Index, op: str | None, all_: bool):
 
 
 def run(args) -> int:
-    root = find_root(args.root, ("explain", args.op))
+    root = find_root(args.root, (args.command, args.op))
     ix = Index(load_tree(root))
     routes = select_routes(ix, args.op, args.all)
     if args.format == "json":

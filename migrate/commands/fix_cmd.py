@@ -44,7 +44,7 @@ def family_of(f: Finding, index) -> str | None:
 
 
 def run(args) -> int:
-    root = find_root(args.root, ("fix", args.family))
+    root = find_root(args.root, (args.command, args.family))
     from migrate.index import Index
     from migrate.tree import load_tree
 

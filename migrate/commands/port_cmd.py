@@ -56,7 +56,7 @@ def run(args) -> int:
     from migrate.port.patch import NothingToPort, apply_edits, plan_port
     from migrate.port.translate import PortBlocked
 
-    root = find_root(Path(args.root), ("port", args.family))
+    root = find_root(Path(args.root), (args.command, args.family))
     tree = load_tree(root)
     ix = Index(tree)
     if args.all:

@@ -92,7 +92,7 @@ def run(args) -> int:
     from migrate.verify.report import to_json, to_text
     from migrate.verify.run import CannotRun, Options, verify
 
-    root = find_root(args.root, ("verify", args.family))
+    root = find_root(args.root, (args.command, args.family))
     try:
         dtypes = [from_name(n) for n in args.dtypes.split(",") if n.strip()] if args.dtypes else None
     except ValueError as exc:
