@@ -1,0 +1,2 @@
+#pragma once
+#include <mach-o/dyld.h>
