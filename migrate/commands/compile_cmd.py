@@ -30,6 +30,12 @@ def add_arguments(p) -> None:
         help="cuda: PTX for sm_90, checked with ptxas where present (default); cpu: a shared library",
     )
     p.add_argument("--root", type=Path, help="tree whose c10/metal and aten/src headers FILES include")
+    p.add_argument(
+        "--host",
+        action="store_true",
+        help="compile the tree's Objective-C++ host files (OperationUtils.mm, operations/*.mm) or the .mm FILES "
+        "against the shim SDK (needs clang-19, GNU libobjc, the Blocks runtime and GNUstep's Foundation from apt)",
+    )
     p.add_argument("--jobs", "-j", type=int, default=max(1, min(8, os.cpu_count() or 1)), help="parallel builds")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -98,9 +104,42 @@ def _first_error(exc, path: Path) -> str:
     return f"{path}: {detail}"
 
 
+def _run_host(args) -> int:
+    from migrate.host_code.compile_tree import compile_files, host_files
+    from migrate.host_code.toolchain import ToolchainMissing
+    from migrate.tree import find_root
+
+    paths = args.paths or [Path(".")]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or directory: {missing[0]}")
+    dirs = [p for p in paths if p.is_dir()]
+    if dirs and len(paths) > 1:
+        raise UsageError("give one tree, or .mm files")
+    root = find_root(args.root or paths[0])
+    files = host_files(root) if dirs else [p.resolve() for p in paths]
+    if not files:
+        raise UsageError(f"no host files under {root}")
+    try:
+        rows = compile_files(root, files, args.jobs, lambda m: print(m, file=sys.stderr, flush=True))
+    except ToolchainMissing as exc:
+        raise UsageError(str(exc)) from None
+    failed = [r for r in rows if not r["ok"]]
+    if args.format == "json":
+        json.dump([{k: r[k] for k in ("file", "ok", "error")} for r in rows], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for r in rows:
+            print(f"{'OK  ' if r['ok'] else 'FAIL'}  {r['file']}" + (f"\n      {r['error']}" if r["error"] else ""))
+        print(f"{len(rows) - len(failed)} of {len(rows)} host files compile (Objective-C++, shim SDK)", file=sys.stderr)
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
 def run(args) -> int:
     from migrate.device import get_backend
 
+    if args.host:
+        return _run_host(args)
     root, files = _targets(args)
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")

@@ -51,6 +51,12 @@ def add_arguments(p) -> None:
         action="store_true",
         help="skip the installed torch's OpInfo samples (layout 'opinfo'; importing op_db takes seconds)",
     )
+    p.add_argument(
+        "--host",
+        action="store_true",
+        help="run the family's overloads through the tree's own .mm host code (compiled as Objective-C++ against "
+        "the shim SDK) on fake-MPS tensors, with the OpInfo samples, against torch CPU",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -86,6 +92,32 @@ def _read_patch(arg: str) -> tuple[str, str]:
         raise UsageError(f"cannot read patch: {exc.strerror or exc}", arg) from None
 
 
+def _run_host(args, root: Path) -> int:
+    import dataclasses
+    import json
+
+    from migrate.host_code.run import render, verify_host
+    from migrate.host_code.toolchain import ToolchainMissing
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
+    if args.patch or args.backend != "cpu":
+        raise UsageError("--host runs the tree as it is on the CPU backend (no --patch, no --backend)")
+    index = Index(load_tree(root))
+    try:
+        report = verify_host(root, index, args.family, timeout=max(args.timeout, 120.0), progress=_progress())
+    except ToolchainMissing as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        data = dataclasses.asdict(report)
+        data["fallbacks"] = sorted(report.fallbacks)
+        data["verdict"] = report.verdict
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(render(report) + "\n")
+    return {"PASS": 0, "FAIL": 1}.get(report.verdict, 2)
+
+
 def run(args) -> int:
     from migrate.verify.dtypes import from_name
     from migrate.verify.conventions import HandWritten
@@ -93,6 +125,8 @@ def run(args) -> int:
     from migrate.verify.run import CannotRun, Options, verify
 
     root = find_root(args.root, (args.command, args.family))
+    if args.host:
+        return _run_host(args, root)
     try:
         dtypes = [from_name(n) for n in args.dtypes.split(",") if n.strip()] if args.dtypes else None
     except ValueError as exc:

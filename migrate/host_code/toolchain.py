@@ -89,8 +89,9 @@ OBJC_FLAGS = (
 )  # fmt: skip
 # The defines a macOS build of libtorch_cpu compiles its .mm files with (USE_MPS: DispatchStub's MPS slot).
 # FMT_USE_CONSTEVAL=0: fmt checks format strings at compile time only from C++20 on; the trees build as C++17 and
-# pass run-time strings to fmt::format (the torch 2.13 headers need C++20 here).
+# pass run-time strings to fmt::format (the torch 2.13 headers need C++20 here). FMT_HEADER_ONLY: libtorch keeps
+# its fmt symbols to itself.
 DEFINES = (
     "-DUSE_MPS", "-DHAVE_AVX512_CPU_DEFINITION", "-DHAVE_AVX2_CPU_DEFINITION", "-DMPS_MIGRATE_SHIM",
-    "-DFMT_USE_CONSTEVAL=0",
+    "-DFMT_USE_CONSTEVAL=0", "-DFMT_HEADER_ONLY=1",
 )  # fmt: skip

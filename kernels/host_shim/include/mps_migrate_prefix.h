@@ -1,6 +1,12 @@
 // mps-migrate host shim: included before every host file (-include). What macOS's toolchain gives host code and
 // Linux's does not.
 #pragma once
+// A macOS build of libtorch compiles its host files with per-operator headers (ATen/ops/<op>.h): with the
+// all-in-one ATen/Functions.h and NativeFunctions.h instead, at::pow/at::ceil hide ::pow/::ceil and at::slice
+// meets at::native::slice.
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
 #ifdef __cplusplus
 #include <algorithm>
 #include <cstdint>

@@ -11,6 +11,22 @@
 #define Nil nullptr
 #endif
 
+// GNUstep's localisation macros _() and __() (Apple has none) break C++ code naming a variable _.
+#undef _
+#undef __
+
+// What Apple's Foundation brings in from MacTypes.h and <mach/vm_param.h>.
+#ifndef TRUE
+#define TRUE 1
+#endif
+#ifndef FALSE
+#define FALSE 0
+#endif
+#ifndef PAGE_SIZE
+#include <unistd.h>
+#define PAGE_SIZE ((uintptr_t)sysconf(_SC_PAGESIZE))
+#endif
+
 #ifndef NS_ENUM
 #define NS_ENUM(T, N) enum N : T N; enum N : T
 #endif

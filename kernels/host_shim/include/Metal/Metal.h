@@ -3,6 +3,7 @@
 #pragma once
 #include <Foundation/Foundation.h>
 #include <dispatch/dispatch.h>
+#include <simd/simd.h>
 
 typedef struct { NSUInteger width, height, depth; } MTLSize;
 static inline MTLSize MTLSizeMake(NSUInteger w, NSUInteger h, NSUInteger d) { MTLSize s = {w, h, d}; return s; }
@@ -50,7 +51,7 @@ extern NSString* const MTLLibraryErrorDomain;
 }
 #endif
 
-@protocol MTLDevice, MTLCommandBuffer, MTLFunction, MTLLibrary, MTLBuffer, MTLHeap;
+@protocol MTLDevice, MTLCommandBuffer, MTLFunction, MTLLibrary, MTLBuffer, MTLHeap, MTLArgumentEncoder;
 typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
 typedef void (^MTLSharedEventNotificationBlock)(id, uint64_t);
 
@@ -99,6 +100,7 @@ typedef void (^MTLSharedEventNotificationBlock)(id, uint64_t);
 @protocol MTLFunction <NSObject>
 - (NSString*)name;
 - (id<MTLDevice>)device;
+- (id<MTLArgumentEncoder>)newArgumentEncoderWithBufferIndex:(NSUInteger)bufferIndex;
 @end
 @protocol MTLComputePipelineState <NSObject>
 - (NSUInteger)maxTotalThreadsPerThreadgroup;
