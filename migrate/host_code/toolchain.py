@@ -44,7 +44,7 @@ def shim_dir() -> Path:
 @cache
 def find() -> Toolchain:
     """The installed toolchain, or ToolchainMissing naming what lacks and the apt command."""
-    cxx = os.environ.get("MPS_MIGRATE_HOST_CXX") or shutil.which("clang++-19")
+    cxx = shutil.which(os.environ.get("MPS_MIGRATE_HOST_CXX") or "clang++-19")
     cc = shutil.which("clang-19") or (cxx and cxx.replace("clang++", "clang"))
     missing = []
     if not cxx:

@@ -68,6 +68,7 @@ typedef NS_ENUM(NSUInteger, MPSMatrixDecompositionStatus){MPSMatrixDecomposition
 - (instancetype)initWithBuffer:(id<MTLBuffer>)b offset:(NSUInteger)o descriptor:(MPSNDArrayDescriptor*)desc;
 - (instancetype)initWithDevice:(id<MTLDevice>)d scalar:(double)v;
 - (MPSNDArray*)arrayViewWithDescriptor:(MPSNDArrayDescriptor*)desc;
+- (MPSNDArray*)arrayViewWithShape:(MPSShape*)shape strides:(MPSShape*)strides;
 - (MPSNDArray*)arrayViewWithCommandBuffer:(id<MTLCommandBuffer>)cb
                                descriptor:(MPSNDArrayDescriptor*)desc
                                  aliasing:(MPSAliasingStrategy)a;
@@ -88,6 +89,10 @@ typedef NS_ENUM(NSUInteger, MPSMatrixDecompositionStatus){MPSMatrixDecomposition
 @end
 @interface MPSNDArrayMultiaryKernel : MPSKernel
 - (void)encodeToCommandBuffer:(id<MTLCommandBuffer>)cb
+                  sourceArrays:(NSArray<MPSNDArray*>*)src
+              destinationArray:(MPSNDArray*)dst;
+- (void)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
+                 commandBuffer:(id<MTLCommandBuffer>)cb
                   sourceArrays:(NSArray<MPSNDArray*>*)src
               destinationArray:(MPSNDArray*)dst;
 @end
@@ -132,6 +137,11 @@ typedef NS_ENUM(NSUInteger, MPSMatrixDecompositionStatus){MPSMatrixDecomposition
                      transpose:(BOOL)t
                          order:(NSUInteger)o
           numberOfRightHandSides:(NSUInteger)n;
+- (void)encodeToCommandBuffer:(id<MTLCommandBuffer>)cb
+                 sourceMatrix:(MPSMatrix*)src
+          rightHandSideMatrix:(MPSMatrix*)rhs
+                 pivotIndices:(MPSMatrix*)pivots
+               solutionMatrix:(MPSMatrix*)solution;
 @end
 @interface MPSMatrixSolveTriangular : MPSKernel
 - (instancetype)initWithDevice:(id<MTLDevice>)d
@@ -142,4 +152,8 @@ typedef NS_ENUM(NSUInteger, MPSMatrixDecompositionStatus){MPSMatrixDecomposition
                          order:(NSUInteger)o
         numberOfRightHandSides:(NSUInteger)n
                          alpha:(double)a;
+- (void)encodeToCommandBuffer:(id<MTLCommandBuffer>)cb
+                 sourceMatrix:(MPSMatrix*)src
+          rightHandSideMatrix:(MPSMatrix*)rhs
+               solutionMatrix:(MPSMatrix*)solution;
 @end

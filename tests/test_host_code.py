@@ -1,0 +1,173 @@
+"""The tree's own host code on Linux: compile --host and verify --host on the real 2.7.0a0 tree, with host bugs
+planted in a copy of a host file; the pure parts (registration cut, class stubs, the toolchain message)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrate.host_code import registrations, stubs, toolchain
+from tests.corpus import pytorch_270a0_root
+
+
+def _toolchain_or_skip():
+    try:
+        return toolchain.find()
+    except toolchain.ToolchainMissing as exc:
+        if os.environ.get("CI"):
+            raise AssertionError(f"CI must install the host toolchain (.ci/run): {exc}") from None
+        pytest.skip(str(exc))
+
+
+def test_the_toolchain_is_installed_in_ci():
+    if not os.environ.get("CI"):
+        pytest.skip("only CI must have the host toolchain")
+    toolchain.find.cache_clear()
+    assert toolchain.find().cxx
+
+
+def _cli(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, env=env, timeout=1800
+    )
+
+
+def test_a_missing_toolchain_is_one_line_with_the_apt_command_and_exit_2():
+    root = pytorch_270a0_root()
+    env = dict(os.environ, MPS_MIGRATE_HOST_CXX="/nonexistent/clang++-19")
+    p = _cli("compile", "--host", str(root / "aten/src/ATen/native/mps/operations/CrossKernel.mm"), env=env)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "clang-19" in lines[0]
+    assert "apt-get install -y clang-19 libobjc-12-dev libblocksruntime-dev libgnustep-base-dev" in lines[0]
+
+
+REGISTER = """head
+namespace at {
+// NB: TORCH_LIBRARY_IMPL must be in an anonymous namespace to avoid
+TORCH_LIBRARY_IMPL(aten, MPS, m) {
+    m.impl("abs.out",
+TORCH_FN(wrapper_MPS_out_abs_out));
+}
+}
+namespace at {
+// NB: TORCH_LIBRARY_IMPL must be in an anonymous namespace to avoid
+TORCH_LIBRARY_IMPL(aten, MPS, m) {
+    m.impl("angle",
+TORCH_FN(a));
+m.impl("angle.out",
+TORCH_FN(b));
+}
+}
+"""
+
+
+def test_registrations_keep_only_the_chosen_operators_blocks():
+    text, registered = registrations.select(REGISTER, {"angle"})
+    assert registered == {"angle", "angle.out"}
+    assert text.startswith("head\n") and '"angle.out"' in text and "abs.out" not in text
+    assert registrations.select(REGISTER, {"ang"})[1] == set()  # whole names only
+    text, registered = registrations.select(REGISTER, {"abs", "angle"})
+    assert text == REGISTER and registered == {"abs.out", "angle", "angle.out"}
+
+
+def test_stubs_implement_every_declared_class_the_runtime_lacks(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "a.h").write_text(
+        "@interface Root : NSObject\n@end\n@interface Leaf : Root\n@end\n@interface Own : NSObject\n@end\n"
+    )
+    rt = tmp_path / "rt.mm"
+    rt.write_text("@implementation Own\n@end\n")
+    src = stubs.stub_source([inc], [rt])
+    assert src.index("@implementation Root") < src.index("@implementation Leaf")  # superclass first
+    assert "@implementation Own" not in src
+    root_part = src[src.index("@implementation Root") : src.index("@implementation Leaf")]
+    assert "resolveInstanceMethod" in root_part  # a root of the shim's classes raises for unknown selectors
+    assert "resolveInstanceMethod" not in src[src.index("@implementation Leaf") :]
+
+
+@pytest.fixture(scope="module")
+def tree():
+    _toolchain_or_skip()
+    return pytorch_270a0_root()
+
+
+def test_compile_host_reports_per_file_and_a_compile_error_with_file_and_line(tree, tmp_path):
+    ops = tree / "aten/src/ATen/native/mps/operations"
+    bad = tmp_path / "Broken.mm"
+    text = (ops / "CrossKernel.mm").read_text()
+    bad.write_text(text.replace("const uint32_t nDim = iter.ndim();", "const uint32_t nDim = iter.no_such_member();"))
+    line = 1 + bad.read_text().splitlines().index("  const uint32_t nDim = iter.no_such_member();")
+    p = _cli("compile", "--host", "--root", str(tree), str(ops / "CrossKernel.mm"), str(bad), "--format", "json")
+    import json
+
+    rows = json.loads(p.stdout)
+    assert p.returncode == 1
+    assert [r["ok"] for r in rows] == [True, False]
+    assert rows[1]["error"].startswith(f"{bad}:{line}:") and "no_such_member" in rows[1]["error"]
+
+
+def _tree_with(tree: Path, tmp_path: Path, edit) -> Path:
+    """A tree that is ``tree`` except for a copied mps folder in which ``edit`` changed Bucketization.mm."""
+    root = tmp_path / "tree"
+    native = root / "aten/src/ATen/native"
+    native.mkdir(parents=True)
+    for top in tree.iterdir():
+        if top.name != "aten":
+            (root / top.name).symlink_to(top)
+    for entry in (tree / "aten/src/ATen").iterdir():
+        if entry.name != "native":
+            (root / "aten/src/ATen" / entry.name).symlink_to(entry)
+    for entry in (tree / "aten/src/ATen/native").iterdir():
+        if entry.name != "mps":
+            (native / entry.name).symlink_to(entry)
+    shutil.copytree(tree / "aten/src/ATen/native/mps", native / "mps")
+    host = native / "mps/operations/Bucketization.mm"
+    before = host.read_text()
+    after = edit(before)
+    assert after != before
+    host.write_text(after)
+    return root
+
+
+def _verify(root: Path, *extra):
+    return _cli("verify", "bucketize", "--root", str(root), "--host", *extra)
+
+
+def test_verify_host_runs_the_trees_host_code_and_agrees_with_torch_cpu(tree):
+    p = _verify(tree)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("bucketize: PASS")
+    assert "PASS bucketize float32: 24/24 samples" in p.stdout and "PASS bucketize int64: 24/24 samples" in p.stdout
+    assert "CPU fallback" not in p.stdout  # the family's own overloads ran through Bucketization.mm
+
+
+def test_verify_host_catches_swapped_launch_arguments(tree, tmp_path):
+    swapped = _tree_with(
+        tree,
+        tmp_path,
+        lambda t: t.replace("result, idim_in, idim_bd, numel_in", "result, idim_bd, idim_in, numel_in"),
+    )
+    p = _verify(swapped)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("bucketize: FAIL")
+    assert "FAIL bucketize " in p.stdout and "sample " in p.stdout and "Expected" in p.stdout
+
+
+def test_verify_host_turns_a_host_crash_into_fail_with_the_signal(tree, tmp_path):
+    crashing = _tree_with(
+        tree,
+        tmp_path,
+        lambda t: t.replace(
+            "  int64_t numel_in = input.numel();", "  int64_t numel_in = input.numel();\n  *(volatile int*)8 = 1;", 1
+        ),
+    )
+    p = _verify(crashing)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "SIGSEGV" in p.stdout
