@@ -27,6 +27,7 @@ from .units import MPS_DIR, TreeUnits
 
 MPS_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 MAX_CLOSURE_ROUNDS = 4
+REPEATED_CRASHES = 3  # consecutive cases dying with the same message: the rest are reported, not run
 
 
 @dataclass
@@ -175,6 +176,7 @@ def run_worker(build: HostBuild, root: Path, cases: list[dict], timeout: float) 
     kernels = sorted(str(p) for p in (root / MPS_DIR / "kernels").glob("*.metal"))
     rows: dict[int, dict] = {}
     remaining = list(cases)
+    crashes: list[str] = []
     env = dict(os.environ, LD_PRELOAD=str(build.preload))
     while remaining:
         with tempfile.TemporaryDirectory(prefix="mps-host-run-") as tmp:
@@ -203,9 +205,12 @@ def run_worker(build: HostBuild, root: Path, cases: list[dict], timeout: float) 
         why = why or "the worker ended without a result"
         rows.setdefault(crashed, {"index": crashed, "crash": why})
         remaining = [c for c in remaining if c["index"] not in rows]
-        if "symbol lookup error" in why:  # the library lacks a function: every later case would die the same way
+        crashes.append(why)
+        same = len(crashes) >= REPEATED_CRASHES and len(set(crashes[-REPEATED_CRASHES:])) == 1
+        if "symbol lookup error" in why or same:  # every later case would most likely die the same way
+            note = "" if "symbol lookup error" in why else f" (not run: the {REPEATED_CRASHES} cases before it died so)"
             for c in remaining:
-                rows[c["index"]] = {"index": c["index"], "crash": why}
+                rows[c["index"]] = {"index": c["index"], "crash": why + note}
             break
     return rows
 
