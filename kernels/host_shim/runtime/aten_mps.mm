@@ -207,6 +207,11 @@ void MPSStream::copy(MTLBuffer_t src, MTLBuffer_t dst, size_t length, size_t src
   endKernelCoalescing();
   std::memmove((char*)[dst contents] + dstOffset, (char*)[src contents] + srcOffset, length);
 }
+void MPSStream::fill(MTLBuffer_t buffer, uint8_t value, size_t length, size_t offset, SyncType) {
+  endKernelCoalescing();
+  TORCH_CHECK(offset + length <= [buffer length], "MPSStream::fill past the buffer's end");
+  std::memset((char*)[buffer contents] + offset, value, length);
+}
 void MPSStream::copy_and_sync(MTLBuffer_t src, MTLBuffer_t dst, size_t length, size_t srcOffset, size_t dstOffset,
                               bool, uint64_t profileId) {
   copy(src, dst, length, srcOffset, dstOffset, profileId, SyncType::NONE);
