@@ -171,3 +171,77 @@ def test_verify_host_turns_a_host_crash_into_fail_with_the_signal(tree, tmp_path
     p = _verify(crashing)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "SIGSEGV" in p.stdout
+
+
+def test_a_family_whose_host_code_only_builds_an_mpsgraph_is_not_run(tree):
+    p = _cli("verify", "triu", "--root", str(tree), "--host")
+    assert p.returncode == 2
+    assert p.stderr.strip() == (
+        "mps-migrate: verify could not run: triu's host code builds an MPSGraph (TriangularOps.mm), "
+        "which is not run off-Apple"
+    )
+
+
+def test_a_dtype_the_host_code_refuses_for_every_sample_is_reported_apart():
+    from migrate.host_code.run import Cell, _mark_refused
+
+    refused = Cell(
+        "histc",
+        "float16",
+        0,
+        [
+            f"sample {i}: the host code raised NotImplementedError: \"histogram_mps\" not implemented for 'Half'"
+            for i in range(3)
+        ],
+    )
+    _mark_refused(refused)
+    assert refused.failed == [] and refused.refused.startswith("NotImplementedError")
+    partly = Cell(
+        "u",
+        "int64",
+        7,
+        [
+            "sample 9: the host code raised RuntimeError: Failed to create function state "
+            "object for: unfold_backward_long"
+        ],
+    )
+    _mark_refused(partly)  # the samples that never reach the kernel agree: the dtype is still refused
+    assert not partly.failed and partly.refused.startswith("RuntimeError: Failed to create")
+    mixed = Cell(
+        "h",
+        "float16",
+        0,
+        [
+            "sample 0: the host code raised NotImplementedError: not implemented for 'Half'",
+            "sample 1: Tensor-likes are not close!",
+        ],
+    )
+    _mark_refused(mixed)  # a wrong value among them: the cell stays a failure
+    assert mixed.failed and not mixed.refused
+    wrong = Cell("x", "float32", 0, ["sample 0: Tensor-likes are not close!", "sample 1: Tensor-likes are not close!"])
+    _mark_refused(wrong)
+    assert wrong.failed and not wrong.refused
+    graph = Cell(
+        "x",
+        "float32",
+        0,
+        [
+            "sample 0: the host code raised RuntimeError: MPSGraph and MPS kernels are "
+            "not run off-Apple: -[MPSGraph placeholderWithShape:dataType:name:]"
+        ],
+    )
+    _mark_refused(graph)
+    assert not graph.failed and graph.refused.startswith("MPSGraph (not run off-Apple)")
+
+
+def test_views_with_a_shared_kernel_are_registered_and_the_fake_devices_own_ops_are_not(tree):
+    from migrate.host_code.run import plan, runtime_operators
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
+    index = Index(load_tree(tree))
+    files, operators = plan(index, "unfold_backward")
+    assert [f.name for f in files] == ["UnfoldBackward.mm"]
+    assert {"unfold_backward", "unfold", "view_as_real"} <= operators  # unfold must stay a view on MPS
+    assert {"view", "_reshape_alias", "copy_", "empty"} <= runtime_operators()
+    assert not operators & runtime_operators()

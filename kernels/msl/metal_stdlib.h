@@ -382,8 +382,21 @@ __MSL_F1(sqrt, __builtin_sqrtf(x)) __MSL_F1(rsqrt, 1.0f / __builtin_sqrtf(x)) __
 __MSL_F1(ceil, __builtin_ceilf(x)) __MSL_F1(floor, __builtin_floorf(x)) __MSL_F1(trunc, __builtin_truncf(x))
 __MSL_F1(round, __builtin_roundf(x)) __MSL_F1(rint, __builtin_rintf(x)) __MSL_F1(fabs, __builtin_fabsf(x))
 __MSL_F1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
-__MSL_F1(sinpi, __builtin_sinf(M_PI_F * x)) __MSL_F1(cospi, __builtin_cosf(M_PI_F * x))
-__MSL_F1(tanpi, __builtin_tanf(M_PI_F * x))
+// sinpi/cospi/tanpi reduce the argument exactly (fmod by 2) and are exact at integers and half-integers, as Metal's
+// are (log_gamma's reflection divides by sinpi at the poles: an inexact 0 there gives a finite value, not inf).
+__MSL_INLINE float __msl_sinpi(float x) {
+  float r = __builtin_fmodf(x, 2.0f);
+  if (r == 0.0f || __builtin_fabsf(r) == 1.0f) return __builtin_copysignf(0.0f, x);
+  double d = r > 1.0f ? r - 2.0 : r < -1.0f ? r + 2.0 : r;
+  return (float)__builtin_sin(3.14159265358979323846 * d);
+}
+__MSL_INLINE float __msl_cospi(float x) {
+  float r = __builtin_fabsf(__builtin_fmodf(x, 2.0f));
+  if (r == 0.5f || r == 1.5f) return 0.0f;
+  return (float)__builtin_cos(3.14159265358979323846 * (double)r);
+}
+__MSL_F1(sinpi, __msl_sinpi(x)) __MSL_F1(cospi, __msl_cospi(x))
+__MSL_F1(tanpi, __msl_sinpi(x) / __msl_cospi(x))
 __MSL_F1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
 __MSL_F2(atan2, __builtin_atan2f(x, y)) __MSL_F2(pow, __builtin_powf(x, y)) __MSL_F2(powr, __builtin_powf(x, y))
 __MSL_F2(fmod, __builtin_fmodf(x, y)) __MSL_F2(fmin, __builtin_fminf(x, y)) __MSL_F2(fmax, __builtin_fmaxf(x, y))

@@ -96,7 +96,7 @@ def _run_host(args, root: Path) -> int:
     import dataclasses
     import json
 
-    from migrate.host_code.run import render, verify_host
+    from migrate.host_code.run import NotRunnable, render, verify_host
     from migrate.host_code.toolchain import ToolchainMissing
     from migrate.index import Index
     from migrate.tree import load_tree
@@ -108,6 +108,9 @@ def _run_host(args, root: Path) -> int:
         report = verify_host(root, index, args.family, timeout=max(args.timeout, 120.0), progress=_progress())
     except ToolchainMissing as exc:
         raise UsageError(str(exc)) from None
+    except NotRunnable as exc:
+        print(f"mps-migrate: verify could not run: {exc}", file=sys.stderr)
+        return 2
     if args.format == "json":
         data = dataclasses.asdict(report)
         data["fallbacks"] = sorted(report.fallbacks)

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.errors import UsageError
+from migrate.model import Impl
 
 from .build import HostBuild, build_family
 from .units import MPS_DIR, TreeUnits
 
 MPS_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 MAX_CLOSURE_ROUNDS = 4
+UPCAST = {"float16": "float32", "bfloat16": "float32"}  # torch CPU's other answer for reduced-precision floats
 REPEATED_CRASHES = 3  # consecutive cases dying with the same message: the rest are reported, not run
 
 
@@ -36,6 +38,7 @@ class Cell:
     dtype: str
     passed: int = 0
     failed: list[str] = field(default_factory=list)  # one line per failing sample
+    refused: str = ""  # the host code has no kernel for the dtype (one clean error), or the samples reach MPSGraph
 
     @property
     def ok(self) -> bool:
@@ -52,14 +55,15 @@ class HostReport:
     build_errors: list[str]
     fallbacks: set[str]
     seconds: float
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage: build, cases, worker, compare
 
     @property
     def verdict(self) -> str:
         if self.build_errors:
             return "ERROR"
-        if not any(c.passed or c.failed for c in self.cells):
+        if not any(c.passed or c.failed for c in self.cells):  # refused cells alone verify nothing
             return "NO-CASES"
-        return "PASS" if all(c.ok or not (c.passed or c.failed) for c in self.cells) else "FAIL"
+        return "PASS" if all(not c.failed for c in self.cells) else "FAIL"
 
 
 def plan(index, family: str) -> tuple[list[Path], set[str]]:
@@ -68,8 +72,7 @@ def plan(index, family: str) -> tuple[list[Path], set[str]]:
     if not entries:
         raise UsageError(f"no operator family {family!r} in {index.tree.root}")
     files: list[Path] = []
-    for e in entries:
-        overload = e.name + (f".{e.overload}" if e.overload else "")
+    for overload in _overloads(entries):
         route = index.routes.get(overload)
         path = route.defined_at.path if route and route.defined_at else None
         if path and path.endswith(".mm") and "operations/" in path:
@@ -78,7 +81,44 @@ def plan(index, family: str) -> tuple[list[Path], set[str]]:
                 files.append(full)
     if not files:
         raise UsageError(f"{family} has no MPS host code in the tree (no overload's route reaches a host file)")
-    return files, {family}
+    impls = {index.routes[o].impl for o in _overloads(entries) if o in index.routes} - {Impl.DELEGATING, Impl.UNDEFINED}
+    if impls == {Impl.MPSGRAPH}:
+        raise NotRunnable(
+            f"{family}'s host code builds an MPSGraph ({', '.join(p.name for p in files)}), which is not run off-Apple"
+        )
+    return files, {family} | (shared_views(index) - runtime_operators())
+
+
+_ALIAS_RETURN = re.compile(r"\(\w\)")  # Tensor(a): a view of an input (Tensor(a!) is an in-place or out result)
+
+
+def shared_views(index) -> set[str]:
+    """Operators returning a view whose MPS kernel is the CPU one (``CPU, CUDA, MPS: unfold``): registered on MPS,
+    so a view stays a view (the CPU fallback would return a copy, and writes through it would be lost)."""
+    out = set()
+    for name, entries in index.families.items():
+        for e in entries:
+            if _ALIAS_RETURN.search(e.func.split("->", 1)[-1]) and any(
+                "MPS" in d.keys and len(d.keys) > 1 for d in e.dispatch
+            ):
+                out.add(name)
+    return out
+
+
+def runtime_operators() -> set[str]:
+    """The operators the shim runtime's fake device registers itself (never taken from the tree)."""
+    from .toolchain import shim_dir
+
+    text = (shim_dir() / "runtime" / "aten_mps.mm").read_text(encoding="utf-8")
+    return {m.partition(".")[0] for m in re.findall(r'm\.impl\("([^"]+)"', text)}
+
+
+def _overloads(entries) -> list[str]:
+    return [e.name + (f".{e.overload}" if e.overload else "") for e in entries]
+
+
+class NotRunnable(Exception):
+    """The family's host code cannot run here (exit 2, one line)."""
 
 
 _UNDEF = re.compile(r"^\s+U (.+)$", re.M)
@@ -123,12 +163,18 @@ def _dtype(name: str):
 
 def draw_cases(index, family: str) -> tuple[list[dict], list[str]]:
     """The OpInfo samples for the family on every MPS dtype the OpInfo lists on CPU."""
-    from migrate.verify.opinfo_samples import select
+    from migrate.verify.opinfo_samples import load_op_db, select
 
+    from .derived import DERIVED
+
+    if family in DERIVED:
+        return _derived_cases(family, load_op_db())
     selection = select(index, family)
     cases: list[dict] = []
     for opinfo in selection.opinfos:
-        dtypes = [d for d in MPS_DTYPES if _dtype(d) in opinfo.supported_dtypes("cpu")]
+        call = _call_of(opinfo)
+        on_mps = opinfo.supported_dtypes("mps")  # the OpInfo's dtypesIfMPS, as test_output_match draws them
+        dtypes = [d for d in MPS_DTYPES if _dtype(d) in on_mps and _dtype(d) in opinfo.supported_dtypes("cpu")]
         for dname in dtypes:
             dtype = _dtype(dname)
             floating = dtype.is_floating_point or dtype.is_complex
@@ -137,20 +183,76 @@ def draw_cases(index, family: str) -> tuple[list[dict], list[str]]:
                 cases.append(
                     {
                         "index": len(cases), "opinfo": opinfo.formatted_name, "dtype": dname,
-                        "call": ("opinfo", opinfo.name, opinfo.variant_test_name),
+                        "call": call,
                         "args": (s.input, *s.args), "kwargs": dict(s.kwargs), "floating": floating,
                     }
                 )  # fmt: skip
     return cases, selection.notes
 
 
-def _reference(opinfo_by_key: dict, case: dict):
+def _call_of(opinfo) -> tuple:
+    """How the worker calls the OpInfo's op: the function itself when it pickles (most do; the worker then need
+    not import op_db, seconds), else by its op_db key."""
+    import pickle
+
+    try:
+        return ("pickled", pickle.dumps(opinfo.op), opinfo.name, opinfo.variant_test_name)
+    except Exception:  # noqa: BLE001 - lambdas and local functions: found in op_db by the worker
+        return ("opinfo", opinfo.name, opinfo.variant_test_name)
+
+
+def _derived_cases(family: str, op_db) -> tuple[list[dict], list[str]]:
+    from .derived import DERIVED
+
+    source, overload, make = DERIVED[family]
+    opinfo = next(o for o in op_db if o.name == source and not o.variant_test_name)
+    cases: list[dict] = []
+    on_mps = opinfo.supported_dtypes("mps")
+    for dname in MPS_DTYPES:
+        dtype = _dtype(dname)
+        if dtype not in on_mps or dtype not in opinfo.supported_dtypes("cpu"):
+            continue
+        for s in opinfo.sample_inputs("cpu", dtype, requires_grad=False, set_seed=True):
+            args, kwargs = make(s, dtype)
+            cases.append(
+                {
+                    "index": len(cases), "opinfo": f"{family} (from {source})", "dtype": dname,
+                    "call": ("aten", overload), "args": args, "kwargs": kwargs,
+                }
+            )  # fmt: skip
+    return cases, [f"{family} has no OpInfo: its cases come from {source}'s samples (migrate/host_code/derived.py)"]
+
+
+def _callable(opinfo_by_key: dict, call: tuple):
     import torch
 
-    op = opinfo_by_key[tuple(case["call"][1:])]
-    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case["args"]]
+    if call[0] == "aten":
+        op = torch.ops.aten
+        for part in call[1].split("."):
+            op = getattr(op, part)
+        return op
+    return opinfo_by_key[tuple(call[-2:])]
+
+
+def _reference(opinfo_by_key: dict, case: dict, upcast=None):
+    """The op on CPU; with ``upcast`` (a dtype) its tensors of the case's dtype are computed in it and the
+    result cast back (what a kernel accumulating half/bfloat16 in float computes)."""
+    import torch
+
+    op = _callable(opinfo_by_key, case["call"])
+    low = _dtype(case["dtype"])
+
+    def arg(a):
+        if not isinstance(a, torch.Tensor):
+            return a
+        return a.to(upcast) if upcast is not None and a.dtype == low else a.clone()
+
+    args = [arg(a) for a in case["args"]]
     try:
-        return op(*args, **case["kwargs"]), None
+        out = op(*args, **case["kwargs"])
+        if upcast is not None and isinstance(out, torch.Tensor) and out.dtype == upcast:
+            out = out.to(low)
+        return out, None
     except Exception as exc:  # noqa: BLE001 - a sample CPU refuses: the host code must refuse it too
         return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
@@ -226,21 +328,29 @@ def _death(returncode: int, stderr: str) -> str | None:
 
 def verify_host(root: Path, index, family: str, timeout: float = 300.0, progress=None) -> HostReport:
     t0 = time.perf_counter()
+    stages: dict[str, float] = {}
     units = TreeUnits(root, progress)
     files, operators = plan(index, family)
     build = build_closure(units, index, files, operators, progress)
+    stages["build"] = time.perf_counter() - t0
     rel = [str(p.relative_to(root)) for p in files]
     if not build.ok:
         errors = [f.first_error() or "" for f in build.failures]
         return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0)
+    t1 = time.perf_counter()
     cases, notes = draw_cases(index, family)
     from migrate.verify.opinfo_samples import load_op_db
 
     by_key = {(o.name, o.variant_test_name): o for o in load_op_db()}
+    t2 = time.perf_counter()
+    stages["cases"] = t2 - t1
     rows = run_worker(build, root, cases, timeout) if cases else {}
+    t3 = time.perf_counter()
+    stages["worker"] = t3 - t2
     cells: dict[tuple[str, str], Cell] = {}
     fallbacks: set[str] = set()
     own = {o for o in build.registered}
+    upcast_matches: dict[str, int] = {}
     for case in cases:
         cell = cells.setdefault((case["opinfo"], case["dtype"]), Cell(case["opinfo"], case["dtype"]))
         row = rows.get(case["index"], {"crash": "no result"})
@@ -260,16 +370,55 @@ def verify_host(root: Path, index, family: str, timeout: float = 300.0, progress
             cell.failed.append(f"{where}: CPU raised {ref_error}, the host code did not")
             continue
         problem = _compare(row["output"], ref)
+        if problem and case["dtype"] in UPCAST:
+            wide, _ = _reference(by_key, case, upcast=_dtype(UPCAST[case["dtype"]]))
+            if wide is not None and _compare(row["output"], wide) is None:
+                problem = None
+                upcast_matches[case["dtype"]] = upcast_matches.get(case["dtype"], 0) + 1
         if problem:
             cell.failed.append(f"{where}: {problem}")
         else:
             cell.passed += 1
+    for dtype, n in upcast_matches.items():
+        notes.append(
+            f"{n} {dtype} sample(s) differ from torch CPU's {dtype} result and match it computed in "
+            f"{UPCAST[dtype]} and rounded once (the kernel accumulates in float)"
+        )
+    for cell in cells.values():
+        _mark_refused(cell)
     missed = sorted(f for f in fallbacks if f in own)
     if missed:
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
+    stages["compare"] = time.perf_counter() - t3
     return HostReport(
-        family, rel, sorted(build.registered), list(cells.values()), notes, [], fallbacks, time.perf_counter() - t0
-    )
+        family, rel, sorted(build.registered), list(cells.values()), notes, [], fallbacks, time.perf_counter() - t0,
+        stages,
+    )  # fmt: skip
+
+
+_REFUSAL = re.compile(
+    r"the host code raised (NotImplementedError|TypeError|RuntimeError): .*(not implemented for|"
+    r"not supported|unsupported|Failed to create function state object)",
+    re.I,
+)
+
+
+_NOT_RUN = "not run off-Apple"
+
+
+def _mark_refused(cell: Cell) -> None:
+    """A dtype the host code refuses (no kernel for it: one clean error for every sample that reaches it, the
+    others agreeing) is reported apart, as test_mps's expected failures do, not as a mismatch; so is a cell whose
+    samples reach MPSGraph (not run here). A wrong value or a crash among them keeps the cell a failure."""
+    if not cell.failed:
+        return
+    messages = {f.split(": ", 1)[1] for f in cell.failed}
+    if all(_NOT_RUN in m for m in messages):
+        cell.refused = "MPSGraph (not run off-Apple): " + sorted(messages)[0].rsplit(": ", 1)[-1]
+        cell.failed = []
+    elif len(messages) == 1 and _REFUSAL.search(next(iter(messages))):
+        cell.refused = next(iter(messages)).removeprefix("the host code raised ")
+        cell.failed = []
 
 
 def render(report: HostReport) -> str:
@@ -284,12 +433,20 @@ def render(report: HostReport) -> str:
     for op, cells in by_op.items():
         for c in cells:
             total = c.passed + len(c.failed)
-            status = "PASS" if c.ok else ("FAIL" if c.failed else "none")
+            status = "PASS" if c.ok else ("FAIL" if c.failed else "REFUSED" if c.refused else "none")
+            if c.refused.startswith("MPSGraph"):
+                lines.append(f"  NOT RUN {op} {c.dtype}: {c.refused}")
+                continue
+            if c.refused:
+                agree = f" ({c.passed} sample(s) not reaching a kernel agree)" if c.passed else ""
+                lines.append(f"  REFUSED {op} {c.dtype}: the host code raises {c.refused}{agree}")
+                continue
             lines.append(f"  {status:4} {op} {c.dtype}: {c.passed}/{total} samples")
             lines += [f"       {f}" for f in c.failed[:5]]
     lines += [f"  note: {n}" for n in report.notes]
     others = sorted(report.fallbacks - set(report.registered))
     if others:
         lines.append(f"  other ops on the CPU fallback: {', '.join(others)}")
-    lines.append(f"  ({report.seconds:.1f} s)")
+    spent = ", ".join(f"{k} {v:.1f} s" for k, v in report.stages.items())
+    lines.append(f"  ({report.seconds:.1f} s" + (f": {spent})" if spent else ")"))
     return "\n".join(lines)

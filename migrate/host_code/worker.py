@@ -88,6 +88,10 @@ def _callable(case, cache: dict):
     import torch
 
     kind, *rest = case["call"]
+    if kind == "pickled":
+        import pickle
+
+        return pickle.loads(rest[0])
     if kind == "aten":
         op = torch.ops.aten
         for part in rest[0].split("."):
@@ -97,7 +101,7 @@ def _callable(case, cache: dict):
         from torch.testing._internal.common_methods_invocations import op_db
 
         cache["op_db"] = {(o.name, o.variant_test_name): o for o in op_db}
-    return cache["op_db"][tuple(rest)]
+    return cache["op_db"][tuple(rest[-2:])]
 
 
 def main(job_path: str, result_dir: str) -> int:

@@ -18,6 +18,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 #include <atomic>
+#include <vector>
 #include <mutex>
 #include <set>
 #include <string>
@@ -31,8 +32,24 @@ std::atomic<size_t> g_allocated{0};
 std::mutex g_fallback_mu;
 std::set<std::string>* g_fallbacks = new std::set<std::string>();
 
+// A freed buffer is released at the next synchronization, not at once: PyTorch's MPS allocator keeps a freed
+// buffer's memory until the GPU is done with it, and host code relies on that (Indexing.mm binds a buffer whose
+// DataPtr was a temporary).
+std::mutex g_pending_mu;
+std::vector<id>* g_pending = new std::vector<id>();
+
 void release_buffer(void* ctx) {
-  mps_shim_release((id)ctx);
+  std::lock_guard<std::mutex> lock(g_pending_mu);
+  g_pending->push_back((id)ctx);
+}
+
+void release_pending() {
+  std::vector<id> now;
+  {
+    std::lock_guard<std::mutex> lock(g_pending_mu);
+    now.swap(*g_pending);
+  }
+  for (id b : now) mps_shim_release(b);
 }
 
 void* host_ptr(const void* data_ptr) {
@@ -191,6 +208,7 @@ void MPSStream::endKernelCoalescing() {
 }
 void MPSStream::synchronize(SyncType) {
   endKernelCoalescing();
+  release_pending();
 }
 void MPSStream::commit() {
   endKernelCoalescing();
@@ -318,6 +336,7 @@ Tensor empty_strided_mps(IntArrayRef size, IntArrayRef stride, std::optional<Sca
 Tensor& copy_mps_(Tensor& self, const Tensor& src, bool) {
   Tensor d = cpu_alias(self);
   d.copy_(cpu_alias(src));
+  if (!self.is_mps()) at::mps::getDefaultMPSStream()->synchronize(at::mps::SyncType::COMMIT_AND_WAIT);
   return self;
 }
 Tensor copy_from_mps(const Tensor& self, const Tensor& dst, bool non_blocking) {

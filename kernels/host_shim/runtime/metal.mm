@@ -322,9 +322,9 @@ static constexpr int kSlots = 31;
 }
 - (void)run:(MTLSize)groups threadsPerThreadgroup:(MTLSize)group threads:(MTLSize)grid {
   if (!_pipeline) throw std::runtime_error("dispatch without a compute pipeline state");
+  if (grid.width == 0 || grid.height == 0 || grid.depth == 0) return;  // an empty grid runs nothing
   NSUInteger per = group.width * group.height * group.depth;
   if (per == 0 || per > 1024) throw std::runtime_error("threadgroup size must be 1..1024 threads");
-  if (grid.width == 0 || grid.height == 0 || grid.depth == 0) return;
   mps_shim::Dispatch d;
   memset(&d, 0, sizeof d);
   d.threads[0] = (uint32_t)grid.width;
