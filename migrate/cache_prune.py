@@ -54,7 +54,7 @@ def clean(base: Path, older_than_days: float | None = None) -> tuple[int, int]:
     for d in _children(base):
         for f in _files(d) if d.is_dir() else ():
             with contextlib.suppress(OSError):
-                st = f.stat()
+                st = f.lstat()  # a link's own write time: the host toolchain's links to old system headers stay
                 if st.st_mtime < cutoff:
                     f.unlink()
                     files, size = files + 1, size + st.st_size

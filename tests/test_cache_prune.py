@@ -60,3 +60,17 @@ def test_cache_command(tmp_path, monkeypatch):
     bad = run_cli("cache", "--older-than", "3")
     assert bad.returncode == 2 and bad.stderr.strip() == "mps-migrate: error: --older-than only goes with `cache clean`"
     assert run_cli("cache", "clean").stdout.strip() == f"removed 1 cache files (1.0 MB) from {tmp_path}"
+
+
+def test_a_new_link_to_an_old_file_is_kept_and_an_old_link_dropped(tmp_path):
+    system = _entry(tmp_path / "system", "objc.h", MAX_AGE_DAYS * 10)  # a system header, years old
+    cache_dir = tmp_path / "cache"
+    new_link = cache_dir / "host-v1" / "objc-include" / "objc" / "objc.h"
+    new_link.parent.mkdir(parents=True)
+    new_link.symlink_to(system)
+    old_link = new_link.with_name("old.h")
+    old_link.symlink_to(system)
+    t = time.time() - (MAX_AGE_DAYS + 1) * DAY
+    os.utime(old_link, (t, t), follow_symlinks=False)
+    assert auto_prune(cache_dir)
+    assert new_link.is_symlink() and not old_link.is_symlink() and system.exists()

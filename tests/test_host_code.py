@@ -245,3 +245,11 @@ def test_views_with_a_shared_kernel_are_registered_and_the_fake_devices_own_ops_
     assert {"unfold_backward", "unfold", "view_as_real"} <= operators  # unfold must stay a view on MPS
     assert {"view", "_reshape_alias", "copy_", "empty"} <= runtime_operators()
     assert not operators & runtime_operators()
+
+
+def test_verify_host_runs_exec_unary_kernel_of_the_trees_operation_utils(tree):
+    p = _cli("verify", "exp", "--root", str(tree), "--host")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("exp: PASS") and "UnaryKernel.mm" in p.stdout
+    for dtype in ("float32", "float16", "bfloat16", "int64", "bool"):
+        assert f"PASS exp {dtype}: 3/3 samples" in p.stdout

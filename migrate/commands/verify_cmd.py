@@ -103,9 +103,10 @@ def _run_host(args, root: Path) -> int:
 
     if args.patch or args.backend != "cpu":
         raise UsageError("--host runs the tree as it is on the CPU backend (no --patch, no --backend)")
-    index = Index(load_tree(root))
     try:
-        report = verify_host(root, index, args.family, timeout=max(args.timeout, 120.0), progress=_progress())
+        report = verify_host(
+            root, lambda: Index(load_tree(root)), args.family, timeout=max(args.timeout, 120.0), progress=_progress()
+        )
     except ToolchainMissing as exc:
         raise UsageError(str(exc)) from None
     except NotRunnable as exc:
@@ -122,14 +123,14 @@ def _run_host(args, root: Path) -> int:
 
 
 def run(args) -> int:
+    root = find_root(args.root, (args.command, args.family))
+    if args.host:  # this process never imports torch: the worker does
+        return _run_host(args, root)
     from migrate.verify.dtypes import from_name
     from migrate.verify.conventions import HandWritten
     from migrate.verify.report import to_json, to_text
     from migrate.verify.run import CannotRun, Options, verify
 
-    root = find_root(args.root, (args.command, args.family))
-    if args.host:
-        return _run_host(args, root)
     try:
         dtypes = [from_name(n) for n in args.dtypes.split(",") if n.strip()] if args.dtypes else None
     except ValueError as exc:

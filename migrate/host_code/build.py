@@ -84,10 +84,15 @@ def build_family(units: TreeUnits, host_files: list[Path], operators: set[str], 
     build.library, err = _link(units, objects, "host", objc_libs)
     if build.library is None:
         build.failures.append(UnitResult(sources[-1], False, (), f"link: {err}"))
-    pre_obj, pre_result = compile_object(units, toolchain.shim_dir() / "runtime" / "dispatch_stub_preload.cpp")
-    if pre_obj is None:
-        build.failures.append(pre_result)
-    else:
-        build.preload, err = _link(units, [pre_obj], "preload", [])
+    build.preload = build_preload(units)
+    if build.preload is None:
+        build.failures.append(UnitResult(toolchain.shim_dir() / "runtime" / "dispatch_stub_preload.cpp", False, (),
+                                         "the DispatchStub preload library did not build"))  # fmt: skip
     build.seconds = time.perf_counter() - t0
     return build
+
+
+def build_preload(units: TreeUnits) -> Path | None:
+    """The library preloaded into the worker (DispatchStub's MPS slot), or None if it does not build."""
+    obj, _ = compile_object(units, toolchain.shim_dir() / "runtime" / "dispatch_stub_preload.cpp")
+    return _link(units, [obj], "preload", [])[0] if obj is not None else None

@@ -2,8 +2,8 @@
 
 A real MPS build runs torchgen with ``--mps``: it writes ``ops/*_native.h`` with the ``structured_*_mps``
 declarations, ``ops/*_mps_dispatch.h``, ``MPSFunctions.h`` and ``RegisterMPS_0.cpp``. The CPU wheel ships none of
-them. The installed torchgen reads the tree's yaml (entries whose schema names ``Dimname`` are left out: torchgen
-2.13 no longer knows the type, and none has an MPS kernel); only the files host code needs are kept, in a cache
+them. The installed torchgen reads the tree's yaml (less the entries it refuses and an MPS build does not need,
+``_refused_by_torchgen``); only the files host code needs are kept, in a cache
 folder keyed by the yaml, tags and torch version.
 """
 
@@ -25,13 +25,24 @@ TAGS = Path("aten/src/ATen/native/tags.yaml")
 FORMAT = "host-decl-v1"
 
 
-def _entries_without_dimname(text: str) -> str:
-    """The yaml with every top-level ``- func:`` entry whose schema mentions Dimname left out."""
+def _refused_by_torchgen(block: list[str]) -> bool:
+    """An entry the installed torchgen rejects and an MPS build does not need: a schema naming Dimname (2.13 no
+    longer knows the type; none has an MPS kernel), or an out= entry with use_const_ref_for_mutable_tensors
+    (rejected since 2.7; 2.6.0's _conv_depthwise2d.out, CUDA only) without an MPS kernel."""
+    head = block[0]
+    if "Dimname" in head:
+        return True
+    text = "".join(block)
+    return "use_const_ref_for_mutable_tensors: True" in text and "!)" in head and "MPS" not in text
+
+
+def _adapted_for_torchgen(text: str) -> str:
+    """The yaml without the top-level ``- func:`` entries the installed torchgen refuses (``_refused_by_torchgen``)."""
     out: list[str] = []
     block: list[str] = []
 
     def flush() -> None:
-        if not (block and block[0].startswith("- func:") and "Dimname" in block[0]):
+        if not (block and block[0].startswith("- func:") and _refused_by_torchgen(block)):
             out.extend(block)
 
     for line in text.splitlines(keepends=True):
@@ -45,18 +56,23 @@ def _entries_without_dimname(text: str) -> str:
 
 
 def _torch_dir() -> Path:
-    import torchgen
+    from migrate.resources import installed_torch_dir
 
-    return Path(torchgen.__file__).resolve().parent
+    torch_dir = installed_torch_dir()
+    if torch_dir is None:
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+    return torch_dir.parent / "torchgen"
 
 
 def key(root: Path) -> str:
-    import torch
+    """The yaml, the tags, this module and the installed torch (its version file: torch is not imported)."""
+    from migrate.resources import installed_torch_dir
 
     h = hashlib.sha256()
-    for p in (root / YAML, root / TAGS):
+    torch_dir = installed_torch_dir()
+    for p in (root / YAML, root / TAGS, Path(__file__), *([torch_dir / "version.py"] if torch_dir else [])):
         h.update(p.read_bytes() if p.exists() else b"")
-    h.update(f"{FORMAT}:{torch.__version__}:{Path(__file__).read_bytes().hex()}".encode())
+    h.update(FORMAT.encode())
     return h.hexdigest()[:24]
 
 
@@ -84,7 +100,7 @@ def generate(root: Path, out_base: Path, progress=None) -> Path:
         src = Path(tmp) / "src"
         (src / "native").mkdir(parents=True)
         (src / "native" / "native_functions.yaml").write_text(
-            _entries_without_dimname(yaml_path.read_text(encoding="utf-8")), encoding="utf-8"
+            _adapted_for_torchgen(yaml_path.read_text(encoding="utf-8")), encoding="utf-8"
         )
         tags = root / TAGS
         if tags.exists():

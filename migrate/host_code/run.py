@@ -1,14 +1,17 @@
 """``verify FAMILY --host``: the family's overloads run on fake-MPS tensors through the tree's own host code.
 
 plan (the index: each overload's route names the host file that implements it; files defining the functions a
-build leaves undefined are added) -> build (``build.build_family``) -> cases (the OpInfo samples
-``test_output_match`` feeds, drawn on CPU with the same seed, scalars included) -> the worker process (a crash,
-a kernel fault or a timeout ends it: that case FAILs with the signal, the rest run in a new worker) -> each output
-compared with the OpInfo's op on CPU (torch.testing's default tolerances, NaN equal to NaN).
+build leaves undefined are added) -> build (``build.build_family``) -> the worker process: the OpInfo samples
+``test_output_match`` feeds (drawn on CPU with the same seed, scalars included; cached with their CPU references,
+``samples.py``) run on fake-MPS tensors and compared with the references (torch.testing's default tolerances, NaN
+equal to NaN). A crash, a kernel fault or a timeout ends the worker: that case FAILs with the signal, the rest run
+in a new one. This process never imports torch.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import signal
@@ -23,12 +26,10 @@ from pathlib import Path
 from migrate.errors import UsageError
 from migrate.model import Impl
 
-from .build import HostBuild, build_family
-from .units import MPS_DIR, TreeUnits
+from .build import HostBuild, build_family, build_preload
+from .units import TreeUnits, cache_root
 
-MPS_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 MAX_CLOSURE_ROUNDS = 4
-UPCAST = {"float16": "float32", "bfloat16": "float32"}  # torch CPU's other answer for reduced-precision floats
 REPEATED_CRASHES = 3  # consecutive cases dying with the same message: the rest are reported, not run
 
 
@@ -135,8 +136,19 @@ def _undefined_functions(library: Path) -> set[str]:
 
 
 def build_closure(units: TreeUnits, index, files: list[Path], operators: set[str], progress=None) -> HostBuild:
-    """Build, then add the host files defining functions the library still needs, until none is added."""
-    build = build_family(units, files, operators, progress)
+    """Build, then add the host files defining functions the library still needs, until none is added. The files
+    a family needed last time are built at once (remembered per tree and family)."""
+    memo = cache_root() / "closures" / (hashlib.sha256(f"{index.tree.root}:{sorted(map(str, files))}".encode())
+                                        .hexdigest()[:24] + ".json")  # fmt: skip
+    try:
+        remembered = [Path(p) for p in json.loads(memo.read_text()) if Path(p).is_file()]
+    except (OSError, ValueError):
+        remembered = []
+    start = files + [p for p in remembered if p not in files]
+    build = build_family(units, start, operators, progress)
+    if not build.ok and remembered:
+        start, build = files, build_family(units, files, operators, progress)
+    files = start
     for _ in range(MAX_CLOSURE_ROUNDS):
         if not build.ok:
             return build
@@ -147,174 +159,98 @@ def build_closure(units: TreeUnits, index, files: list[Path], operators: set[str
                 if full.suffix == ".mm" and full not in files and full not in more:
                     more.append(full)
         if not more:
-            return build
+            break
         candidate = build_family(units, files + more, operators, progress)
         if not candidate.ok:  # a file that does not compile: keep the smaller build, name what it lacks
-            return build
+            break
         files, build = files + more, candidate
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(json.dumps([str(p) for p in files]))
     return build
 
 
-def _dtype(name: str):
-    import torch
+def selection(index, family: str) -> dict:
+    """What the worker draws: the OpInfo entries (name, variant) the tree's OpInfo database names for the family,
+    and the names to look for in op_db when it names none (read without importing op_db here)."""
+    from migrate.opinfo import family_entries
 
-    return getattr(torch, name)
-
-
-def draw_cases(index, family: str) -> tuple[list[dict], list[str]]:
-    """The OpInfo samples for the family on every MPS dtype the OpInfo lists on CPU."""
-    from migrate.verify.opinfo_samples import load_op_db, select
-
-    from .derived import DERIVED
-
-    if family in DERIVED:
-        return _derived_cases(family, load_op_db())
-    selection = select(index, family)
-    cases: list[dict] = []
-    for opinfo in selection.opinfos:
-        call = _call_of(opinfo)
-        on_mps = opinfo.supported_dtypes("mps")  # the OpInfo's dtypesIfMPS, as test_output_match draws them
-        dtypes = [d for d in MPS_DTYPES if _dtype(d) in on_mps and _dtype(d) in opinfo.supported_dtypes("cpu")]
-        for dname in dtypes:
-            dtype = _dtype(dname)
-            floating = dtype.is_floating_point or dtype.is_complex
-            for s in opinfo.sample_inputs("cpu", dtype, requires_grad=False, set_seed=True):
-                s = s.transform(lambda x: x.detach() if hasattr(x, "detach") else x)
-                cases.append(
-                    {
-                        "index": len(cases), "opinfo": opinfo.formatted_name, "dtype": dname,
-                        "call": call,
-                        "args": (s.input, *s.args), "kwargs": dict(s.kwargs), "floating": floating,
-                    }
-                )  # fmt: skip
-    return cases, selection.notes
+    entries = family_entries(index, family)
+    if not entries and index.tree.opinfo_files:
+        entries = family_entries(index, family, installed=True)
+    keys = list(dict.fromkeys((e.name, e.variant) for e in entries))
+    return {"family": family, "entries": keys, "names": list(index.opinfo_names(family))}
 
 
-def _call_of(opinfo) -> tuple:
-    """How the worker calls the OpInfo's op: the function itself when it pickles (most do; the worker then need
-    not import op_db, seconds), else by its op_db key."""
-    import pickle
+class Worker:
+    """A worker process started early: it imports torch while this process plans and builds."""
 
-    try:
-        return ("pickled", pickle.dumps(opinfo.op), opinfo.name, opinfo.variant_test_name)
-    except Exception:  # noqa: BLE001 - lambdas and local functions: found in op_db by the worker
-        return ("opinfo", opinfo.name, opinfo.variant_test_name)
+    def __init__(self, preload: Path):
+        env = dict(os.environ, LD_PRELOAD=str(preload))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "migrate.host_code.worker"], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
 
+    def run(self, job: dict, timeout: float) -> str | None:
+        """None when it ran every case, else why it died."""
+        try:
+            _, err = self.proc.communicate(json.dumps(job) + "\n", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
+            return f"timed out after {timeout:g} s"
+        return _death(self.proc.returncode, err)
 
-def _derived_cases(family: str, op_db) -> tuple[list[dict], list[str]]:
-    from .derived import DERIVED
-
-    source, overload, make = DERIVED[family]
-    opinfo = next(o for o in op_db if o.name == source and not o.variant_test_name)
-    cases: list[dict] = []
-    on_mps = opinfo.supported_dtypes("mps")
-    for dname in MPS_DTYPES:
-        dtype = _dtype(dname)
-        if dtype not in on_mps or dtype not in opinfo.supported_dtypes("cpu"):
-            continue
-        for s in opinfo.sample_inputs("cpu", dtype, requires_grad=False, set_seed=True):
-            args, kwargs = make(s, dtype)
-            cases.append(
-                {
-                    "index": len(cases), "opinfo": f"{family} (from {source})", "dtype": dname,
-                    "call": ("aten", overload), "args": args, "kwargs": kwargs,
-                }
-            )  # fmt: skip
-    return cases, [f"{family} has no OpInfo: its cases come from {source}'s samples (migrate/host_code/derived.py)"]
+    def cancel(self) -> None:
+        try:
+            self.proc.communicate("null\n", timeout=60)
+        except (subprocess.TimeoutExpired, OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
 
 
-def _callable(opinfo_by_key: dict, call: tuple):
-    import torch
-
-    if call[0] == "aten":
-        op = torch.ops.aten
-        for part in call[1].split("."):
-            op = getattr(op, part)
-        return op
-    return opinfo_by_key[tuple(call[-2:])]
-
-
-def _reference(opinfo_by_key: dict, case: dict, upcast=None):
-    """The op on CPU; with ``upcast`` (a dtype) its tensors of the case's dtype are computed in it and the
-    result cast back (what a kernel accumulating half/bfloat16 in float computes)."""
-    import torch
-
-    op = _callable(opinfo_by_key, case["call"])
-    low = _dtype(case["dtype"])
-
-    def arg(a):
-        if not isinstance(a, torch.Tensor):
-            return a
-        return a.to(upcast) if upcast is not None and a.dtype == low else a.clone()
-
-    args = [arg(a) for a in case["args"]]
-    try:
-        out = op(*args, **case["kwargs"])
-        if upcast is not None and isinstance(out, torch.Tensor) and out.dtype == upcast:
-            out = out.to(low)
-        return out, None
-    except Exception as exc:  # noqa: BLE001 - a sample CPU refuses: the host code must refuse it too
-        return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-
-
-def _compare(out, ref) -> str | None:
-    import torch
-
-    try:
-        torch.testing.assert_close(out, ref, equal_nan=True, check_device=False)
-    except AssertionError as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        return "; ".join(lines[:3])
-    except Exception as exc:  # noqa: BLE001 - outputs of different structure
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-def run_worker(build: HostBuild, root: Path, cases: list[dict], timeout: float) -> dict[int, dict]:
-    """Every case's row from the worker; a case that crashed or timed out gets an error naming the signal, and
-    the cases after it run in a new worker."""
-    import torch
-
-    kernels = sorted(str(p) for p in (root / MPS_DIR / "kernels").glob("*.metal"))
+def run_worker(
+    build: HostBuild, index, chosen: dict, timeout: float, first: Worker | None = None
+) -> tuple[list, list[str], dict]:
+    """(the cases' (opinfo, dtype), the worker's notes, every case's row). A case that crashed or timed out gets
+    a row naming the signal, and the cases after it run in a new worker."""
+    root = index.tree.root
+    exports = {name: path for path, metal in index.tree.metals.items() for name in metal.exports}
     rows: dict[int, dict] = {}
-    remaining = list(cases)
     crashes: list[str] = []
-    env = dict(os.environ, LD_PRELOAD=str(build.preload))
-    while remaining:
+    listed: list = []
+    notes: list[str] = []
+    worker = first
+    while True:
         with tempfile.TemporaryDirectory(prefix="mps-host-run-") as tmp:
-            job = {"library": str(build.library), "root": str(root), "kernel_files": kernels, "cases": remaining}
-            torch.save(job, Path(tmp) / "job.pt")
-            cmd = [sys.executable, "-m", "migrate.host_code.worker", str(Path(tmp) / "job.pt"), tmp]
-            proc = subprocess.Popen(
-                cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, start_new_session=True,
-            )  # fmt: skip
-            try:
-                _, err = proc.communicate(timeout=timeout)
-                why = _death(proc.returncode, err)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-                why = f"timed out after {timeout:g} s"
-            for case in remaining:
-                path = Path(tmp) / f"{case['index']}.pt"
-                if path.exists():
-                    rows[case["index"]] = torch.load(path, weights_only=False)
+            job = {
+                "library": str(build.library), "root": str(root), "exports": exports, "selection": chosen,
+                "cache_dir": str(cache_root() / "cases"), "result_dir": tmp, "skip": sorted(rows),
+            }  # fmt: skip
+            worker = worker or Worker(build.preload)
+            why = worker.run(job, timeout)
+            worker = None
+            if (Path(tmp) / "cases.json").exists():
+                data = json.loads((Path(tmp) / "cases.json").read_text())
+                listed, notes = data["cases"], data["notes"]
+            for path in Path(tmp).glob("[0-9]*.json"):
+                row = json.loads(path.read_text())
+                rows[row["index"]] = row
             started = Path(tmp) / "started"
-            crashed = int(started.read_text()) if started.exists() else remaining[0]["index"]
-        if all(c["index"] in rows for c in remaining):
-            break
-        why = why or "the worker ended without a result"
-        rows.setdefault(crashed, {"index": crashed, "crash": why})
-        remaining = [c for c in remaining if c["index"] not in rows]
+            crashed = int(started.read_text()) if started.exists() else None
+        if why is None:
+            return listed, notes, rows
+        if crashed is None or crashed in rows:  # died before its first case: nothing to retry
+            notes.append(f"the worker could not start: {why}")
+            return listed, notes, rows
+        rows[crashed] = {"index": crashed, "failure": why}
         crashes.append(why)
         same = len(crashes) >= REPEATED_CRASHES and len(set(crashes[-REPEATED_CRASHES:])) == 1
         if "symbol lookup error" in why or same:  # every later case would most likely die the same way
             note = "" if "symbol lookup error" in why else f" (not run: the {REPEATED_CRASHES} cases before it died so)"
-            for c in remaining:
-                rows[c["index"]] = {"index": c["index"], "crash": why + note}
-            break
-    return rows
+            for i in range(len(listed)):
+                rows.setdefault(i, {"index": i, "failure": why + note})
+            return listed, notes, rows
 
 
 def _death(returncode: int, stderr: str) -> str | None:
@@ -326,70 +262,53 @@ def _death(returncode: int, stderr: str) -> str | None:
     return f"the host process exited with {returncode}: {tail[0]}".rstrip(": ")
 
 
-def verify_host(root: Path, index, family: str, timeout: float = 300.0, progress=None) -> HostReport:
+def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, progress=None) -> HostReport:
+    """``load_index``: the tree's Index, or a function making it (called once the worker is starting)."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     units = TreeUnits(root, progress)
-    files, operators = plan(index, family)
+    preload = build_preload(units)
+    worker = Worker(preload) if preload else None
+    try:
+        index = load_index() if callable(load_index) else load_index
+        files, operators = plan(index, family)
+    except BaseException:
+        if worker:
+            worker.cancel()
+        raise
     build = build_closure(units, index, files, operators, progress)
     stages["build"] = time.perf_counter() - t0
     rel = [str(p.relative_to(root)) for p in files]
     if not build.ok:
+        if worker:
+            worker.cancel()
         errors = [f.first_error() or "" for f in build.failures]
-        return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0)
-    t1 = time.perf_counter()
-    cases, notes = draw_cases(index, family)
-    from migrate.verify.opinfo_samples import load_op_db
-
-    by_key = {(o.name, o.variant_test_name): o for o in load_op_db()}
-    t2 = time.perf_counter()
-    stages["cases"] = t2 - t1
-    rows = run_worker(build, root, cases, timeout) if cases else {}
-    t3 = time.perf_counter()
-    stages["worker"] = t3 - t2
+        return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0, stages)
+    listed, notes, rows = run_worker(build, index, selection(index, family), timeout, worker)
+    stages["worker"] = time.perf_counter() - t0 - stages["build"]
     cells: dict[tuple[str, str], Cell] = {}
     fallbacks: set[str] = set()
-    own = {o for o in build.registered}
-    upcast_matches: dict[str, int] = {}
-    for case in cases:
-        cell = cells.setdefault((case["opinfo"], case["dtype"]), Cell(case["opinfo"], case["dtype"]))
-        row = rows.get(case["index"], {"crash": "no result"})
+    upcast: dict[str, int] = {}
+    for i, (opinfo, dtype) in enumerate(listed):
+        cell = cells.setdefault((opinfo, dtype), Cell(opinfo, dtype))
+        row = rows.get(i, {"failure": "no result"})
         fallbacks |= set(row.get("fallbacks", ()))
-        where = f"sample {case['index']}"
-        if "crash" in row:
-            cell.failed.append(f"{where}: {row['crash']}")
-            continue
-        ref, ref_error = _reference(by_key, case)
-        if "error" in row:
-            if ref_error is None:
-                cell.failed.append(f"{where}: the host code raised {row['error']}")
-            else:
-                cell.passed += 1
-            continue
-        if ref_error is not None:
-            cell.failed.append(f"{where}: CPU raised {ref_error}, the host code did not")
-            continue
-        problem = _compare(row["output"], ref)
-        if problem and case["dtype"] in UPCAST:
-            wide, _ = _reference(by_key, case, upcast=_dtype(UPCAST[case["dtype"]]))
-            if wide is not None and _compare(row["output"], wide) is None:
-                problem = None
-                upcast_matches[case["dtype"]] = upcast_matches.get(case["dtype"], 0) + 1
-        if problem:
-            cell.failed.append(f"{where}: {problem}")
+        if "failure" in row:
+            cell.failed.append(f"sample {i}: {row['failure']}")
         else:
             cell.passed += 1
-    for dtype, n in upcast_matches.items():
+            if row.get("upcast"):
+                upcast[dtype] = upcast.get(dtype, 0) + 1
+    for dtype, n in upcast.items():
         notes.append(
-            f"{n} {dtype} sample(s) differ from torch CPU's {dtype} result and match it computed in "
-            f"{UPCAST[dtype]} and rounded once (the kernel accumulates in float)"
+            f"{n} {dtype} sample(s) differ from torch CPU's {dtype} result and match it computed in float32 and "
+            "rounded once (the kernel accumulates in float)"
         )
     for cell in cells.values():
         _mark_refused(cell)
-    missed = sorted(f for f in fallbacks if f in own)
+    missed = sorted(f for f in fallbacks if f in build.registered)
     if missed:
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
-    stages["compare"] = time.perf_counter() - t3
     return HostReport(
         family, rel, sorted(build.registered), list(cells.values()), notes, [], fallbacks, time.perf_counter() - t0,
         stages,

@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,18 +178,33 @@ def _read_deps(depfile: Path, source: Path) -> list[list[str]]:
             continue
         p = Path(name.replace("\\ ", " "))
         try:
-            deps.append([str(p), _sha(p.read_bytes())])
+            st = p.stat()
+            deps.append([str(p), _sha(p.read_bytes()), st.st_mtime_ns, st.st_size])
         except OSError:
             continue
     return deps
 
 
-def _deps_valid(deps: list[list[str]]) -> bool:
-    for name, digest in deps:
+_CHECKED: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> digest, for this process
+
+
+def _deps_valid(deps: list[list]) -> bool:
+    """Every header the unit read is unchanged: same stat as recorded (a file just written is hashed), else the
+    same content."""
+    for name, digest, *stat in deps:
         try:
-            if _sha(Path(name).read_bytes()) != digest:
-                return False
+            st = Path(name).stat()
         except OSError:
+            return False
+        if stat == [st.st_mtime_ns, st.st_size] and st.st_mtime_ns < (time.time() - 2) * 1e9:
+            continue
+        key = (name, st.st_mtime_ns, st.st_size)
+        if key not in _CHECKED:
+            try:
+                _CHECKED[key] = _sha(Path(name).read_bytes())
+            except OSError:
+                return False
+        if _CHECKED[key] != digest:
             return False
     return bool(deps)
 

@@ -1,14 +1,17 @@
-"""The process that runs a tree's host code: ``python -m migrate.host_code.worker JOB.pt RESULT_DIR``.
+"""The process that runs a tree's host code: ``python -m migrate.host_code.worker`` (the job, JSON, on stdin).
 
-Started by ``migrate.host_code.run`` with the shim's DispatchStub library preloaded (LD_PRELOAD). It loads torch,
-then the family's host library (the shim runtime, the tree's ``OperationUtils.mm`` and the family's host files, the
-family's MPS registrations), attaches the CPU backend as the Metal compiler, runs each case on fake-MPS tensors and
-saves each case's outputs as CPU tensors (RESULT_DIR/INDEX.pt; RESULT_DIR/started names the case running). A crash here (a host segfault, a kernel fault) ends only this process.
+Started by ``migrate.host_code.run`` with the shim's DispatchStub library preloaded (LD_PRELOAD), before the parent
+has planned and built: it imports torch meanwhile, then reads the job. It loads the
+family's host library first (its MPS hooks must be in place before anything asks whether MPS is available), attaches
+the CPU backend as the Metal compiler, loads the cases (``samples.load_cases``), and for each case not done yet
+writes RESULT_DIR/started, runs it on fake-MPS tensors, compares with the CPU reference and writes
+RESULT_DIR/INDEX.json. A crash here (a host segfault, a kernel fault) ends only this process.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import sys
 import traceback
@@ -20,13 +23,12 @@ RESOLVER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctyp
 class MetalResolver:
     """Builds what the shim's Metal library asks for with the CPU backend (cached like every CPU-backend build)."""
 
-    def __init__(self, root: Path, kernel_files: list[Path]):
+    def __init__(self, root: Path, exports: dict[str, str]):
         from migrate.device.cpu.backend import c10_metal_dirs
 
         self.root = root
         self.dirs = c10_metal_dirs(root, [])
-        self.kernel_files = kernel_files
-        self.exports: dict[str, Path] | None = None
+        self.exports = exports  # host name -> the tree's kernel file exporting it (read by the parent's index)
         self.errors: list[str] = []
 
     def _build(self, source: str, filename: str) -> str:
@@ -36,25 +38,15 @@ class MetalResolver:
         names = [k["name"] for k in sorted(built.meta["kernels"], key=lambda k: k["index"])]
         return "\n".join([str(built.so_path), *names])
 
-    def _exporting(self, name: str) -> Path | None:
-        if self.exports is None:
-            from migrate.read.metal_reader import read_metal_file
-
-            self.exports = {}
-            for path in self.kernel_files:
-                metal = read_metal_file(path, path.name, self.dirs)
-                for export in metal.exports:
-                    self.exports.setdefault(export, path)
-        return self.exports.get(name)
-
     def __call__(self, kind: bytes, arg: bytes, out: int, out_len: int) -> int:
         try:
             if kind == b"source":
                 text = self._build(arg.decode(), "host_source.metal")
             else:
-                path = self._exporting(arg.decode())
-                if path is None:
+                name = self.exports.get(arg.decode())
+                if name is None:
                     raise LookupError(f"no kernel file of the tree exports {arg.decode()!r}")
+                path = self.root / name
                 text = self._build(path.read_text(encoding="utf-8"), path.name)
             rc = 0
         except Exception as exc:  # the host code sees a failed library (nil + NSError), as on a Mac
@@ -84,56 +76,65 @@ def _fallbacks(lib) -> list[str]:
     return [s for s in buf.value.decode().splitlines() if s]
 
 
-def _callable(case, cache: dict):
-    import torch
-
-    kind, *rest = case["call"]
-    if kind == "pickled":
-        import pickle
-
-        return pickle.loads(rest[0])
-    if kind == "aten":
-        op = torch.ops.aten
-        for part in rest[0].split("."):
-            op = getattr(op, part)
-        return op
-    if "op_db" not in cache:
-        from torch.testing._internal.common_methods_invocations import op_db
-
-        cache["op_db"] = {(o.name, o.variant_test_name): o for o in op_db}
-    return cache["op_db"][tuple(rest[-2:])]
+def _write(path: Path, data) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)
 
 
-def main(job_path: str, result_dir: str) -> int:
-    import torch
+def _run_case(case: dict, op_cache: dict) -> dict:
+    from .samples import callable_of, compare
 
-    job = torch.load(job_path, weights_only=False)
-    out_dir = Path(result_dir)
+    row: dict = {"index": case["index"]}
+    try:
+        op = callable_of(case["call"], op_cache)
+        out = _to(op(*_to(case["args"], "mps"), **_to(case["kwargs"], "mps")), "cpu")
+    except Exception as exc:  # a host-code error (TORCH_CHECK, NSError) is this case's result
+        lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        error = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+        if os.environ.get("MPS_MIGRATE_DEBUG"):
+            traceback.print_exc()
+        if case["reference_error"] is None:
+            row["failure"] = f"the host code raised {error}"
+        return row
+    if case["reference_error"] is not None:
+        row["failure"] = f"CPU raised {case['reference_error']}, the host code did not"
+        return row
+    problem, upcast = compare(out, case)
+    if problem:
+        row["failure"] = problem
+    row["upcast"] = upcast
+    return row
+
+
+def main() -> int:
+    import torch  # noqa: F401 - imported while the parent plans and builds: the job comes on stdin after
+
+    job = json.loads(sys.stdin.readline() or "null")
+    if job is None:  # the parent gave up (a build error): nothing to run
+        return 0
+    out_dir = Path(job["result_dir"])
     lib = ctypes.CDLL(job["library"], mode=os.RTLD_LAZY | os.RTLD_GLOBAL)
-    resolver = MetalResolver(Path(job["root"]), [Path(p) for p in job["kernel_files"]])
+    resolver = MetalResolver(Path(job["root"]), job["exports"])
     callback = RESOLVER(resolver)
     lib.mps_shim_set_resolver(callback)
-    cache: dict = {}
-    for case in job["cases"]:
+    from .samples import load_cases
+
+    cases, notes = load_cases(job["selection"], Path(job["cache_dir"]))
+    _write(out_dir / "cases.json", {"cases": [[c["opinfo"], c["dtype"]] for c in cases], "notes": notes})
+    skip = set(job["skip"])
+    op_cache: dict = {}
+    for case in cases:
+        if case["index"] in skip:
+            continue
         (out_dir / "started").write_text(str(case["index"]))
-        row = {"index": case["index"]}
-        try:
-            op = _callable(case, cache)
-            args = _to(case["args"], "mps")
-            kwargs = _to(case["kwargs"], "mps")
-            out = op(*args, **kwargs)
-            row["output"] = _to(out, "cpu")
-        except Exception as exc:  # a host-code error (TORCH_CHECK, NSError) is this case's result
-            lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-            row["error"] = f"{type(exc).__name__}: {lines[0] if lines else ''}"
-            if os.environ.get("MPS_MIGRATE_DEBUG"):
-                traceback.print_exc()
+        row = _run_case(case, op_cache)
         row["fallbacks"] = _fallbacks(lib)
         row["metal_errors"] = list(resolver.errors)
         resolver.errors.clear()
-        torch.save(row, out_dir / f"{case['index']}.pt")
+        _write(out_dir / f"{case['index']}.json", row)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main())
