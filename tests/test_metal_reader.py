@@ -202,6 +202,22 @@ def test_a_trees_own_c10_metal_wins(tmp_path):
     assert mf.registrations[0].host_names == {"neg_v7_half"}
 
 
+def test_a_c10_metal_macro_of_another_arity_is_expanded_but_gives_no_registration(tmp_path):
+    """rules/registration.yaml's roles fit c10/metal's REGISTER_BINARY_OP(NAME, DTYPE0, DTYPE1); a tree whose
+    c10/metal defines it with two parameters is expanded (its host names count) and read as no registration,
+    never through roles that do not fit ((name, dtype_in) would make ('cmul', ('float',)))."""
+    hdr = tmp_path / "c10" / "metal"
+    hdr.mkdir(parents=True)
+    (hdr / "indexing.h").write_text(
+        "#pragma once\n"
+        "#define REGISTER_BINARY_OP(NAME, DTYPE) \\\n"
+        '  template [[host_name(#NAME "_" #DTYPE)]] kernel void f<DTYPE>()\n'
+    )
+    mf = read("#include <c10/metal/indexing.h>\nREGISTER_BINARY_OP(cmul, float);\n", include_dirs=(tmp_path,))
+    assert mf.registrations == ()
+    assert "cmul_float" in mf.exports
+
+
 # ------------------------------------------------------------ legacy fixture
 def test_legacy_self_defined_macros():
     mf = read_metal_file(DATA / "legacy_binary.metal", "legacy.metal")
