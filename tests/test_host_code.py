@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from migrate.host_code import registrations, stubs, toolchain
-from tests.corpus import pytorch_270a0_root
+from tests.corpus import pytorch_260_root, pytorch_270a0_root
 
 
 def _toolchain_or_skip():
@@ -253,3 +253,12 @@ def test_verify_host_runs_exec_unary_kernel_of_the_trees_operation_utils(tree):
     assert p.stdout.startswith("exp: PASS") and "UnaryKernel.mm" in p.stdout
     for dtype in ("float32", "float16", "bfloat16", "int64", "bool"):
         assert f"PASS exp {dtype}: 3/3 samples" in p.stdout
+
+
+def test_verify_host_compiles_a_2_6_era_inline_metal_library_through_new_library_with_source():
+    """2.6.0's Gamma.mm formats its Metal source per dtype pair (MetalShaderLibrary with 2 parameters) and hands it
+    to newLibraryWithSource: through NSASCIIStringEncoding, with a non-ASCII comment (Apple keeps such bytes)."""
+    _toolchain_or_skip()
+    p = _cli("verify", "lgamma", "--root", str(pytorch_260_root()), "--host")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("lgamma: PASS") and "PASS lgamma float16: 3/3 samples" in p.stdout

@@ -40,6 +40,26 @@ static NSError* shim_library_error(const std::string& msg) {
   return [NSError errorWithDomain:MTLLibraryErrorDomain code:MTLLibraryErrorCompileFailure userInfo:info];
 }
 
+// Apple's +stringWithCString:encoding: with NSASCIIStringEncoding keeps bytes past 127 (PyTorch 2.6's Gamma.mm
+// passes Metal source whose comment has a '±' that way); GNUstep's returns nil. Such text is read as UTF-8 here.
+@implementation NSString (MPSShimLenientASCII)
++ (instancetype)stringWithCString:(const char*)bytes encoding:(NSStringEncoding)encoding {
+  if (bytes == nullptr) return nil;
+  size_t n = strlen(bytes);
+  if (encoding == NSASCIIStringEncoding) {
+    for (size_t i = 0; i < n; ++i)
+      if ((unsigned char)bytes[i] > 127) {
+        encoding = NSUTF8StringEncoding;
+        break;
+      }
+  }
+  NSString* s = [[NSString alloc] initWithBytes:bytes length:n encoding:encoding];
+  if (s == nil && encoding == NSUTF8StringEncoding)
+    s = [[NSString alloc] initWithBytes:bytes length:n encoding:NSISOLatin1StringEncoding];
+  return [s autorelease];
+}
+@end
+
 @implementation MPSCommandBuffer
 + (instancetype)commandBufferFromCommandQueue:(id<MTLCommandQueue>)q {
   return [[self new] autorelease];
@@ -242,6 +262,10 @@ static NSError* shim_library_error(const std::string& msg) {
 }
 - (id<MTLLibrary>)newLibraryWithSource:(NSString*)src options:(MTLCompileOptions*)opts error:(NSError**)err {
   std::string error;
+  if (src == nil || [src UTF8String] == nullptr) {
+    if (err) *err = shim_library_error("newLibraryWithSource: was given no source text");
+    return nil;
+  }
   auto kernels = mps_shim::resolve("source", [src UTF8String], error);
   if (!error.empty()) {
     if (err) *err = shim_library_error(error);
