@@ -385,15 +385,19 @@ __MSL_F1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
 // sinpi/cospi/tanpi reduce the argument exactly (fmod by 2) and are exact at integers and half-integers, as Metal's
 // are (log_gamma's reflection divides by sinpi at the poles: an inexact 0 there gives a finite value, not inf).
 __MSL_INLINE float __msl_sinpi(float x) {
-  float r = __builtin_fmodf(x, 2.0f);
+  float r = __builtin_fmodf(x, 2.0f);  // exact; every step below is exact too (Sterbenz), in float (CUDA: no double)
   if (r == 0.0f || __builtin_fabsf(r) == 1.0f) return __builtin_copysignf(0.0f, x);
-  double d = r > 1.0f ? r - 2.0 : r < -1.0f ? r + 2.0 : r;
-  return (float)__builtin_sin(3.14159265358979323846 * d);
+  r = r > 1.0f ? r - 2.0f : r < -1.0f ? r + 2.0f : r;
+  r = r > 0.5f ? 1.0f - r : r < -0.5f ? -1.0f - r : r;  // |r| <= 0.5: pi * r loses no relative accuracy
+  return __builtin_sinf(M_PI_F * r);
 }
 __MSL_INLINE float __msl_cospi(float x) {
   float r = __builtin_fabsf(__builtin_fmodf(x, 2.0f));
-  if (r == 0.5f || r == 1.5f) return 0.0f;
-  return (float)__builtin_cos(3.14159265358979323846 * (double)r);
+  r = r > 1.0f ? 2.0f - r : r;  // [0, 1]
+  if (r == 0.5f) return 0.0f;
+  if (r < 0.25f) return __builtin_cosf(M_PI_F * r);
+  if (r <= 0.75f) return __builtin_sinf(M_PI_F * (0.5f - r));
+  return -__builtin_cosf(M_PI_F * (1.0f - r));
 }
 __MSL_F1(sinpi, __msl_sinpi(x)) __MSL_F1(cospi, __msl_cospi(x))
 __MSL_F1(tanpi, __msl_sinpi(x) / __msl_cospi(x))

@@ -113,7 +113,7 @@ def _run_host(args, root: Path) -> int:
         print(f"mps-migrate: verify could not run: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
-        data = dataclasses.asdict(report)
+        data = {"path": "host", **dataclasses.asdict(report)}  # the tree's host code ran (not an emulation)
         data["fallbacks"] = sorted(report.fallbacks)
         data["verdict"] = report.verdict
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
