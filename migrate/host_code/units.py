@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.cache import cache_base
+from migrate.device.errors import Diagnostic
 
 from . import declarations, toolchain
 
@@ -31,18 +32,6 @@ COMPILE_TIMEOUT = 300.0
 
 def cache_root() -> Path:
     return cache_base() / FORMAT
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    file: str
-    line: int
-    column: int
-    severity: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message}"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include "shim_runtime.h"
+#include "shim_objects.h"
 
 NSString* const MTLLibraryErrorDomain = @"MTLLibraryErrorDomain";
 
@@ -72,19 +72,7 @@ extern "C" void mps_shim_set_resolver(mps_shim::Resolver r) {
   mps_shim::g_resolver = r;
 }
 
-@interface MMShimDevice : NSObject <MTLDevice>
-@end
 
-@interface MMShimBuffer : NSObject <MTLBuffer> {
- @public
-  void* _contents;
-  NSUInteger _length;
-  BOOL _owned;
-  id<MTLDevice> _device;
-  NSString* _label;
-}
-- (instancetype)initWithLength:(NSUInteger)length device:(id<MTLDevice>)d;
-@end
 
 @implementation MMShimBuffer
 - (instancetype)initWithLength:(NSUInteger)length device:(id<MTLDevice>)d {
@@ -168,12 +156,6 @@ extern "C" void mps_shim_release(id obj) {
   [obj release];
 }
 
-@interface MMShimFunction : NSObject <MTLFunction> {
- @public
-  mps_shim::KernelEntry _entry;
-  NSString* _name;
-}
-@end
 @implementation MMShimFunction
 - (NSString*)name {
   return _name;
@@ -187,11 +169,6 @@ extern "C" void mps_shim_release(id obj) {
 }
 @end
 
-@interface MMShimPipeline : NSObject <MTLComputePipelineState> {
- @public
-  mps_shim::KernelEntry _entry;
-}
-@end
 @implementation MMShimPipeline
 - (NSUInteger)maxTotalThreadsPerThreadgroup {
   return 1024;
@@ -208,13 +185,6 @@ extern "C" void mps_shim_release(id obj) {
 @end
 
 // A library: kernels of one compiled source, or (bundled) the tree's kernel files, built as names are asked for.
-@interface MMShimLibrary : NSObject <MTLLibrary> {
- @public
-  std::vector<mps_shim::KernelEntry>* _kernels;
-  BOOL _bundled;
-  NSString* _label;
-}
-@end
 @implementation MMShimLibrary
 - (instancetype)init {
   if ((self = [super init])) _kernels = new std::vector<mps_shim::KernelEntry>();
@@ -263,15 +233,29 @@ extern "C" void mps_shim_release(id obj) {
 @end
 
 // ---------------------------------------------------------------- encoders
-static constexpr int kSlots = 31;
 
-@interface MMShimComputeEncoder : NSObject <MTLComputeCommandEncoder> {
-  MMShimPipeline* _pipeline;
-  void* _buffers[kSlots];
-  std::vector<char>* _bytes[kSlots];
-  NSString* _label;
+@implementation MMShimEncoder
+- (void)dealloc {
+  [_label release];
+  [super dealloc];
+}
+- (void)endEncoding {
+}
+- (void)pushDebugGroup:(NSString*)s {
+}
+- (void)popDebugGroup {
+}
+- (void)insertDebugSignpost:(NSString*)s {
+}
+- (NSString*)label {
+  return _label;
+}
+- (void)setLabel:(NSString*)l {
+  [_label release];
+  _label = [l copy];
 }
 @end
+
 @implementation MMShimComputeEncoder
 - (instancetype)init {
   if ((self = [super init])) {
@@ -285,7 +269,6 @@ static constexpr int kSlots = 31;
 - (void)dealloc {
   for (int i = 0; i < kSlots; ++i) delete _bytes[i];
   [_pipeline release];
-  [_label release];
   [super dealloc];
 }
 - (MTLDispatchType)dispatchType {
@@ -359,25 +342,8 @@ static constexpr int kSlots = 31;
 }
 - (void)memoryBarrierWithScope:(NSUInteger)scope {
 }
-- (void)endEncoding {
-}
-- (void)pushDebugGroup:(NSString*)s {
-}
-- (void)popDebugGroup {
-}
-- (void)insertDebugSignpost:(NSString*)s {
-}
-- (NSString*)label {
-  return _label;
-}
-- (void)setLabel:(NSString*)l {
-  [_label release];
-  _label = [l copy];
-}
 @end
 
-@interface MMShimBlitEncoder : NSObject <MTLBlitCommandEncoder>
-@end
 @implementation MMShimBlitEncoder
 - (void)copyFromBuffer:(id<MTLBuffer>)src
           sourceOffset:(NSUInteger)so
@@ -392,18 +358,5 @@ static constexpr int kSlots = 31;
   memset((char*)[b contents] + r.location, v, r.length);
 }
 - (void)synchronizeResource:(id<MTLResource>)r {
-}
-- (void)endEncoding {
-}
-- (void)pushDebugGroup:(NSString*)s {
-}
-- (void)popDebugGroup {
-}
-- (void)insertDebugSignpost:(NSString*)s {
-}
-- (NSString*)label {
-  return nil;
-}
-- (void)setLabel:(NSString*)l {
 }
 @end

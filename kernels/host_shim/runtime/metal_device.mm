@@ -8,31 +8,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include "shim_runtime.h"
+#include "shim_objects.h"
 
-@interface MMShimBuffer : NSObject <MTLBuffer>
-- (instancetype)initWithLength:(NSUInteger)length device:(id<MTLDevice>)d;
-@end
-@interface MMShimLibrary : NSObject <MTLLibrary> {
- @public
-  std::vector<mps_shim::KernelEntry>* _kernels;
-  BOOL _bundled;
-}
-@end
-@interface MMShimFunction : NSObject <MTLFunction> {
- @public
-  mps_shim::KernelEntry _entry;
-}
-@end
-@interface MMShimPipeline : NSObject <MTLComputePipelineState> {
- @public
-  mps_shim::KernelEntry _entry;
-}
-@end
-@interface MMShimComputeEncoder : NSObject <MTLComputeCommandEncoder>
-@end
-@interface MMShimBlitEncoder : NSObject <MTLBlitCommandEncoder>
-@end
 
 static NSError* shim_library_error(const std::string& msg) {
   NSDictionary* info = [NSDictionary dictionaryWithObject:[NSString stringWithUTF8String:msg.c_str()]
