@@ -262,3 +262,23 @@ def test_verify_host_compiles_a_2_6_era_inline_metal_library_through_new_library
     p = _cli("verify", "lgamma", "--root", str(pytorch_260_root()), "--host")
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("lgamma: PASS") and "PASS lgamma float16: 3/3 samples" in p.stdout
+
+
+def test_a_family_op_answered_by_the_cpu_fallback_is_named_not_passed_off_as_host_code(tree, monkeypatch):
+    """A build without the family's own registrations still agrees with CPU (the fallback computes on CPU): the
+    report must say that the host code did not run."""
+    from migrate.host_code import run
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
+    real_plan = run.plan
+
+    def plan_without_the_family(index, family):
+        files, operators = real_plan(index, family)
+        return files, operators - {family}
+
+    monkeypatch.setattr(run, "plan", plan_without_the_family)
+    report = run.verify_host(tree, Index(load_tree(tree)), "renorm")
+    assert "renorm" not in report.registered
+    assert any(n.startswith("ran on the CPU fallback, not the host code: renorm") for n in report.notes), report.notes
+    assert "renorm.out" in report.fallbacks and report.verdict == "INCOMPLETE"
