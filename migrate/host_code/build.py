@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import registrations, stubs, toolchain
-from .units import MPS_DIR, TreeUnits, UnitResult, _atomic_write, cache_root, compile_object
+from .units import MPS_DIR, TreeUnits, UnitResult, _write, cache_root, compile_object
 
 RUNTIME = ("objc_glue.c", "metal.mm", "metal_device.mm", "aten_mps.mm")
 
@@ -35,7 +35,7 @@ def _runtime_sources(units: TreeUnits) -> list[Path]:
     text = stubs.stub_source([toolchain.shim_dir() / "include"], [s for s in sources if s.suffix == ".mm"])
     generated = cache_root() / "generated" / f"stubs-{hashlib.sha256(text.encode()).hexdigest()[:16]}.mm"
     if not generated.exists():
-        _atomic_write(generated, text.encode())
+        _write(generated, text.encode())
     return [*sources, generated]
 
 

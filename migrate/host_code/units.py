@@ -116,7 +116,7 @@ class TreeUnits:
             deps = _read_deps(depfile, path) if depfile.exists() else []
         data = {"returncode": proc.returncode, "stderr": proc.stderr, "deps": deps}
         if deps:
-            _atomic_write(entry, json.dumps(data).encode())
+            _write(entry, json.dumps(data).encode())
         return _result(path, data, cached=False)
 
 
@@ -198,12 +198,11 @@ def _deps_valid(deps: list[list]) -> bool:
     return bool(deps)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes) -> None:
+    from migrate.apply import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-" + path.name)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    atomic_write(path, data)
 
 
 def compile_object(tc_units: TreeUnits, path: Path, extra: tuple[str, ...] = (), timeout: float = COMPILE_TIMEOUT):
@@ -236,6 +235,6 @@ def compile_object(tc_units: TreeUnits, path: Path, extra: tuple[str, ...] = (),
         data = {"returncode": proc.returncode, "stderr": proc.stderr, "deps": deps}
         if proc.returncode == 0 and out.exists():
             os.replace(out, obj)
-            _atomic_write(meta, json.dumps(data).encode())
+            _write(meta, json.dumps(data).encode())
             return obj, _result(path, data, cached=False)
     return None, _result(path, data, cached=False)

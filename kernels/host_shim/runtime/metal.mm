@@ -74,6 +74,20 @@ extern "C" void mps_shim_set_resolver(mps_shim::Resolver r) {
 
 
 
+@implementation MMShimLabelled
+- (void)dealloc {
+  [_label release];
+  [super dealloc];
+}
+- (NSString*)label {
+  return _label;
+}
+- (void)setLabel:(NSString*)l {
+  [_label release];
+  _label = [l copy];
+}
+@end
+
 @implementation MMShimBuffer
 - (instancetype)initWithLength:(NSUInteger)length device:(id<MTLDevice>)d {
   if ((self = [super init])) {
@@ -88,7 +102,6 @@ extern "C" void mps_shim_set_resolver(mps_shim::Resolver r) {
 }
 - (void)dealloc {
   if (_owned) free(_contents);
-  [_label release];
   [super dealloc];
 }
 - (void*)contents {
@@ -117,13 +130,6 @@ extern "C" void mps_shim_set_resolver(mps_shim::Resolver r) {
 }
 - (MTLResourceOptions)resourceOptions {
   return MTLResourceStorageModeShared;
-}
-- (NSString*)label {
-  return _label;
-}
-- (void)setLabel:(NSString*)l {
-  [_label release];
-  _label = [l copy];
 }
 - (MTLPurgeableState)setPurgeableState:(MTLPurgeableState)s {
   return MTLPurgeableStateNonVolatile;
@@ -192,7 +198,6 @@ extern "C" void mps_shim_release(id obj) {
 }
 - (void)dealloc {
   delete _kernels;
-  [_label release];
   [super dealloc];
 }
 - (id<MTLFunction>)newFunctionWithName:(NSString*)name {
@@ -223,22 +228,11 @@ extern "C" void mps_shim_release(id obj) {
 - (id<MTLDevice>)device {
   return MTLCreateSystemDefaultDevice();
 }
-- (NSString*)label {
-  return _label;
-}
-- (void)setLabel:(NSString*)l {
-  [_label release];
-  _label = [l copy];
-}
 @end
 
 // ---------------------------------------------------------------- encoders
 
 @implementation MMShimEncoder
-- (void)dealloc {
-  [_label release];
-  [super dealloc];
-}
 - (void)endEncoding {
 }
 - (void)pushDebugGroup:(NSString*)s {
@@ -246,13 +240,6 @@ extern "C" void mps_shim_release(id obj) {
 - (void)popDebugGroup {
 }
 - (void)insertDebugSignpost:(NSString*)s {
-}
-- (NSString*)label {
-  return _label;
-}
-- (void)setLabel:(NSString*)l {
-  [_label release];
-  _label = [l copy];
 }
 @end
 

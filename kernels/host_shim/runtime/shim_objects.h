@@ -6,19 +6,24 @@
 
 static constexpr int kSlots = 31;  // buffer indices 0-30, as Metal's argument table
 
-// The encoders' common part: a label and the debug-group calls, which do nothing here.
-@interface MMShimEncoder : NSObject <MTLCommandEncoder> {
+// An object with a label (buffers, libraries, encoders).
+@interface MMShimLabelled : NSObject {
   NSString* _label;
 }
+- (NSString*)label;
+- (void)setLabel:(NSString*)l;
 @end
 
-@interface MMShimBuffer : NSObject <MTLBuffer> {
+// The encoders' common part: the debug-group calls, which do nothing here.
+@interface MMShimEncoder : MMShimLabelled <MTLCommandEncoder>
+@end
+
+@interface MMShimBuffer : MMShimLabelled <MTLBuffer> {
  @public
   void* _contents;
   NSUInteger _length;
   BOOL _owned;
   id<MTLDevice> _device;
-  NSString* _label;
 }
 - (instancetype)initWithLength:(NSUInteger)length device:(id<MTLDevice>)d;
 @end
@@ -36,11 +41,10 @@ static constexpr int kSlots = 31;  // buffer indices 0-30, as Metal's argument t
 }
 @end
 
-@interface MMShimLibrary : NSObject <MTLLibrary> {
+@interface MMShimLibrary : MMShimLabelled <MTLLibrary> {
  @public
   std::vector<mps_shim::KernelEntry>* _kernels;
   BOOL _bundled;
-  NSString* _label;
 }
 @end
 
