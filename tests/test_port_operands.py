@@ -17,16 +17,14 @@ from migrate.port.patch import apply_edits, plan_port, translate_family
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify
+from tests.corpus import pytorch_270a0_root
 
-REAL = Path("/root/.cache/mps-corpus/pytorch-v2.7.0a0")
 NATIVE = "aten/src/ATen/native"
 
 
 @pytest.fixture(scope="module")
 def real_ix():
-    if not (REAL / "aten/src/ATen/native/native_functions.yaml").is_file():
-        pytest.fail(f"{REAL} is missing: bash ../shared/corpus/fetch-pytorch-tree --version 2.7.0a0")
-    return Index(load_tree(REAL))
+    return Index(load_tree(pytorch_270a0_root()))
 
 
 # ------------------------------------------------------------ the CPU kernel's iterator
@@ -128,7 +126,7 @@ def test_operands_follow_the_meta_functions_iterator(real_ix):
         if e.path.endswith(".metal") and "leaky_relu_backward_functor" in e.replacement
     )
     assert "(float(a) > 0.0f) ? float(b)" in metal
-    after = Index(load_tree(REAL, overlay=apply_edits(real_ix.tree.sources, port.edits)))
+    after = Index(load_tree(pytorch_270a0_root(), overlay=apply_edits(real_ix.tree.sources, port.edits)))
     assert operand_order(after, "leaky_relu_backward") == [1, 0]
     assert operand_order(after, "hardtanh_backward") is None
 
@@ -177,7 +175,10 @@ def _verify(real_ix, family: str, layouts: list[str]):
     new = apply_edits(real_ix.tree.sources, port.edits)
     patch = "".join(unified_diff(p, real_ix.tree.sources[p], new[p]) for p in sorted(new))
     return verify(
-        REAL, family, (patch, f"<port {family}>"), Options(opinfo=False, dtypes=[torch.float32], layouts=layouts)
+        pytorch_270a0_root(),
+        family,
+        (patch, f"<port {family}>"),
+        Options(opinfo=False, dtypes=[torch.float32], layouts=layouts),
     )
 
 
@@ -223,7 +224,12 @@ def test_a_scalar_launch_runs_no_opinfo_sample(real_ix):
     port = plan_port(real_ix, "add")
     new = apply_edits(real_ix.tree.sources, port.edits)
     patch = "".join(unified_diff(p, real_ix.tree.sources[p], new[p]) for p in sorted(new))
-    rep = verify(REAL, "add", (patch, "<port add>"), Options(dtypes=[torch.float32], layouts=["contiguous", "opinfo"]))
+    rep = verify(
+        pytorch_270a0_root(),
+        "add",
+        (patch, "<port add>"),
+        Options(dtypes=[torch.float32], layouts=["contiguous", "opinfo"]),
+    )
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
     assert not [c for c in rep.cells if c.layout.startswith("opinfo:")]
     assert any("OpInfo samples (their own or the default scalar) are not run" in n for n in rep.notes)
@@ -241,7 +247,7 @@ def test_a_port_adds_no_finding_to_the_tree(real_ix, family):
 
     before = findings(real_ix.tree)
     new = apply_edits(real_ix.tree.sources, plan_port(real_ix, family).edits)
-    after = findings(load_tree(REAL, {**real_ix.tree.sources, **new}))
+    after = findings(load_tree(pytorch_270a0_root(), {**real_ix.tree.sources, **new}))
     assert sorted(after - before) == []
 
 

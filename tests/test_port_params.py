@@ -17,17 +17,14 @@ from migrate.port.locate import family_impls, graph_dag
 from migrate.port.patch import plan_port
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
+from tests.corpus import pytorch_270a0_root
 from tests.helpers import FIXTURES
 from tests.test_port_era27 import build_tree
-
-TREE27 = Path("/root/.cache/mps-corpus/pytorch-v2.7.0a0")
 
 
 @pytest.fixture(scope="module")
 def ix27():
-    if not (TREE27 / "aten/src/ATen/native/native_functions.yaml").is_file():
-        pytest.fail(f"{TREE27} missing: bash ../shared/corpus/fetch-pytorch-tree --version 2.7.0a0")
-    return Index(load_tree(TREE27))
+    return Index(load_tree(pytorch_270a0_root()))
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ from migrate.index import Index
 from migrate.port.listing import verdict
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify
+from tests.corpus import pytorch_270a0_root
 from tests.test_port_era27 import build_tree
 
 OPS = "aten/src/ATen/native/mps/operations"
-REAL = Path("/root/.cache/mps-corpus/pytorch-v2.7.0a0")
 
 
 @pytest.fixture()
@@ -105,9 +105,7 @@ def test_the_kernel_reads_the_scalar_in_the_inputs_dtype(tree, capsys):
 # ----------------------------------------------------------- the real 2.7.0a0 tree
 @pytest.fixture(scope="module")
 def real_ix():
-    if not (REAL / "aten/src/ATen/native/native_functions.yaml").is_file():
-        pytest.fail(f"{REAL} is missing: bash ../shared/corpus/fetch-pytorch-tree --version 2.7.0a0")
-    return Index(load_tree(REAL))
+    return Index(load_tree(pytorch_270a0_root()))
 
 
 NEW27 = [
@@ -167,7 +165,7 @@ def test_real_tree_blockers_say_what_is_left(real_ix, family, why):
 
 def test_shared_line_port_drops_the_macro_registration(capsys):
     """ceil's MPS line is shared with CPU; its MPSGraph kernel comes from REGISTER_MPS_UNARY_STUB(ceil, ceil)."""
-    rc, out, err = port(capsys, "round", "--root", str(REAL))
+    rc, out, err = port(capsys, "round", "--root", str(pytorch_270a0_root()))
     assert rc == 0
     assert (
         "-REGISTER_MPS_UNARY_STUB(round, round);" in out and "+REGISTER_DISPATCH(round_stub, round_mps_kernel);" in out
@@ -208,5 +206,5 @@ def test_flag_without_default_reaches_the_reference(real_ix):
     ],
 )
 def test_real_tree_ports_use_torchs_formulation(capsys, family, idiom):
-    rc, out, err = port(capsys, family, "--root", str(REAL))
+    rc, out, err = port(capsys, family, "--root", str(pytorch_270a0_root()))
     assert rc == 0 and f"behaviour change ({idiom})" in err
