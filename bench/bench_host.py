@@ -2,7 +2,7 @@
 
     /work/venv/bin/python bench/bench_host.py [--repeat N] [ROOT]
 
-ROOT defaults to what ../shared/corpus/fetch-pytorch-tree prints.  Prints
+ROOT defaults to the 2.6.0 tree (bench/common.pytorch_tree).  Prints
 the whole-tree time (best and median of N runs, each run reads every
 .mm/.cpp/.h under aten/src/ATen/native/mps in one process) and where the time
 goes: scrub (lexing), finding the function bodies the parser may skip, Objective-C
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,18 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from common import pytorch_tree  # noqa: E402
+
 from migrate.source import SourceFile as scrub  # noqa: E402
 from migrate.read.cpp_unit import _LEAN_PARSER, _PARSER, _outside, lean_bodies, lean_heads  # noqa: E402
 from migrate.read.host_reader import _keep, read_host_file  # noqa: E402
 from migrate.read.objc_neutral import neutralize  # noqa: E402
-
-
-def tree_root(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    fetch = REPO.parent / "shared" / "corpus" / "fetch-pytorch-tree"
-    out = subprocess.run(["bash", str(fetch)], capture_output=True, text=True, check=True)
-    return Path(out.stdout.strip().splitlines()[-1])
 
 
 def timed(fn, items) -> float:
@@ -48,7 +41,7 @@ def main() -> None:
     ap.add_argument("root", nargs="?")
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
-    root = tree_root(args.root)
+    root = pytorch_tree(args.root)
     files = sorted(p for p in (root / "aten/src/ATen/native/mps").rglob("*") if p.suffix in (".mm", ".cpp", ".h"))
     items = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
     size = sum(len(d) for _, d in items)

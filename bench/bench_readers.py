@@ -12,26 +12,17 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import best  # noqa: E402
+from common import best, pytorch_tree  # noqa: E402
 
 from migrate.read import xfail_reader  # noqa: E402
 from migrate.read.metal_reader import default_include_dirs, read_metal_source  # noqa: E402
 
 RAW = re.compile(rb'R"(\w*)\((.*?)\)\1"', re.S)
-
-
-def tree_root() -> Path | None:
-    if len(sys.argv) > 1:
-        return Path(sys.argv[1])
-    script = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "fetch-pytorch-tree"
-    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True)
-    return Path(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
 
 
 def synthetic() -> bytes:
@@ -51,7 +42,7 @@ def synthetic() -> bytes:
 
 def main() -> None:
     inc = default_include_dirs()
-    root = tree_root()
+    root = pytorch_tree(sys.argv[1] if len(sys.argv) > 1 else None)
     if root is not None:
         mps = root / "aten/src/ATen/native/mps"
         files = [(f.name, f.read_bytes()) for f in sorted(mps.glob("kernels/*.metal"))]

@@ -66,13 +66,13 @@ def whole_ms(what: str, root: Path, pycache: Path, jobs: str | None = None) -> f
     return ms
 
 
-def pytorch_tree(arg: str | None = None) -> Path:
-    """ARG, else the PyTorch 2.6.0 tree that ../shared/corpus/fetch-pytorch-tree provides (exit if it cannot)."""
+def pytorch_tree(arg: str | None = None, version: str = "2.6.0") -> Path:
+    """ARG, else the PyTorch tree from ../shared/corpus/fetch-pytorch-tree or fixtures/trees (exit if neither)."""
     if arg:
         return Path(arg)
-    out = subprocess.run(
-        ["bash", str(REPO.parent / "shared/corpus/fetch-pytorch-tree")], capture_output=True, text=True
-    )
-    if out.returncode:
-        sys.exit("cannot fetch the PyTorch 2.6.0 tree: " + out.stderr.strip())
-    return Path(out.stdout.strip().splitlines()[-1])
+    from tests.corpus import _fetch
+
+    root, reason = _fetch(version)
+    if root is None:
+        sys.exit(f"cannot get the PyTorch {version} tree: {reason}")
+    return root

@@ -37,7 +37,7 @@ from migrate import cache
 
 MIN_PARALLEL_BYTES = 256 * 1024  # uncached bytes, besides the largest file, worth a second process
 # Without MPS_MIGRATE_JOBS, a second process needs this many idle cores.  On the 2-core VM of the
-# README's measurements a second process saves a third of the parse when both cores are free, and costs
+# measurements (docs/performance.md) a second process saves a third of the parse when both cores are free, and costs
 # more than it saves when another process keeps one busy (the load average tells those apart).
 MIN_AUTO_IDLE = 2
 # relative to host sources: measured on the 2.6.0 tree, the native headers' scan (DECLARE_DISPATCH lines) on

@@ -1,4 +1,4 @@
-"""The rule registry: one module per rule, in code order. `rule --all`, the README table and lint read it."""
+"""The rule registry: one module per rule, in code order. `rule --all`, docs/rules.md's table and lint read it."""
 
 from migrate.checks import (
     mps001_half_migrated,

@@ -77,7 +77,7 @@ def run(args) -> int:
 
 
 def rule_table() -> str:
-    """The README's rule table (kept in sync by a test)."""
+    """The rule table of docs/rules.md (kept in sync by a test)."""
     rows = ["| code | name | severity | finds | fix |", "|---|---|---|---|---|"]
     for r in all_rules().values():
         rows.append(f"| {r.code} | {r.name} | {r.severity} | {' '.join(r.doc.summary.split())} | {r.fix_safety} |")
