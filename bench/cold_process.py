@@ -38,7 +38,7 @@ def main() -> None:
         import migrate.read.yaml_reader  # noqa: F401
         from migrate.cache import disable_cache
         from migrate.lint import lint_root
-        from migrate.rulebook import all_rules
+        from migrate.registry import all_rules
 
         all_rules()
 

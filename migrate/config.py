@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.errors import UsageError
-from migrate.rulebook import SEVERITIES, all_rules
+from migrate.registry import all_rules
+from migrate.rulebook import SEVERITIES
 
 KNOWN = {"select", "ignore", "per-file-ignores", "severity", "extend-select"}
 

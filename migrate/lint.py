@@ -11,7 +11,7 @@ from migrate.errors import RulesFailed
 from migrate.index import Index, under
 from migrate.model import Finding, Severity
 from migrate.rule_pool import flow_lead, metal_findings, metal_key, run_rules
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 from migrate.suppress import filter_suppressed
 from migrate.tree import Tree, load_tree
 

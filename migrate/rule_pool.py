@@ -102,7 +102,7 @@ def flow_lead(metal: int, other: int, xfail: bool) -> float:
 def metal_findings(metal_tree, key: tuple) -> bytes:
     """The findings of the rules of ``key`` (metal_key) over a tree's Metal view, in migrate.codec form."""
     from migrate.index import Index
-    from migrate.rulebook import all_rules
+    from migrate.registry import all_rules
 
     codes, scope = key
     return _encoded(Index(metal_tree, scope=None if scope is None else list(scope)), all_rules(), list(codes))

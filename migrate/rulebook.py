@@ -6,7 +6,6 @@ import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 
 from migrate.model import Finding, Fix, Severity, Span, instance
 
@@ -99,11 +98,3 @@ class Rule:
             f"{d.fix.strip()} (fix safety: {d.fix_safety})",
         ]
         return "\n".join(parts) + "\n"
-
-
-@lru_cache(maxsize=1)
-def all_rules() -> dict[str, Rule]:
-    """Every rule by code, in the order of the registry (migrate.checks.RULES)."""
-    from migrate.checks import RULES
-
-    return {r.code: r for r in RULES}

@@ -9,6 +9,7 @@ from pathlib import Path
 from migrate.cache import cached, enabled
 from migrate.errors import UsageError
 from migrate.model import CommonMps, HostFile, MetalFile, NativeYaml, ParseError, Span
+from migrate.read.yaml_side import yaml_side
 from migrate.resources import torch_include_dir
 
 YAML_REL = "aten/src/ATen/native/native_functions.yaml"
@@ -263,9 +264,8 @@ def _side_files(root: Path, overlay: dict[str, bytes]) -> Tree:
 
 
 def read_yaml_job(data: bytes, path: str) -> NativeYaml:
-    """The yaml's model, its index maps worked out (index.YamlSide): in the parse phase, where the other
-    process's share of the parse balances them, and not after it, when this process alone runs the rules."""
-    from migrate.index import yaml_side
+    """The yaml's model, its index maps worked out (read.yaml_side.YamlSide): in the parse phase, where the
+    other process's share of the parse balances them, and not after it, when this process alone runs the rules."""
     from migrate.read.yaml_reader import read_native_yaml
 
     yaml = read_native_yaml(data, path)

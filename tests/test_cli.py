@@ -45,7 +45,7 @@ def test_rule_all_wraps_whole_sentences(columns):
     import subprocess
     import sys
 
-    from migrate.rulebook import all_rules
+    from migrate.registry import all_rules
 
     p = subprocess.run(
         [sys.executable, "-m", "migrate", "rule", "--all"],

@@ -19,7 +19,7 @@ from migrate import cache
 from migrate.cli import main
 from migrate.errors import RulesFailed
 from migrate.lint import lint_root
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 from tests.helpers import MINI
 
 BROKEN = "MPS002"

@@ -11,7 +11,7 @@ from migrate import lint as lint_module
 from migrate.config import Config
 from migrate.lint import lint_root, lint_tree
 from migrate.read import metal_flow
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 from migrate.tree import load_tree
 from tests.corpus import pytorch_260_root, pytorch_270a0_root
 from tests.helpers import FIXTURES

@@ -1,4 +1,4 @@
-"""The rule registry: one module per rule, in code order. `rule --all`, docs/rules.md's table and lint read it."""
+"""The rule registry: one module per rule, in code order; `rule --all`, docs/rules.md and lint read it."""
 
 from migrate.checks import (
     mps001_half_migrated,
@@ -51,3 +51,4 @@ RULES = (
     mps022_shadowed_dispatch_key.RULE,
     mps900_parse_error.RULE,
 )
+mps900_parse_error.READS.update((r.code, r.reads) for r in RULES)

@@ -8,7 +8,7 @@ import shutil
 import textwrap
 
 from migrate.errors import UsageError
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 
 HELP = "print the documentation of a rule (or --all to list them)"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from migrate import __version__
 from migrate.model import Finding
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 
 FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "lintrunner")
 SARIF_LEVEL = {"error": "error", "warning": "warning", "advice": "note"}

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from migrate.index import Index, is_shared
 from migrate.model import NativeEntry
-from migrate.rulebook import all_rules
+from migrate.registry import all_rules
 from migrate.tables import load_table
 from migrate.tree import MPS_REL
 
