@@ -21,6 +21,7 @@ from .errors import (
     UnknownKernelError,
     UnsupportedMetalFeature,
 )
+from .mps import mps_available
 
 __all__ = [
     "get_backend",
@@ -36,14 +37,6 @@ __all__ = [
     "UnknownKernelError",
     "UnsupportedMetalFeature",
 ]
-
-
-def mps_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
 
 
 def get_backend(name: str = "auto", root: str | Path | None = None, **options):

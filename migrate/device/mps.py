@@ -79,12 +79,19 @@ class MpsLibrary:
         return dir(self._lib)
 
 
+def mps_available() -> bool:
+    """An Apple GPU that torch can use."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+
+
 class MpsBackend:
     name = "mps"
 
     def __init__(self, root: str | Path | None = None):
-        from . import mps_available
-
         if not mps_available():
             raise BackendUnavailable("the mps backend needs an Apple GPU (torch.backends.mps.is_available())")
         self.root = Path(root) if root is not None else None

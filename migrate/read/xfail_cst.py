@@ -18,7 +18,7 @@ from typing import Iterator
 import libcst as cst
 
 from migrate.model import ParseError
-from migrate.read.xfail_reader import is_table_name
+from migrate.read.xfail_names import is_table_name
 
 
 # ------------------------------------------------------------ finding tables

@@ -24,18 +24,8 @@ import warnings
 from typing import Iterator
 
 from migrate.model import CommonMps, ParseError, Span, XfailEntry
+from migrate.read.xfail_names import is_table_name
 from migrate.source.file import char_column
-
-SUPPORTED_COMPLEX = "SUPPORTED_COMPLEX_OPS"
-
-
-def is_table_name(name: str) -> bool:
-    """XFAILLIST / SKIPLIST as a word of the name (UNIMPLEMENTED_XFAILLIST,
-    XFAILLIST_GRAD, UNIMPLEMENTED_XFAILLIST_SPARSE), or SUPPORTED_COMPLEX_OPS."""
-    if name == SUPPORTED_COMPLEX:
-        return True
-    words = name.split("_")
-    return "XFAILLIST" in words or "SKIPLIST" in words
 
 
 class _Lines:
