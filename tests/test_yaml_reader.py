@@ -13,14 +13,9 @@ import pytest
 import yaml
 
 from migrate.model import DispatchLine, NativeEntry, NativeYaml, Span
-from migrate.read import yaml_reader
-from migrate.read.yaml_reader import (
-    effective_dispatch,
-    read_native_yaml,
-    read_native_yaml_file,
-    schema_is_out,
-    split_op_name,
-)
+from migrate.read import yaml_fast, yaml_reader
+from migrate.read.yaml_reader import effective_dispatch, read_native_yaml, read_native_yaml_file
+from migrate.read.yaml_schema import schema_is_out, split_op_name
 
 PATH = "aten/src/ATen/native/native_functions.yaml"
 DATA = Path(__file__).parent / "data" / "yaml"
@@ -481,7 +476,7 @@ def took_fast_path(data: bytes) -> list[bool]:
     scanner.plain = True
     off, line, taken = len(chunks[0]) + 1, chunks[0].count(b"\n") + 2, []
     for c in chunks[1:]:
-        taken.append(scanner.fast_entry(c, line, off, c.count(b"\n")))
+        taken.append(yaml_fast.fast_entry(scanner, c, line, off, c.count(b"\n")))
         line += c.count(b"\n") + 1
         off += len(c) + 3
     return taken

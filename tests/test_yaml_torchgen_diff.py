@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from migrate.model import NativeYaml
-from migrate.read import yaml_reader
+from migrate.read import yaml_fast, yaml_reader
 from migrate.read.yaml_reader import effective_dispatch, read_native_yaml_file
 from tests.corpus import pytorch_260_root, pytorch_270a0_root
 
@@ -152,7 +152,7 @@ def test_fast_path_equals_line_scanner_on_real_yaml(installed: tuple[bytes, Nati
     scanner = yaml_reader._Scanner(data, ours.path)
     off, line, fast = len(chunks[0]) + 1, chunks[0].count(b"\n") + 2, 0
     for c in chunks[1:]:
-        fast += scanner.fast_entry(c, line, off, c.count(b"\n"))
+        fast += yaml_fast.fast_entry(scanner, c, line, off, c.count(b"\n"))
         line += c.count(b"\n") + 1
         off += len(c) + 3
     assert fast > 0.9 * len(ours.entries)

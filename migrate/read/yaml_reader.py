@@ -7,7 +7,9 @@ mapping (``dispatch:``, ``ufunc_inner_loop:``).  Anything else YAML could
 express (anchors, multi-line scalars, ...) is reported as a ``ParseError``
 rather than guessed at, so what it returns is what a YAML loader would see.
 Entries of the canonical shape (nearly all of them) take a regex fast path
-that builds the same objects; tests check both agree on the real files.
+that builds the same objects (``yaml_fast``); tests check both agree on the
+real files.  The scanner's scalar grammar is in ``yaml_scalars``, what an entry
+may say (keys, schema string) in ``yaml_schema``.
 
 Positions: lines and columns are 1-based, columns count characters (code
 points), ``end_column`` is exclusive; ``start``/``end`` are byte offsets.
@@ -15,145 +17,28 @@ points), ``end_column`` is exclusive; ``start``/``end`` are byte offsets.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import re
 from pathlib import Path
-from typing import Any, Callable
 
-from migrate.model import DispatchLine, NativeEntry, NativeYaml, ParseError, Span, instance
-
-# Keys torchgen's NativeFunction.from_yaml accepts; anything else is "leftover".
-KNOWN_KEYS = frozenset(
-    {
-        "func",
-        "variants",
-        "dispatch",
-        "structured",
-        "structured_delegate",
-        "structured_inherits",
-        "ufunc_inner_loop",
-        "tags",
-        "autogen",
-        "device_check",
-        "device_guard",
-        "manual_kernel_registration",
-        "manual_cpp_binding",
-        "python_module",
-        "category_override",
-        "precomputed",
-        "cpp_no_default_args",
-        "use_const_ref_for_mutable_tensors",
-    }
+from migrate.model import DispatchLine, NativeEntry, NativeYaml, ParseError, Span
+from migrate.read.yaml_fast import _dispatch_spans, _make_dispatch, _make_entry, _make_span, _new, _set, fast_entry
+from migrate.read.yaml_scalars import (
+    _BAD_PLAIN_START,
+    _BOOLS,
+    _DASH,
+    _HASH,
+    _SPACE,
+    _Fail,
+    _flow_item,
+    _quoted,
+    _trailing_comment,
 )
-_BOOLS = {
-    b: v
-    for v, words in ((True, "yes Yes YES true True TRUE on On ON"), (False, "no No NO false False FALSE off Off OFF"))
-    for b in words.split()
-}
-_BOOLS_B = {b.encode(): v for b, v in _BOOLS.items()}
+from migrate.read.yaml_schema import KNOWN_KEYS, _args_have_out, _split_schema
+
 _KEY_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
-# The fast path: an entry of canonical shape (ASCII; "- func:" first; keys at
-# 2 spaces with plain values or [a, b] tags; one dispatch block at 4 spaces of
-# "K1, K2: kernel" lines; comments and blank lines anywhere).  Any other entry
-# goes through the line scanner, which is the reference for both.
-_PLAIN = rb"[^ \"'#\[\]{}&*!|>%@`?:,\n\r\t-](?:[^:#\n\r\t]*[^ :#\n\r\t])?"
-_CMT = rb"(?: +#[^\n]*)?\n"
-_IGN = rb" *(?:#[^\n]*)?\n"
-_IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
-_DKEYS = _IDENT + rb"(?:, " + _IDENT + rb")*: " + _IDENT  # one space after each ',' and ':'
-_DLINE = rb"    " + _DKEYS + _CMT
-# The schema, a plain scalar (no ':' or '#'), in _split_schema's parts: the name, the overload and
-# the arguments up to the last ") -> " (the greedy group backtracks from the line's end).
-_FUNC = (
-    rb"(?P<func>(?P<name>" + _IDENT + rb")\.?(?P<overload>[A-Za-z0-9_]*)"
-    rb"\((?P<args>[^:#\n\r\t]*)\) -> [^:#\n\r\t]*[^ :#\n\r\t])"
-)
-# The value keys, the most frequent first (fewer failed tries).
-_FAST_VALUE_KEYS = (
-    "variants",
-    "device_check",
-    "tags",
-    "python_module",
-    "autogen",
-    "structured_delegate",
-    "structured",
-    "structured_inherits",
-    "device_guard",
-    "cpp_no_default_args",
-    "manual_cpp_binding",
-    "use_const_ref_for_mutable_tensors",
-    "category_override",
-    "manual_kernel_registration",
-)
-assert set(_FAST_VALUE_KEYS) == KNOWN_KEYS - {"func", "dispatch", "ufunc_inner_loop", "precomputed"}
-
-
-def _fast_entry_pattern(seen: Callable[[str], bytes]) -> bytes:
-    """_FAST_ENTRY's text; ``seen(key)`` follows each key's name (a guard that fails on a second one).
-
-    Groups: the schema's (_FUNC); each value key's value, named after the key; ``dispatch``, empty, at the
-    dispatch key's ':'; its lines in ``block`` when they follow each other without comments, else in
-    ``mixed``.  Every content line (not blank, not a comment) ends a group, so the last one to end
-    (``lastindex``) is on the entry's last content line.  (Fewer groups, fewer marks the engine copies
-    at each branch and repeat: an empty group at each content line's end cost ~20% more.)"""
-    value = rb"(?:" + _PLAIN + rb"|\[[a-z_]+(?:, [a-z_]+)*\])"
-    keys = b"|".join(k.encode() + seen(k) + b": (?P<" + k.encode() + b">" + value + b")" for k in _FAST_VALUE_KEYS)
-    dispatch = (
-        b"dispatch"
-        + seen("dispatch")
-        + b"(?P<dispatch>):(?:"
-        + _CMT
-        + rb"(?:(?P<block>(?:    "
-        + _DKEYS
-        + rb"\n)+)|(?P<mixed>(?:"
-        + _IGN
-        + b")*"
-        + _DLINE
-        + b"(?:(?:"
-        + _IGN
-        + b")*"
-        + _DLINE
-        + b")*))"
-        + rb"| \{\}"
-        + _CMT
-        + b")"
-    )
-    return b"func: " + _FUNC + _CMT + b"(?:  (?:" + dispatch + b"|(?:" + keys + b")" + _CMT + b")|" + _IGN + b")*"
-
-
-# A key's guard: fail if its group has matched already (a conditional may name a later group by number).
-_FAST_GROUP = re.compile(_fast_entry_pattern(lambda key: b"")).groupindex
-_FAST_ENTRY = re.compile(_fast_entry_pattern(lambda key: b"(?(%d)(?!))" % _FAST_GROUP[key]))
-_FAST_FIELDS = tuple(  # the groups fast_entry reads
-    _FAST_GROUP[g]
-    for g in (
-        "func",
-        "name",
-        "overload",
-        "args",
-        "structured",
-        "structured_delegate",
-        "structured_inherits",
-        "tags",
-        "manual_kernel_registration",
-        "block",
-        "mixed",
-    )
-)
-_G_DISPATCH, _G_BLOCK, _G_MIXED = (_FAST_GROUP[g] for g in ("dispatch", "block", "mixed"))
 _KERNEL_RE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*\Z")
-_BAD_PLAIN_START = frozenset(b"&*!|>%@`]},")
-_FLOW_PLAIN = re.compile(rb"[^\s,\[\]{}#:'\"?&*!|>%@`-][^,\[\]{}#:]*\Z")  # a strict plain item in [a, b]
 _ODD_BREAK = re.compile(b"\r|\xc2\x85|\xe2\x80[\xa8\xa9]")  # CR, NEL, LS, PS: line breaks for YAML
-_HASH, _DASH, _SPACE, _NL = 35, 45, 32, 10
-
-
-class _Fail(Exception):
-    """A problem on the current line: (byte column in line, message)."""
-
-    def __init__(self, col: int, message: str) -> None:
-        self.col, self.message = col, message
 
 
 # ------------------------------------------------------------------ scalars
@@ -207,208 +92,12 @@ def _scalar(line: bytes, pos: int) -> tuple[object, int, int, bytes | None]:
     return text.decode("utf-8", "replace"), pos, end, comment
 
 
-def _quoted(line: bytes, pos: int) -> tuple[str, int]:
-    """Unquote a single- or double-quoted scalar; return (value, index of closing quote)."""
-    q = line[pos]
-    i = pos + 1
-    n = len(line)
-    if q == 39:
-        while True:
-            j = line.find(b"'", i)
-            if j < 0:
-                raise _Fail(pos, "unterminated quoted string (multi-line scalars are not supported)")
-            if j + 1 < n and line[j + 1] == 39:
-                i = j + 2
-                continue
-            return line[pos + 1 : j].replace(b"''", b"'").decode("utf-8", "replace"), j
-    while True:
-        j = line.find(b'"', i)
-        if j < 0:
-            raise _Fail(pos, "unterminated quoted string (multi-line scalars are not supported)")
-        k = j - 1
-        while k > pos and line[k] == 92:  # count backslashes before the quote
-            k -= 1
-        if (j - 1 - k) % 2 == 0:
-            break
-        i = j + 1
-    raw = line[pos + 1 : j].decode("utf-8", "replace")
-    if "\\" in raw:
-        try:
-            return _ESCAPE.sub(_unescape, raw), j
-        except ValueError as exc:
-            raise _Fail(pos, f"bad escape in quoted string: {exc}") from None
-    return raw, j
-
-
-_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)")
-_SIMPLE_ESCAPES = {
-    "0": "\0",
-    "a": "\a",
-    "b": "\b",
-    "t": "\t",
-    "\t": "\t",
-    "n": "\n",
-    "v": "\v",
-    "f": "\f",
-    "r": "\r",
-    "e": "\x1b",
-    " ": " ",
-    '"': '"',
-    "/": "/",
-    "\\": "\\",
-    "N": "\x85",
-    "_": "\xa0",
-    "L": "\u2028",
-    "P": "\u2029",
-}
-
-
-def _unescape(m: re.Match[str]) -> str:
-    """One YAML double-quoted escape (the set PyYAML accepts)."""
-    code = m.group(1)
-    if len(code) > 1:
-        return chr(int(code[1:], 16))
-    if code in _SIMPLE_ESCAPES:
-        return _SIMPLE_ESCAPES[code]
-    raise ValueError(f"unknown escape '\\{code}'")
-
-
-def _trailing_comment(line: bytes, pos: int) -> bytes | None:
-    rest = line[pos:]
-    body = rest.lstrip(b" ")
-    if not body:
-        return None
-    if body[0] == _HASH and len(body) < len(rest):
-        return body[1:]
-    raise _Fail(pos + len(rest) - len(body), "unexpected text after value")
-
-
 def _split_with_offsets(text: bytes) -> list[tuple[int, bytes]]:
     out, at = [], 0
     for part in text.split(b","):
         out.append((at, part))
         at += len(part) + 1
     return out
-
-
-def _flow_item(line: bytes, at: int, item: bytes) -> str:
-    body = item.strip(b" ")
-    if body[:1] in (b'"', b"'"):
-        lead = len(item) - len(item.lstrip(b" "))
-        value, close = _quoted(line, at + lead)
-        if close != at + lead + len(body) - 1:
-            raise _Fail(at + lead, "unexpected text in flow sequence item")
-        return value
-    if body and not _FLOW_PLAIN.match(body):
-        raise _Fail(at, f"unsupported item {body.decode('utf-8', 'replace')!r} in flow sequence")
-    return body.decode("utf-8", "replace")
-
-
-# ------------------------------------------------------ fast construction
-_new, _set = object.__new__, object.__setattr__  # model.instance, inlined where ~10k objects are made
-
-
-def _fast_ctor(cls: type) -> Callable[..., Any]:
-    """A keyword-only constructor for a frozen model dataclass that skips the
-    per-field ``object.__setattr__`` of the generated ``__init__`` (2-3x faster;
-    the reader builds ~20k objects).  It is ``cls`` itself whenever the shortcut
-    would not build the very same object (``__post_init__``, slots, default
-    factories, ``init=False`` fields).
-    """
-    fields = dataclasses.fields(cls)
-    if (
-        hasattr(cls, "__post_init__")
-        or "__slots__" in cls.__dict__
-        or any(not f.init or f.default_factory is not dataclasses.MISSING for f in fields)
-    ):
-        return cls
-    names = frozenset(f.name for f in fields)
-    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-    n = len(fields)
-
-    def make(**kw: Any) -> Any:
-        if len(kw) == n:  # every field given: the fresh kwargs dict becomes the instance dict
-            return instance(cls, kw)
-        obj = _new(cls)
-        if kw.keys() <= names:
-            d = obj.__dict__
-            d.update(defaults)
-            d.update(kw)
-        else:
-            return cls(**kw)  # let __init__ report the unknown field
-        return obj
-
-    return make
-
-
-_make_span = _fast_ctor(Span)
-
-
-def _dispatch_spans(path: str, ln: int, at: int, keys: tuple[str, ...], kernel: str) -> dict[str, object]:
-    """A fast-path dispatch line's spans: the whole line, each key, the kernel.  ``at`` is the data offset
-    of its first key, at column 5; one space follows each ',' and ':'.  Each number is computed anew, as
-    the line scanner's are: the codec's marshal writes an int met twice as a back-reference."""
-    if len(keys) == 1:
-        ks = len(keys[0])
-        key_spans: tuple[Span, ...] = (
-            instance(
-                Span,
-                {
-                    "path": path,
-                    "line": ln,
-                    "column": 5,
-                    "end_line": ln,
-                    "end_column": 5 + ks,
-                    "start": at + 0,
-                    "end": at + ks,
-                },
-            ),
-        )
-        ks += 2
-    else:
-        spans, ks = [], 0
-        for k in keys:
-            b = ks + len(k)
-            spans.append(
-                instance(
-                    Span,
-                    {
-                        "path": path,
-                        "line": ln,
-                        "column": 5 + ks,
-                        "end_line": ln,
-                        "end_column": 5 + b,
-                        "start": at + ks,
-                        "end": at + b,
-                    },
-                )
-            )
-            ks = b + 2
-        key_spans = tuple(spans)
-    ke = ks + len(kernel)
-    return {
-        "span": instance(
-            Span,
-            {"path": path, "line": ln, "column": 5, "end_line": ln, "end_column": 5 + ke, "start": at, "end": at + ke},
-        ),
-        "key_spans": key_spans,
-        "kernel_span": instance(
-            Span,
-            {
-                "path": path,
-                "line": ln,
-                "column": 5 + ks,
-                "end_line": ln,
-                "end_column": 5 + ke,
-                "start": at + ks,
-                "end": at + ke,
-            },
-        ),
-    }
-
-
-_make_dispatch = _fast_ctor(DispatchLine)
-_make_entry = _fast_ctor(NativeEntry)
 
 
 def _span(path: str, line: int, a: int, b: int, start: int, end: int) -> Span:
@@ -511,7 +200,7 @@ class _Scanner:
         off, lineno = len(first) + 1, first.count(b"\n") + 2
         for c in chunks[1:]:
             newlines = c.count(b"\n")
-            if not self.fast_entry(c, lineno, off, newlines):
+            if not fast_entry(self, c, lineno, off, newlines):
                 self.scan_lines(off, off + 2 + len(c), lineno)
             lineno += newlines + 1
             off += len(c) + 3
@@ -557,90 +246,6 @@ class _Scanner:
                 self.indented(line, indent)
         except _Fail as f:
             self.error(f.col, f.message)
-
-    def fast_entry(self, c: bytes, lineno: int, off: int, newlines: int) -> bool:
-        """Build the entry ``"- " + c`` (at byte ``off``, line ``lineno``; ``newlines``: c's count of "\\n") if
-        it has the canonical shape (_FAST_ENTRY); False means: let the line scanner do it."""
-        if not self.plain and (not c.isascii() or b"\t" in c or b"\r" in c):
-            return False
-        cn = c + b"\n"
-        m = _FAST_ENTRY.fullmatch(cn)
-        if m is None:
-            return False
-        func, name_b, overload, args, structured, delegate, inherits, tags_raw, mkr, block, mixed = m.group(
-            *_FAST_FIELDS
-        )
-        if (structured is not None and structured not in _BOOLS_B) or (mkr is not None and mkr not in _BOOLS_B):
-            return False
-        path, base = self.path, off + 2  # data offset of c[0]
-        at = m.start(_G_DISPATCH)
-        if at < 0:
-            dispatch: tuple[DispatchLine, ...] = ()
-            dispatch_line = None
-        else:
-            dispatch_line = lineno + c.count(b"\n", 0, at)
-            if block is not None:
-                dispatch = self.fast_dispatch(block, dispatch_line, base + m.start(_G_BLOCK), False)
-            elif mixed is not None:
-                dispatch = self.fast_dispatch(mixed, dispatch_line, base + m.start(_G_MIXED), True)
-            else:  # "dispatch: {}"
-                dispatch = ()
-        # The entry ends at its last content line (not blank, not a comment): e, the "\n" after it in cn.
-        e = m.end(m.lastindex)  # in that line, or after it (a dispatch block's last "\n")
-        if cn[e - 1] == _NL:
-            e -= 1
-        elif cn[e] != _NL:  # a comment, or "{}", follows
-            e = cn.find(b"\n", e)
-        after = len(c) - e  # c[e:]: "\n"s, blank and comment lines
-        end_line = lineno + newlines - (after if after < 2 else c.count(b"\n", e))
-        while c[e - 1] == _SPACE:  # a comment's trailing spaces
-            e -= 1
-        ls = c.rfind(b"\n", 0, e) + 1
-        if tags_raw is None:
-            tags: tuple[str, ...] = ()
-        elif tags_raw[:1] == b"[":
-            tags = tuple(tags_raw[1:-1].decode().split(", "))
-        else:
-            tags = (tags_raw.decode(),)
-        name = name_b.decode()
-        span, entry = _new(Span), _new(NativeEntry)  # model.instance, inlined
-        _set(
-            span,
-            "__dict__",
-            {
-                "path": path,
-                "line": lineno,
-                "column": 1,
-                "end_line": end_line,
-                "end_column": e - ls + (1 if ls else 3),
-                "start": off,
-                "end": base + e,
-            },
-        )
-        _set(
-            entry,
-            "__dict__",
-            {
-                "func": func.decode(),
-                "name": name,
-                "overload": overload.decode(),
-                "span": span,
-                "func_line": lineno,
-                "dispatch": dispatch,
-                "dispatch_line": dispatch_line,
-                "dispatch_null": False,
-                "structured": structured is not None and _BOOLS_B[structured],
-                "structured_delegate": None if delegate is None else delegate.decode(),
-                "structured_inherits": None if inherits is None else inherits.decode(),
-                "ufunc_inner_loop": False,
-                "tags": tags,
-                "is_inplace": name.endswith("_") and not name.endswith("__"),
-                "is_out": _args_have_out(args.decode()),  # str: ``bytes in bytes`` first fails as an int
-                "manual_kernel_registration": mkr is not None and _BOOLS_B[mkr],
-            },
-        )
-        self.entries.append(entry)
-        return True
 
     def fast_dispatch(self, block: bytes, ln: int, at: int, mixed: bool) -> tuple[DispatchLine, ...]:
         """The DispatchLines of a fast-path dispatch block (``at``: its data offset; ``ln``: the line before
@@ -907,49 +512,6 @@ def _first_bad_utf8(data: bytes) -> int | None:
     except UnicodeDecodeError as exc:
         return exc.start
     return None
-
-
-# ----------------------------------------------------------------- schema
-def _split_schema(func: str) -> tuple[str, str, str | None]:
-    """(name, overload, argument text) of ``[ns::]name[.overload](args) -> returns``.
-
-    The argument text is what torchgen's decl_re captures (up to the LAST
-    ``) -> ``); None when the schema does not have that shape.
-    """
-    i = func.find("(")
-    head = func[:i] if i >= 0 else func
-    if "::" in head:
-        head = head.rsplit("::", 1)[1]
-    name, _, overload = head.strip().partition(".")
-    j = func.rfind(") -> ")
-    return name, overload, (func[i + 1 : j] if 0 <= i < j else None)
-
-
-def split_op_name(func: str) -> tuple[str, str]:
-    """``atan2.out(...)`` -> ("atan2", "out"); a namespace (``aten::``) is dropped."""
-    name, overload, _ = _split_schema(func)
-    return name, overload
-
-
-def _args_have_out(args: str) -> bool:
-    if "!" not in args or "*" not in args:
-        return False
-    kwarg_only = False
-    for arg in args.split(", "):
-        if arg == "*":
-            kwarg_only = True
-        elif kwarg_only and arg.startswith("Tensor("):
-            type_part = arg.split("=", 1)[0].rsplit(" ", 1)[0]
-            close = type_part.rfind(")")
-            if close > 7 and "!" in type_part[7:close].split(" -> ", 1)[0]:
-                return True
-    return False
-
-
-def schema_is_out(func: str) -> bool:
-    """torchgen's is_out_fn: a mutable (``Tensor(a!)``) argument after the ``*`` marker."""
-    args = _split_schema(func)[2]
-    return args is not None and _args_have_out(args)
 
 
 def effective_dispatch(entry: NativeEntry) -> dict[str, str]:
