@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .prepass import POSITION_ATTRS, Kernel, split_name
+from .prepass_kernels import POSITION_ATTRS, Kernel
+from .prepass_split import split_name
 
 
 def _quote(path: str) -> str:
@@ -32,7 +33,7 @@ def launcher(idx: int, k: Kernel) -> str:
     fibers = "true" if k.uses_sync else "false"
     run = f"__msl_run<__msl_k{idx}::body, {nslots}>(d, bufs, {fibers})"
     split = ""
-    if k.split:  # row-uniform fast path (prepass._split); only optimised builds vectorise it
+    if k.split:  # row-uniform fast path (prepass_split._split); only optimised builds vectorise it
         split = f"""static bool cond(void* __e, const __msl_tctx& __t) {{
   constexpr bool (*__fn)({params}) = &{split_name(k.callee, "__msl_cond")};
   void** __b = (void**)__e;

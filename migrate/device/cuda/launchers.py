@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..cpu.launchers import _quote, call_args
-from ..cpu.prepass import Kernel
+from ..cpu.prepass_kernels import Kernel
 
 
 def launcher(idx: int, k: Kernel) -> str:

@@ -145,6 +145,7 @@ def runtime_fingerprint() -> str:
             h.update(f.name.encode())
             h.update(f.read_bytes())
     here = Path(__file__).parent
-    for f in sorted(here.glob("*.py")) + [here.parent / "cpu" / n for n in ("prepass.py", "lexer.py")]:
+    cpu = here.parent / "cpu"
+    for f in sorted(here.glob("*.py")) + sorted(cpu.glob("prepass*.py")) + [cpu / "lexer.py"]:
         h.update(f.read_bytes())
     return h.hexdigest()
