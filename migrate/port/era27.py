@@ -172,10 +172,13 @@ static void {name}(TensorIteratorBase& iter, const std::string func_name) {{
     binary_mps_impl(iter, func_name);
     return;
   }}
+  // TensorIteratorConfig borrows its inputs (add_input of a temporary is deleted): keep the casts alive here
+  const auto input_cast = input.to(kMPS, common_dtype);
+  const auto other_cast = other.to(kMPS, common_dtype);
   auto cast_iter = TensorIteratorConfig()
                        .add_output(iter.output())
-                       .add_input(input.to(kMPS, common_dtype))
-                       .add_input(other.to(kMPS, common_dtype))
+                       .add_input(input_cast)
+                       .add_input(other_cast)
                        .check_all_same_dtype(false)
                        .build();
   binary_mps_impl(cast_iter, func_name);

@@ -653,7 +653,13 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
     """The port of ``family``; ``torch_dtypes=False`` registers every dtype the DAG accepts instead of
     asking torch CPU (no torch needed: enough to tell whether the family is portable)."""
     port = _plan_port(ix, family, torch_dtypes, cleanup)
-    for stub in dict.fromkeys([port.stub, *(p.stub for p in port.parts)]):  # each part's host file
+    for host in dict.fromkeys(e.path for e in port.edits if "AT_DISPATCH_" in e.replacement):  # include what it uses
+        text = "".join(e.replacement for e in port.edits if e.path == host)
+        before = ix.tree.sources[host].decode("utf-8", "surrogateescape") if host in ix.tree.sources else ""
+        for header, uses in (("ATen/Dispatch.h", r"AT_DISPATCH_(?!V2\()"), ("ATen/Dispatch_v2.h", r"AT_DISPATCH_V2\(")):
+            if re.search(uses, text) and not re.search(uses, before):  # the file's own uses have their include
+                port.edits = with_include(ix, port.edits, host, header)
+    for stub in dict.fromkeys([port.stub, *(p.stub for p in port.parts)]):  # after Dispatch*.h, which sort first
         port.edits = with_stub_header(ix, port.edits, stub)
     return port
 
@@ -669,13 +675,20 @@ def with_stub_header(ix: Index, edits: list[Edit], stub: str) -> list[Edit]:
     host = next((e.path for e in edits if f"REGISTER_DISPATCH({stub}," in e.replacement), None)
     if decl is None or host is None or not decl.path.startswith("aten/src/"):
         return edits
-    header = decl.path.removeprefix("aten/src/")
+    return with_include(ix, edits, host, decl.path.removeprefix("aten/src/"))
+
+
+def with_include(ix: Index, edits: list[Edit], host: str, header: str) -> list[Edit]:
+    """``edits`` plus ``#include <header>`` in ``host`` (at its alphabetical place among the ATen/native includes
+    for such a header, else among all includes) when the file does not include it yet."""
     line = f"#include <{header}>\n".encode()
     whole = next((e for e in edits if e.path == host and e.start == 0 and e.end == len(ix.tree.sources[host])), None)
     data = whole.replacement.encode("utf-8", "surrogateescape") if whole else ix.tree.sources[host]
     if f"<{header}>".encode() in data:
         return edits
-    native = list(_NATIVE_INCLUDE.finditer(data)) or list(_ANY_INCLUDE.finditer(data))
+    native = (header.startswith("ATen/native/") and list(_NATIVE_INCLUDE.finditer(data))) or list(
+        _ANY_INCLUDE.finditer(data)
+    )
     if not native:
         return edits
     later = next((m for m in native if m.group(0) > line), None)  # the block's alphabetical place

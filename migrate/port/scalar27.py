@@ -51,9 +51,10 @@ static void {helper_name()}(TensorIteratorBase& iter, const std::string& name, c
     getMPSProfiler().beginProfileKernel(cplState, name, {{inputTensor}});
     [computeEncoder setComputePipelineState:cplState];
     mtl_setArgs(computeEncoder, outputTensor, inputTensor);
-    AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, inputTensor.scalar_type(), "mps_scalar", [&]() {{
+    // mtl_setBytes takes integers, float and trivially copyable classes: the dispatch leaves out double
+    AT_DISPATCH_V2(inputTensor.scalar_type(), "mps_scalar", AT_WRAP([&]() {{
       mtl_setBytes(computeEncoder, scalar.to<scalar_t>(), 2);
-    }});
+    }}), AT_EXPAND(AT_INTEGRAL_TYPES), kFloat, kHalf, kBFloat16, kBool);
     mtl_dispatch1DJob(computeEncoder, cplState, length);
     getMPSProfiler().endProfileKernel(cplState);
   }});
@@ -201,9 +202,9 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
     @autoreleasepool {{
       auto computeEncoder = mpsStream->commandEncoder();
       const auto bind_scalar = [&](unsigned index) {{
-        AT_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, input.scalar_type(), "mps_scalar", [&]() {{
+        AT_DISPATCH_V2(input.scalar_type(), "mps_scalar", AT_WRAP([&]() {{
           mtl_setBytes(computeEncoder, scalar.to<scalar_t>(), index);
-        }});
+        }}), AT_EXPAND(AT_INTEGRAL_TYPES), kFloat, kHalf, kBFloat16, kBool);
       }};
       if (iter.is_contiguous()) {{
         auto binaryPSO =
