@@ -40,6 +40,7 @@ class Cell:
     passed: int = 0
     failed: list[str] = field(default_factory=list)  # one line per failing sample
     refused: str = ""  # the host code has no kernel for the dtype (one clean error), or the samples reach MPSGraph
+    refused_cases: list[str] = field(default_factory=list)  # own cases (a layout) the host code refuses cleanly
 
     @property
     def ok(self) -> bool:
@@ -288,15 +289,31 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
         return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0, stages)
     listed, notes, rows = run_worker(build, index, selection(index, family), timeout, worker)
     stages["worker"] = time.perf_counter() - t0 - stages["build"]
+    cells, fallbacks = collect_cells(listed, rows, notes)
+    missed = sorted(f for f in fallbacks if f.partition(".")[0] == family)
+    if missed:
+        notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
+    return HostReport(
+        family, rel, sorted(build.registered), cells, notes, [], fallbacks, time.perf_counter() - t0,
+        stages,
+    )  # fmt: skip
+
+
+def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tuple[list[Cell], set[str]]:
+    """(the cells, the operators the CPU fallback answered) from the worker's cases (opinfo, dtype, layout: set for
+    verify's own cases) and rows; adds the upcast counts to ``notes``. An own case the host code refuses cleanly is
+    listed apart (``refused_cases``); an OpInfo cell refused for every sample reaching a kernel is REFUSED."""
     cells: dict[tuple[str, str], Cell] = {}
     fallbacks: set[str] = set()
     upcast: dict[str, int] = {}
-    for i, (opinfo, dtype) in enumerate(listed):
+    for i, (opinfo, dtype, layout) in enumerate(listed):
         cell = cells.setdefault((opinfo, dtype), Cell(opinfo, dtype))
         row = rows.get(i, {"failure": "no result"})
         fallbacks |= {f.removeprefix("aten::") for f in row.get("fallbacks", ())}
-        if "failure" in row:
-            cell.failed.append(f"sample {i}: {row['failure']}")
+        if "failure" in row and layout and _REFUSAL.search(row["failure"]):
+            cell.refused_cases.append(f"{layout} {i}: {row['failure'].removeprefix('the host code raised ')}")
+        elif "failure" in row:
+            cell.failed.append(f"{layout or 'sample'} {i}: {row['failure']}")
         else:
             cell.passed += 1
             if row.get("upcast"):
@@ -308,13 +325,7 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
         )
     for cell in cells.values():
         _mark_refused(cell)
-    missed = sorted(f for f in fallbacks if f.partition(".")[0] == family)
-    if missed:
-        notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
-    return HostReport(
-        family, rel, sorted(build.registered), list(cells.values()), notes, [], fallbacks, time.perf_counter() - t0,
-        stages,
-    )  # fmt: skip
+    return list(cells.values()), fallbacks
 
 
 _REFUSAL = re.compile(
@@ -342,6 +353,11 @@ def _mark_refused(cell: Cell) -> None:
         cell.failed = []
 
 
+def _one_line(refused: list[str]) -> str:
+    messages = sorted({r.split(": ", 1)[1] for r in refused})
+    return messages[0] + (f" (and {len(messages) - 1} other message(s))" if len(messages) > 1 else "")
+
+
 def render(report: HostReport) -> str:
     lines = [
         f"{report.family}: {report.verdict} (host path: the tree's host code on the CPU backend)",
@@ -362,8 +378,13 @@ def render(report: HostReport) -> str:
                 agree = f" ({c.passed} sample(s) not reaching a kernel agree)" if c.passed else ""
                 lines.append(f"  REFUSED {op} {c.dtype}: the host code raises {c.refused}{agree}")
                 continue
-            lines.append(f"  {status:4} {op} {c.dtype}: {c.passed}/{total} samples")
+            if c.refused_cases and not c.passed and not c.failed:
+                lines.append(f"  REFUSED {op} {c.dtype}: the host code raises {_one_line(c.refused_cases)}")
+                continue
+            unit = "cases" if c.refused_cases or op.endswith("(own cases)") else "samples"
+            lines.append(f"  {status:4} {op} {c.dtype}: {c.passed}/{total} {unit}")
             lines += [f"       {f}" for f in c.failed[:5]]
+            lines += [f"       refused (a clean error; torch CPU computes it): {r}" for r in c.refused_cases[:3]]
     lines += [f"  note: {n}" for n in report.notes]
     others = sorted(report.fallbacks - set(report.registered))
     if others:

@@ -15,7 +15,7 @@ import torch
 
 MPS_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 UPCAST = {"float16": "float32", "bfloat16": "float32"}  # torch CPU's other answer for reduced-precision floats
-FORMAT = "host-cases-v1"
+FORMAT = "host-cases-v2"
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -56,7 +56,7 @@ def _reference(op, case: dict, upcast: torch.dtype | None = None):
         return a.to(upcast) if upcast is not None and a.dtype == low else a.clone()
 
     try:
-        out = op(*[arg(a) for a in case["args"]], **case["kwargs"])
+        out = op(*[arg(a) for a in case["args"]], **{k: arg(v) for k, v in case["kwargs"].items()})
         if upcast is not None and isinstance(out, torch.Tensor) and out.dtype == upcast:
             out = out.to(low)
         return out, None
@@ -116,7 +116,36 @@ def _draw(selection: dict) -> tuple[list[dict], list[str]]:
                 if dname in UPCAST and case["reference_error"] is None:
                     case["wide_reference"], _ = _reference(op, case, _dtype(UPCAST[dname]))
                 cases.append(case)
+    if not derived:
+        cases += _own(selection["family"], opinfos, len(cases))
     return cases, notes
+
+
+def _own(family: str, opinfos: list, start: int) -> list[dict]:
+    """verify's own cases for the first elementwise OpInfo (``own_cases.py``), with CPU references; a case whose
+    arguments the op does not take (CPU raises TypeError) is left out."""
+    from .own_cases import arity_of, own_cases
+
+    opinfo = next((o for o in opinfos if arity_of(o)), None)
+    if opinfo is None:
+        return []
+    call = _call_of(opinfo)
+    op = callable_of(call, {"op_db": {(opinfo.name, opinfo.variant_test_name): opinfo}})
+    on_mps, on_cpu = opinfo.supported_dtypes("mps"), opinfo.supported_dtypes("cpu")
+    cases = []
+    for dname in MPS_DTYPES:
+        if _dtype(dname) not in on_mps or _dtype(dname) not in on_cpu:
+            continue
+        for own in own_cases(family, arity_of(opinfo), _dtype(dname)):
+            case = {"index": start + len(cases), "opinfo": f"{family} (own cases)", "dtype": dname, "call": call,
+                    **own}  # fmt: skip
+            case["reference"], case["reference_error"] = _reference(op, case)
+            if (case["reference_error"] or "").startswith("TypeError"):
+                continue
+            if dname in UPCAST and case["reference_error"] is None and not case["kwargs"]:
+                case["wide_reference"], _ = _reference(op, case, _dtype(UPCAST[dname]))
+            cases.append(case)
+    return cases
 
 
 def load_cases(selection: dict, cache_dir: Path) -> tuple[list[dict], list[str]]:

@@ -58,16 +58,27 @@ class MetalResolver:
         return rc
 
 
-def _to(value, device):
+def _to(value, device, exact=False):
+    """``value`` with its tensors on ``device``: by ``Tensor.to``, as test_mps moves OpInfo samples, or with
+    ``exact`` keeping strides and storage offsets (verify's own layouts)."""
     import torch
 
     if isinstance(value, torch.Tensor):
+        if exact and device == "mps":
+            from .own_cases import on_mps_exact
+
+            return on_mps_exact(value)
         return value.to(device)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to(v, device) for v in value)
+        return type(value)(_to(v, device, exact) for v in value)
     if isinstance(value, dict):
-        return {k: _to(v, device) for k, v in value.items()}
+        return {k: _to(v, device, exact) for k, v in value.items()}
     return value
+
+
+def _args_on_mps(case: dict) -> list:
+    keep = set(case.get("cpu_args", ()))  # 0-dim CPU tensors the op takes as scalars
+    return [a if k in keep else _to(a, "mps", case.get("exact")) for k, a in enumerate(case["args"])]
 
 
 def _fallbacks(lib) -> list[str]:
@@ -88,7 +99,7 @@ def _run_case(case: dict, op_cache: dict) -> dict:
     row: dict = {"index": case["index"]}
     try:
         op = callable_of(case["call"], op_cache)
-        out = _to(op(*_to(case["args"], "mps"), **_to(case["kwargs"], "mps")), "cpu")
+        out = _to(op(*_args_on_mps(case), **_to(case["kwargs"], "mps", case.get("exact"))), "cpu")
     except Exception as exc:  # a host-code error (TORCH_CHECK, NSError) is this case's result
         lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
         error = f"{type(exc).__name__}: {lines[0] if lines else ''}"
@@ -118,10 +129,14 @@ def main() -> int:
     resolver = MetalResolver(Path(job["root"]), job["exports"])
     callback = RESOLVER(resolver)
     lib.mps_shim_set_resolver(callback)
+    from migrate.verify.dtypes import table
+
+    lib.mps_shim_set_fill_byte(int(table()["sentinel_byte"]))
     from .samples import load_cases
 
     cases, notes = load_cases(job["selection"], Path(job["cache_dir"]))
-    _write(out_dir / "cases.json", {"cases": [[c["opinfo"], c["dtype"]] for c in cases], "notes": notes})
+    listed = [[c["opinfo"], c["dtype"], c.get("layout", "")] for c in cases]
+    _write(out_dir / "cases.json", {"cases": listed, "notes": notes})
     skip = set(job["skip"])
     op_cache: dict = {}
     for case in cases:

@@ -52,6 +52,8 @@ void release_pending() {
   for (id b : now) mps_shim_release(b);
 }
 
+int g_fill_byte = -1;  // set by the worker (mps_shim_set_fill_byte): rules/verify.yaml's sentinel_byte
+
 void* host_ptr(const void* data_ptr) {
   return mps_shim_buffer_contents((id)data_ptr);
 }
@@ -64,6 +66,8 @@ class ShimAllocator final : public IMPSAllocator {
  public:
   c10::DataPtr allocate(size_t n) override {
     id buffer = mps_shim_new_buffer(n);
+    // A Mac's caching allocator hands out blocks with stale bytes: verify's sentinel makes unwritten outputs show.
+    if (g_fill_byte >= 0) std::memset(mps_shim_buffer_contents(buffer), g_fill_byte, n);
     g_allocated += n;
     return {(void*)buffer, (void*)buffer, &release_buffer, c10::Device(c10::DeviceType::MPS, 0)};
   }
@@ -482,4 +486,9 @@ extern "C" size_t mps_shim_fallbacks(char* out, size_t n) {
     out[n - 1] = 0;
   }
   return all.size();
+}
+
+// The byte fresh MPS storage is filled with (negative: left as the buffer came, zeroed).
+extern "C" void mps_shim_set_fill_byte(int value) {
+  g_fill_byte = value;
 }
