@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,3 +68,15 @@ def write_outcome(root: Path, outcome: FixOutcome) -> None:
             raise UsageError("file changed on disk since it was read; nothing written", str(root / path))
     for path in sorted(outcome.new):
         atomic_write(root / path, outcome.new[path], outcome.original[path])
+
+
+def family_of(f: Finding, index) -> str | None:
+    """The operator family a finding is about."""
+    if f.family:
+        return f.family
+    if f.overload and f.overload in index.entries:
+        return index.entries[f.overload].base_name
+    if f.kernel:
+        m = re.match(r"^(.*?)(?:_(?:scalar|tensor|out))*_(?:out_)?mps_?$", f.kernel)
+        return m.group(1) if m else f.kernel
+    return None

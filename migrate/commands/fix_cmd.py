@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from migrate.commands.lint_cmd import FORMATS, apply_fixes
 from migrate.config import load_config
 from migrate.errors import UsageError
+from migrate.fixloop import family_of
 from migrate.opinfo import print_next_steps
 from migrate.rulebook import SEVERITIES
 from migrate.model import Finding
@@ -29,18 +29,6 @@ def add_arguments(p) -> None:
         help="exit 1 only for remaining findings at or above this severity (default: warning)",
     )
     p.add_argument("-o", "--output", type=Path)
-
-
-def family_of(f: Finding, index) -> str | None:
-    """The operator family a finding is about."""
-    if f.family:
-        return f.family
-    if f.overload and f.overload in index.entries:
-        return index.entries[f.overload].base_name
-    if f.kernel:
-        m = re.match(r"^(.*?)(?:_(?:scalar|tensor|out))*_(?:out_)?mps_?$", f.kernel)
-        return m.group(1) if m else f.kernel
-    return None
 
 
 def run(args) -> int:

@@ -30,13 +30,19 @@ class MetalResolver:
         self.dirs = c10_metal_dirs(root, [])
         self.exports = exports  # host name -> the tree's kernel file exporting it (read by the parent's index)
         self.errors: list[str] = []
+        self.built: dict[tuple[str, str], str] = {}
 
     def _build(self, source: str, filename: str) -> str:
+        """The built library's path and kernel names; once per source in this process (every host name a file
+        exports resolves to the same library)."""
         from migrate.device.cpu.build import build
 
-        built = build(source, self.dirs, filename, opt=1)
-        names = [k["name"] for k in sorted(built.meta["kernels"], key=lambda k: k["index"])]
-        return "\n".join([str(built.so_path), *names])
+        key = (filename, source)
+        if key not in self.built:
+            built = build(source, self.dirs, filename, opt=1)
+            names = [k["name"] for k in sorted(built.meta["kernels"], key=lambda k: k["index"])]
+            self.built[key] = "\n".join([str(built.so_path), *names])
+        return self.built[key]
 
     def __call__(self, kind: bytes, arg: bytes, out: int, out_len: int) -> int:
         try:

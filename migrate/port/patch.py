@@ -910,7 +910,7 @@ def cleanup_by_fix_loop(ix: Index, family: str, edits: list[Edit], kernels: froz
     edit applier, no second copy of those rules.  Kernel-file insertions stay as they are (a batch
     combines them); a file the cleanup changed becomes one whole-file edit.  ``kernels``: the family's old
     MPS functions, whatever family their names suggest (_prelu_kernel's is prelu_mps)."""
-    from migrate.commands.fix_cmd import family_of
+    from migrate.fixloop import family_of
     from migrate.config import Config
     from migrate.fixloop import fix_to_fixed_point
     from migrate.tree import load_tree
