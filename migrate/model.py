@@ -391,6 +391,7 @@ class OpInfoEntry:
     path: str
     span: Span
     mps_decorations: tuple[MpsDecoration, ...] = ()
+    aliases: tuple[str, ...] = ()  # ``aliases=('special.xlogy',)``: other names calling the same op
 
     @property
     def formatted_name(self) -> str:

@@ -25,18 +25,83 @@ def installed_opinfo_file() -> Path | None:
     return files[0] if files else None
 
 
+def _launches(index, function: str, family: str) -> bool:
+    """Whether host function ``function`` names the kernel ``family`` (``exec_unary_kernel(iter, "i1")``,
+    ``binary_mps_impl(iter, "zeta")``): a string literal of its body."""
+    fn = index.definition(function)
+    if fn is None:
+        return False
+    data = index.tree.sources.get(fn.path)
+    if data is None:
+        try:
+            data = (index.tree.root / fn.path).read_bytes()
+        except OSError:
+            return False
+    return f'"{family}"'.encode() in data[fn.span.start : fn.span.end]
+
+
+def aten_names(index, family: str) -> list[str]:
+    """The native functions (aten operator names) whose kernel is ``family``'s, read from the tree, no table:
+    ``family`` itself when the tree declares it; those whose CPU kernel calls a stub the family's launch is
+    registered for (``i1``: ``REGISTER_DISPATCH(special_i1_stub, ...)`` around ``exec_unary_kernel(iter, "i1")``,
+    and ``special_i1.out`` calls ``special_i1_stub``); else ``special_i1``-like names the tree declares
+    (rules/opinfo.yaml ``name_prefixes``)."""
+    if family in index.families:  # a native function: its own (sub_out calling add_stub is not add's)
+        return [family]
+    out: list[str] = []
+    stubs = {f"{family}_stub"}
+    for stub, regs in index.registrations.items():
+        if stub not in stubs and any(_launches(index, r.function, family) for r in regs):
+            stubs.add(stub)
+    for name, entries in index.families.items():
+        for e in entries:
+            lines = [d for d in e.dispatch if "MPS" not in d.keys]
+            if any(stubs & set(index.stubs_of_shared_kernel(d.kernel_name)) for d in lines):
+                out.append(name)
+                break
+    for repl in load_table("opinfo.yaml")["name_prefixes"].values():
+        if repl and repl + family in index.families and repl + family not in out:
+            out.append(repl + family)
+    return out
+
+
+def called_name(name: str) -> str:
+    """An OpInfo (or alias) name as the aten name it calls: ``special.i1`` -> ``special_i1``,
+    ``nn.functional.relu`` -> ``relu`` (rules/opinfo.yaml ``name_prefixes``)."""
+    for prefix, repl in load_table("opinfo.yaml")["name_prefixes"].items():
+        if name.startswith(prefix):
+            return repl + name[len(prefix) :]
+    return name
+
+
+def calls_of(name: str, aten_name: str | None, aliases=()) -> set[str]:
+    """What an OpInfo calls: its ``aten_name`` (or its name, namespace mapped) and its aliases'."""
+    return {aten_name or called_name(name), called_name(name), *(called_name(a) for a in aliases)}
+
+
+def family_calls(index, family: str) -> set[str]:
+    """The aten names an OpInfo of ``family`` calls: the family and aten_names."""
+    return {family, *aten_names(index, family)}
+
+
 def family_entries(index, family: str, installed: bool = False) -> list[OpInfoEntry]:
-    """OpInfo entries testing ``family``: from the tree's OpInfo database, else (or when
-    ``installed``) the installed torch's."""
+    """OpInfo entries testing ``family``, found by what they call (``aten_name``, aliases, the
+    ``special.``/``linalg.``/``nn.functional.`` namespaces; every variant): from the tree's OpInfo
+    database, else (or when ``installed``) the installed torch's."""
     table = load_table("opinfo.yaml")
-    names = index.opinfo_names(family)
+    calls = family_calls(index, family)
     sources = [] if installed else [(p, index.tree.sources[p]) for p in index.tree.opinfo_files]
     if not sources:
         sources = [(str(f), f.read_bytes()) for f in installed_opinfo_files()]
     out = []
     for path, data in sources:
-        for e in find_entries(data, path, names):
-            if e.kind not in table["skip_kinds"] and index.family_of_opinfo(e.aten_name or e.name) == family:
+        for e in find_entries(data, path):
+            if e.kind in table["skip_kinds"]:
+                continue
+            if (
+                calls & calls_of(e.name, e.aten_name, e.aliases)
+                or index.family_of_opinfo(e.aten_name or e.name) == family
+            ):
                 out.append(e)
     return out
 

@@ -27,6 +27,7 @@ _TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{},]|\w+", re.S)
 _BRACKET_TOKENS = re.compile(rb"#[^\n]*|" + _STRING + rb"|[()\[\]{}]", re.S)
 _OPEN, _CLOSE = (b"(", b"[", b"{"), (b")", b"]", b"}")
 _KWARG = re.compile(rb"\b(variant_test_name|aten_name)\s*=\s*(['\"])([^'\"\n]*)\2")
+_ALIASES = re.compile(rb"\baliases\s*=\s*[(\[]([^()\[\]]*)[)\]]")
 _WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a bytes regex's \w
 _NOT_CALLERS = {b"return", b"in", b"and", b"or", b"not", b"if", b"else", b"lambda", b"yield"}
 
@@ -137,7 +138,14 @@ def _read_entry(data: bytes, path: str, start: int, end: int, kind: str, name: s
         path,
         lines.span(path, start, end),
         tuple(decorations),
+        _aliases(raw),
     )
+
+
+def _aliases(raw: bytes) -> tuple[str, ...]:
+    """The string literals of an entry's ``aliases=(...)`` (its first such keyword)."""
+    m = _ALIASES.search(raw)
+    return tuple(s.decode() for _, s in re.findall(rb"(['\"])([\w.]+)\1", m.group(1))) if m else ()
 
 
 def _decorate_calls(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, tuple[int, bool] | None]]:

@@ -96,7 +96,7 @@ def load_op_db():
 
 def select(index, family: str) -> Selection:
     """The op_db entries testing ``family`` (names from the OpInfo database source)."""
-    from migrate.opinfo import family_entries
+    from migrate.opinfo import calls_of, family_calls, family_entries
 
     notes: list[str] = []
     entries = family_entries(index, family)
@@ -112,13 +112,16 @@ def select(index, family: str) -> Selection:
         )
     if not entries:
         # entries defined outside common_methods_invocations.py (opinfo/definitions/*.py) escape the scan
-        found = [o for o in op_db if family in (index.family_of_opinfo(o.name), index.family_of_opinfo(o.aten_name))]
+        calls = family_calls(index, family)
+        found = [o for o in op_db if calls & calls_of(o.name, o.aten_name, [a.name for a in o.aliases])]
         if found:
             names = ", ".join(o.formatted_name for o in found)
             return Selection(
-                found, [f"OpInfo {names}: not in the scanned database source; selected from op_db by name"]
+                found, [f"OpInfo {names}: not in the scanned database source; selected from op_db by what it calls"]
             )
-        return Selection([], [f"no OpInfo entry tests {family} (names tried: {', '.join(index.opinfo_names(family))})"])
+        return Selection(
+            [], [f"no OpInfo entry calls {family} (aten names tried: {', '.join(sorted(family_calls(index, family)))})"]
+        )
     by_key = {(o.name, o.variant_test_name): o for o in op_db}
     chosen = []
     for e in dict.fromkeys((e.name, e.variant) for e in entries):

@@ -40,27 +40,48 @@ class Reference(Protocol):
         ...
 
 
-def torch_callable(family: str):
-    dotted = table()["torch_reference"].get(family)
-    if dotted:
-        obj = torch
-        for part in dotted.split(".")[1:]:
-            obj = getattr(obj, part)
-        return obj
-    fn = getattr(torch, family, None)
-    if callable(fn):
-        return fn
-    op = getattr(torch.ops.aten, family, None)
-    if op is None:
-        raise LookupError(f"no torch reference for {family!r}: add it to rules/verify.yaml torch_reference")
-    return op
+def _dotted(path: str):
+    obj = torch
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def reference_names(family: str, index=None) -> list[str]:
+    """aten operator names that may be ``family``'s reference, best first: the native functions whose kernel
+    the family's is (``migrate.opinfo.aten_names``: ``i1`` -> ``special_i1``), then the family itself and the
+    namespaced names (rules/opinfo.yaml ``name_prefixes``: ``special_``, ``linalg_``)."""
+    from migrate.opinfo import aten_names
+    from migrate.tables import load_table
+
+    names = aten_names(index, family) if index is not None else []
+    names += [family] + [r + family for r in load_table("opinfo.yaml")["name_prefixes"].values() if r]
+    return list(dict.fromkeys(names))
+
+
+def torch_callable(family: str, index=None):
+    """The torch-CPU reference of ``family``: the aten operator itself (``torch.ops.aten.<name>``, whose
+    dispatcher picks the overload the arguments call, ``.out`` with ``out=``), found without a table; only
+    rules/verify.yaml ``reference_exceptions`` (each with its reason) say otherwise."""
+    exception = (table().get("reference_exceptions") or {}).get(family)
+    if exception:
+        return _dotted(exception["call"])
+    tried = reference_names(family, index)
+    for name in tried:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None:
+            return packet
+    raise LookupError(
+        f"no torch reference for {family!r}: no aten operator {', '.join(tried)} (and no native function of the "
+        "tree calls a stub its kernel is registered for)"
+    )
 
 
 class TorchCpuReference:
     name = "torch-cpu"
 
-    def __init__(self, family: str):
-        self.fn = torch_callable(family)
+    def __init__(self, family: str, index=None):
+        self.fn = torch_callable(family, index)
         self.scalar_kwargs: dict = {}  # a run-time scalar the launch binds, by name (verify/scalar_launch.py)
         self.scalar_values: list = []  # a parameter struct's scalars, after the tensors (verify/params_host.py)
 

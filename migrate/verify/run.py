@@ -464,7 +464,7 @@ def _verify(
     default_references = references is None
     if references is None:
         try:
-            cpu = TorchCpuReference(family)
+            cpu = TorchCpuReference(family, base)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
         from migrate.port.stub_choice import call_kwargs
