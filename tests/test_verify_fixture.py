@@ -58,10 +58,18 @@ def header_patch(root: Path, old: str, new: str) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------ clean kernels
+# the fixture's common_mps.py still expects these OpInfos to fail on MPS (it is MPS009's fixture)
+MINI_STALE = {"atan2": "UNIMPLEMENTED_XFAILLIST", "copysign": "ON_MPS_XFAILLIST", "exp": "ON_MPS_XFAILLIST"}
+
+
 @pytest.mark.parametrize("family", ["atan2", "copysign", "exp"])
 def test_fixture_functors_pass_against_torch_cpu(reports, family):
     r = reports[family]
-    assert r.exit_code == 0, to_text(r)
+    assert not [c for c in r.cells if c.status in ("FAIL", "BLOCKED")], to_text(r)
+    # every sample passes where the tree expects a failure: XPASS (stale expectation), which exits 1
+    xpass = [c for c in r.cells if c.status == "XPASS"]
+    assert xpass and all(c.layout.startswith("opinfo:") and c.expected.table == MINI_STALE[family] for c in xpass)
+    assert r.exit_code == 1
     ran = [c for c in r.cells if c.cases]
     assert {c.dtype for c in ran} >= {"float32", "float16", "bfloat16"}
     assert all(c.stats.elements or c.layout == "empty" for c in ran)
@@ -251,8 +259,10 @@ def test_cli_json_and_exit_codes(tmp_path, capsys):
     }
     root = copy_tree(tmp_path)
     edit(root, f"{KERNELS}/BinaryKernel.metal", "precise::atan2(float(a), float(b)));", "undeclared_fn(a));")
-    assert main(["verify", "atan2", "--root", str(root)]) == 2
-    assert "could not run" in capsys.readouterr().err
+    # a kernel file that does not compile fails (exit 1): the compiler's error once, at the top (issue 40)
+    assert main(["verify", "atan2", "--root", str(root), "--layouts", "contiguous"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith(f"COMPILE ERROR {KERNELS}/BinaryKernel.metal:") and "BLOCKED" in out
 
 
 def test_cli_patch_from_stdin_that_does_not_apply(monkeypatch, capsys):

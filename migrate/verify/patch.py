@@ -7,6 +7,7 @@ offset search.  A mismatch raises ``PatchError`` naming the file and line.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from migrate.errors import UsageError
@@ -137,3 +138,15 @@ def apply_patch(text: str, read, source: str = "<patch>") -> dict[str, str | Non
             result[fp.old] = None  # rename
         result[fp.path] = new
     return result
+
+
+def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
+    def read(path: str) -> str | None:
+        f = root / path
+        return f.read_text(encoding="utf-8") if f.is_file() else None
+
+    changed = apply_patch(patch_text, read, source)
+    deleted = [p for p, t in changed.items() if t is None]
+    if deleted:
+        raise UsageError(f"patch deletes {', '.join(deleted)}: verify needs the kernel files", source)
+    return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}

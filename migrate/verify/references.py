@@ -15,6 +15,7 @@ A ``Reference`` computes the expected output of one ``Case`` on the CPU:
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import torch
@@ -99,6 +100,8 @@ class TorchCpuReference:
             raise NotApplicable(str(exc).splitlines()[0]) from None
         except (RuntimeError, NotImplementedError) as exc:
             first = str(exc).splitlines()[0]
+            if "failed to match any schema" in first:  # no overload of the operator takes these arguments
+                raise NotApplicable(_no_overload(self.fn, args, case.out is not None)) from None
             if any(r in first for r in _REFUSED):  # the call fails on MPS too, before any kernel
                 raise NotApplicable(first) from None
             raise ReferenceUnavailable(first) from None
@@ -125,6 +128,13 @@ class TorchCpuReference:
             self.fn(*args, out=out, **kw)
             return out
         return self.fn(*args, **kw)
+
+
+def _no_overload(fn, args: list, out: bool) -> str:
+    """``atan2(): no overload of aten::atan2 takes (float, Tensor)``."""
+    name = getattr(fn, "_qualified_op_name", getattr(fn, "__name__", "op"))
+    kinds = [type(a).__name__ for a in args] + (["out=Tensor"] if out else [])
+    return f"{name.split('::')[-1]}(): no overload of {name} takes ({', '.join(kinds)})"
 
 
 _REFUSED = (
@@ -266,6 +276,26 @@ def old_reference(index, family: str, known=None) -> tuple[Reference | None, str
     if dag is None:
         return None, why + f"no overload of {family!r} is routed to an MPSGraph implementation in the tree"
     return PortReference(dag, evaluate, where), ""
+
+
+def old_reference_at_head(root: Path, family: str, why: str):
+    """The old MPSGraph reference from git HEAD when the working tree no longer has it (after port --write)."""
+    from migrate.baseline import files_at_revision
+    from migrate.errors import UsageError
+    from migrate.index import Index
+    from migrate.tree import load_tree
+
+    try:  # HEAD's version of the native files the working tree changed (port --write edits them)
+        at_head = files_at_revision(root, "HEAD", ["aten/src/ATen/native"])
+    except UsageError:  # not a git work tree
+        at_head = None
+    overlay = at_head[0] if at_head else {}
+    if not overlay:
+        return None, why, ""
+    old, why_head = old_reference(Index(load_tree(root, overlay=overlay)), family)
+    if old is None:
+        return None, f"{why}; at git HEAD too ({why_head.split(': ', 1)[-1]})", ""
+    return old, "", "git HEAD (the working tree no longer has it)"
 
 
 def mps_old_outputs(case: Case, family: str) -> torch.Tensor:

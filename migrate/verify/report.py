@@ -60,6 +60,7 @@ def to_json(r: Report) -> str:
             "call_site": src.call_site,
             "convention": src.convention,
         },
+        "compile_errors": [f.json() for f in r.compile_failures],
         "notes": r.notes,
         "summary": _summary_json(r),
         "overloads": r.overloads,
@@ -76,6 +77,7 @@ def to_json(r: Report) -> str:
                 "stats": _stats_json(c.stats),
                 "failures": c.failures,
                 "skipped": c.skipped,
+                "expected": c.expected.json() if c.expected is not None else None,
                 "references_disagree": _stats_json(c.old_vs_cpu),
             }
             for c in r.cells
@@ -87,7 +89,9 @@ def to_json(r: Report) -> str:
 def _summary_json(r: Report) -> dict:
     own, own_ok = r.totals(opinfo=False)
     ran, ok = r.totals(opinfo=True)
+    statuses = [c.status for c in r.cells]
     return {
+        "cells": {s: statuses.count(s) for s in dict.fromkeys(statuses)},
         "cases": {"ran": own, "passed": own_ok},
         "opinfo": {
             "opinfos": r.opinfo_names,
@@ -131,6 +135,17 @@ def skip_reason(c: Cell) -> str:
     return "no case of this layout for this op (its arity or dtype)" if not c.samples else "every sample skipped"
 
 
+def compile_error_line(f) -> str:
+    """The compiler's error, once, with the cells it blocks (by dtype)."""
+    by: dict[str, list[str]] = {}
+    for dtype, layout in f.blocks:
+        by.setdefault(dtype, []).append(layout)
+    blocks = "; ".join(f"{d}: {', '.join(ls)}" for d, ls in by.items()) or "no cell"
+    return (
+        f"COMPILE ERROR {f.where}: {f.message} (the file does not compile; it blocks {len(f.blocks)} cell(s): {blocks})"
+    )
+
+
 def _row(c: Cell) -> list[str]:
     st = c.stats
     worst = f"abs {_num(st.max_abs)} rel {_num(st.max_rel)} ulp {st.max_ulp}" if c.cases else ""
@@ -146,6 +161,7 @@ def to_text(r: Report) -> str:
             f'verify {r.family}: {src.helper}(iter, "{src.name}") at {src.call_site}; kernels from {src.path}'
             f" (launch convention {src.convention})"
         )
+    lines += [compile_error_line(f) for f in r.compile_failures]
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
     head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
@@ -155,6 +171,16 @@ def to_text(r: Report) -> str:
     fails = [c for c in r.cells if c.status == "FAIL"]
     for c in fails:
         lines.append(f"FAIL {c.dtype} {c.layout}: {first_failure(c)}")
+    for c in r.cells:
+        if c.status == "XFAIL":
+            lines.append(
+                f"XFAIL {c.dtype} {c.layout}: the tree expects it: {c.expected.describe()}; {first_failure(c)}"
+            )
+        elif c.status == "XPASS":
+            lines.append(
+                f"XPASS {c.dtype} {c.layout}: every sample passed, but the tree expects a failure: "
+                f"{c.expected.describe()}; the expectation is stale: remove it (MPS009's fix)"
+            )
     for c in r.cells:
         if c.status == "skip":
             lines.append(f"skip {c.dtype} {c.layout}: {skip_reason(c)}")
@@ -175,7 +201,15 @@ def to_text(r: Report) -> str:
     lines += summary_lines(r)
     passed = sum(c.status == "pass" for c in r.cells)
     skipped = sum(c.status == "skip" for c in r.cells)
-    lines.append(f"{passed} passed, {len(fails)} failed, {skipped} skipped (dtype x layout)")
-    if not r.ran and not fails:
+    blocked = sum(c.status == "BLOCKED" for c in r.cells)
+    xfail, xpass = (sum(c.status == s for c in r.cells) for s in ("XFAIL", "XPASS"))
+    extra = (f"{xfail} xfail, " if xfail else "") + (f"{xpass} xpass, " if xpass else "")
+    lines.append(
+        f"{passed} passed, {len(fails)} failed, "
+        + (f"{blocked} blocked, " if blocked else "")
+        + extra
+        + f"{skipped} skipped (dtype x layout)"
+    )
+    if not r.ran and not fails and not blocked:
         lines.append("nothing was verified: no case ran (exit 2)")
     return "\n".join(lines) + "\n"

@@ -8,21 +8,19 @@ from pathlib import Path
 
 import torch
 
-from migrate.device import DeviceError, KernelFault, get_backend
+from migrate.device import DeviceError, KernelFault, MetalCompileError
 from migrate.errors import UsageError
 from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases, nonzero_divisors
 from migrate.verify.compare import Mismatch, Stats, compare
+from migrate.verify.compile_step import CannotRun, CompileFailure, compile_or_block, failure_of
 from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
+from migrate.verify.expectations import Expectation
 from migrate.verify.host import Host
 from migrate.verify.iterator import Operand, build_iter
 from migrate.verify.conventions import locate
 from migrate.verify.kernel_source import KernelSource
-from migrate.verify.legacy_host import HostError, LegacyHost, TemplateLibrary
+from migrate.verify.legacy_host import HostError, LegacyHost
 from migrate.verify.references import NotApplicable, Reference, ReferenceUnavailable, TorchCpuReference
-
-
-class CannotRun(Exception):
-    """Verification could not run (compile error, unsupported op): exit 2."""
 
 
 @dataclass
@@ -60,10 +58,20 @@ class Cell:
     passed: int = 0  # cases whose every launch matched and left the inputs alone
     samples: int = 0  # OpInfo cells: samples drawn (ran + skipped)
     skip_reasons: dict[str, int] = field(default_factory=dict)  # OpInfo cells: reason -> samples skipped
+    blocked: CompileFailure | None = None  # the kernel file does not compile (reported once, at the top)
+    expected: Expectation | None = None  # OpInfo cells: the tree's own xfail/skip of this op and dtype
 
     @property
     def status(self) -> str:
-        if self.failures or not self.stats.ok:
+        if self.blocked is not None:
+            return "BLOCKED"
+        failed = bool(self.failures or not self.stats.ok)
+        if self.expected is not None and (failed or self.expected.kind == "xfail"):
+            if failed:
+                return "XFAIL"  # test_mps expects it (a skip: test_mps never runs it)
+            if self.cases:
+                return "XPASS"  # an expected failure passes: the expectation is stale
+        if failed:
             return "FAIL"
         return "skip" if self.cases == 0 else "pass"
 
@@ -78,6 +86,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     opinfo_names: list[str] = field(default_factory=list)  # formatted names of the OpInfos whose samples ran
     overloads: list[str] = field(default_factory=list)  # "overload: OpInfo names" lines
+    compile_failures: list[CompileFailure] = field(default_factory=list)  # files that do not compile
 
     def totals(self, opinfo: bool) -> tuple[int, int]:
         """(cases ran, cases passed) of the generated cases or of the OpInfo samples."""
@@ -86,7 +95,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(c.status != "FAIL" for c in self.cells)
+        return all(c.status not in UNEXPECTED for c in self.cells)
 
     @property
     def ran(self) -> int:
@@ -98,6 +107,9 @@ class Report:
         if not self.ok:
             return 1
         return 0 if self.ran else 2
+
+
+UNEXPECTED = ("FAIL", "BLOCKED", "XPASS")  # what the exit code counts (XFAIL is the tree's own expectation)
 
 
 # ------------------------------------------------------------------ operands
@@ -153,6 +165,7 @@ class Runner:
     def __init__(self, source: KernelSource, lib, refs: list[Reference], opts: Options):
         self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
         self.names = set(lib.kernel_names) if lib is not None else set()
+        self.compile_failures: list[CompileFailure] = []  # shared with the OpInfo runners (run_opinfo)
 
     def _flavors(self) -> list[str]:
         return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
@@ -180,11 +193,20 @@ class Runner:
             case.out = move(case.out, memo) if case.out is not None else None
 
     def run_case(self, case: Case, cell: Cell) -> None:
+        if self.compile_failures:  # nothing to launch: the cell is blocked, never "not registered"
+            self._block(cell)
+            return
         self._place(case)
         before = (cell.stats.mismatches, len(cell.failures), cell.cases)
         self._run_case(case, cell)
         if cell.cases > before[2] and (cell.stats.mismatches, len(cell.failures)) == before[:2]:
             cell.passed += 1
+
+    def _block(self, cell: Cell) -> None:
+        failure = self.compile_failures[0]
+        if cell.blocked is None:
+            cell.blocked = failure
+            failure.blocks.append((cell.dtype, cell.layout))
 
     def _run_case(self, case: Case, cell: Cell) -> None:
         expected: dict[str, torch.Tensor] = {}
@@ -239,6 +261,10 @@ class Runner:
                     continue
                 try:
                     self.lib.kernel(launch.kernel)(*launch.args, threads=launch.threads)
+                except MetalCompileError as exc:  # a template library's later parameter list
+                    self.compile_failures.append(failure_of(exc, self.source.path))
+                    self._block(cell)
+                    return
                 except KernelFault as exc:  # a crash, timeout or fault: name the case too
                     cell.failures.append(f"{str(exc).splitlines()[0]} [case {case_label(case, exp.shape)}]")
                     continue
@@ -366,55 +392,6 @@ def coverage(
     return notes, cells
 
 
-def compile_source(source: KernelSource, root: Path, opts: Options):
-    from migrate.device import mps_available
-
-    if opts.backend == "mps" or (opts.backend == "auto" and mps_available()):
-        # the runner binds CPU tensors and reads CpuLibrary.kernel_names (known gap)
-        raise CannotRun("verify runs kernels on the CPU backend only; the mps backend is not wired in yet")
-    try:
-        if opts.backend == "cuda":  # the same cases and references, kernels on an NVIDIA GPU (PTX built here)
-            be = get_backend("cuda", root=root, compile_timeout=opts.compile_timeout)
-        else:
-            be = get_backend(
-                "cpu",
-                root=root,
-                checked=opts.checked,
-                timeout=opts.timeout,
-                memory=opts.memory,
-                compile_timeout=opts.compile_timeout,
-            )
-        if source.template:
-
-            def build(text: str):
-                return be.compile_shader(
-                    text, source.include_dirs, filename=Path(source.path).stem + ".metal", opt=opts.opt
-                )
-
-            lib = TemplateLibrary(build, source.template)
-            lib.library(("float", "float"))  # a source that cannot compile at all: exit 2, not FAIL rows
-            return lib
-        return be.compile_shader(source.text, source.include_dirs, filename=Path(source.path).name, opt=opts.opt)
-    except DeviceError as exc:
-        raise CannotRun(f"cannot compile {source.path}: {exc}") from None
-    except ValueError as exc:
-        raise CannotRun(str(exc)) from None
-
-
-def read_patch(root: Path, patch_text: str, source: str) -> dict[str, bytes]:
-    from migrate.verify.patch import apply_patch
-
-    def read(path: str) -> str | None:
-        f = root / path
-        return f.read_text(encoding="utf-8") if f.is_file() else None
-
-    changed = apply_patch(patch_text, read, source)
-    deleted = [p for p, t in changed.items() if t is None]
-    if deleted:
-        raise UsageError(f"patch deletes {', '.join(deleted)}: verify needs the kernel files", source)
-    return {p: t.encode("utf-8") for p, t in changed.items() if t is not None}
-
-
 def _registered_before(root: Path, family: str, tmp: Path, index, name: str):
     """Input dtypes the unpatched tree registers for ``family``'s kernel ``name``; none when a patch (a port) adds
     the kernel, or when the family's kernel there is another one (clamp_min's Tensor overload runs maximum's,
@@ -452,6 +429,8 @@ def _verify(
     from migrate.index import Index
     from migrate.tree import load_tree
 
+    from migrate.verify.patch import read_patch
+
     overlay = read_patch(root, *patch) if patch else {}
     base = Index(load_tree(root))  # the tree before the patch: read once
     with tempfile.TemporaryDirectory(prefix="mps-migrate-verify-") as tmp:
@@ -459,7 +438,7 @@ def _verify(
         before = _registered_before(root, family, Path(tmp), base, source.name) if overlay else None
         registered = registered_dtypes(source)
         runnable = [d for d in (opts.dtypes or registered) if d in registered]
-        lib = compile_source(source, root, opts) if runnable else None  # nothing to run: no compile
+        lib, failed = compile_or_block(source, root, opts) if runnable else (None, None)  # nothing to run: no compile
     notes: list[str] = []
     default_references = references is None
     if references is None:
@@ -492,12 +471,12 @@ def _verify(
             )
             opts.opinfo = False  # the launch binds one value for every case; a sample's would differ
         references = [cpu]
-        from migrate.verify.references import old_reference
+        from migrate.verify.references import old_reference, old_reference_at_head
 
         old, why = old_reference(base, family, opts.known)
         where = "the working tree"
         if old is None:
-            old, why, where = _old_reference_at_head(root, family, why)
+            old, why, where = old_reference_at_head(root, family, why)
         if old is not None:
             alpha = getattr(getattr(old, "dag", None), "alpha", None)
             site = source.site
@@ -533,6 +512,9 @@ def _verify(
     if unknown:
         raise UsageError(f"unknown layout(s) {', '.join(unknown)} (known: {', '.join(table()['layouts'])})")
     runner = Runner(source, lib, references, opts)
+    runner.compile_failures = report.compile_failures
+    if failed is not None:
+        report.compile_failures.append(failed)
     work = [(d, nonzero_divisors(build_cases(d, source.arity, layouts, seed), family)) for d in dtypes]
     if family in (table().get("nonzero_divisor") or {}):
         report.notes.append("integer cases have no zero divisor: torch CPU refuses one (ZeroDivisionError)")
@@ -551,44 +533,29 @@ def _verify(
 
         report.cells += large_cells(runner, dtypes, seed)
     if opts.opinfo and "opinfo" in layouts and default_references:
-        run_opinfo(report, base, runner, references[1:], dtypes)
+        run_opinfo(report, base, runner, references[1:], dtypes, overlay)
     sandbox = getattr(lib, "sandbox", None)
     if sandbox is not None:
         report.notes.append("kernels ran in an isolated worker process: " + "; ".join(sandbox))
     return report
 
 
-def _old_reference_at_head(root: Path, family: str, why: str):
-    """The old MPSGraph reference from git HEAD when the working tree no longer has it (after port --write)."""
-    from migrate.baseline import files_at_revision
-    from migrate.index import Index
-    from migrate.tree import load_tree
-    from migrate.verify.references import old_reference
-
-    try:  # HEAD's version of the native files the working tree changed (port --write edits them)
-        at_head = files_at_revision(root, "HEAD", ["aten/src/ATen/native"])
-    except UsageError:  # not a git work tree
-        at_head = None
-    overlay = at_head[0] if at_head else {}
-    if not overlay:
-        return None, why, ""
-    old, why_head = old_reference(Index(load_tree(root, overlay=overlay)), family)
-    if old is None:
-        return None, f"{why}; at git HEAD too ({why_head.split(': ', 1)[-1]})", ""
-    return old, "", "git HEAD (the working tree no longer has it)"
-
-
-def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes) -> None:
-    """The installed torch's OpInfo samples of the family, one cell per (dtype, OpInfo)."""
+def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes, overlay=None) -> None:
+    """The installed torch's OpInfo samples of the family, one cell per (dtype, OpInfo), each judged against
+    the tree's own expectations (``overlay``: the patch's files, whose expectations win)."""
     from migrate.verify import opinfo_samples as ops
+
+    from migrate.verify.expectations import load
 
     sel = ops.select(index, report.family)
     report.notes += sel.notes
+    expectations = load(index.tree.root, {**index.tree.sources, **(overlay or {})}) if sel.opinfos else None
     reached: dict[str, set[str]] = {}
     for op in sel.opinfos:
         report.opinfo_names.append(op.formatted_name)
         seen = reached.setdefault(op.formatted_name, set())
         sub = Runner(runner.source, runner.lib, [ops.OpInfoReference(op, seen), *extra_refs], runner.opts)
+        sub.compile_failures = runner.compile_failures
         for d in dtypes:
             run = ops.OpInfoRun(op.formatted_name, d)
             expect = None
@@ -606,12 +573,15 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
             )
             for case in cases:
                 sub.run_case(case, cell)
+            cell.expected = expectations.lookup(op.name + op.variant_test_name, dtype_name(d))  # test_mps's key
             report.cells.append(cell)
-    if sel.opinfos:
+    if sel.opinfos and not runner.compile_failures:  # a blocked run calls no overload
         report.overloads = ops.overload_map(index, report.family, reached)
 
 
 def first_failure(cell: Cell) -> str:
+    if cell.blocked is not None:
+        return f"blocked: {cell.blocked.where} does not compile: {cell.blocked.message}"
     if cell.failures:
         return cell.failures[0]
     m: Mismatch | None = cell.stats.first
