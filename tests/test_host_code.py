@@ -202,6 +202,17 @@ def test_a_dtype_the_host_code_refuses_for_every_sample_is_reported_apart():
     )
     _mark_refused(graph)
     assert not graph.failed and graph.refused.startswith("MPSGraph (not run off-Apple)")
+    variants = Cell(
+        "minimum",
+        "bool",
+        0,
+        [
+            "sample 0: the host code raised RuntimeError: Failed to create function state object for: minimum_dense_bool",
+            "sample 1: the host code raised RuntimeError: Failed to create function state object for: minimum_bool",
+        ],
+    )
+    _mark_refused(variants)  # the dense and the strided kernel of one dtype: one refusal
+    assert not variants.failed and variants.refused.endswith("minimum_bool (and 1 other variant(s))")
 
 
 def test_views_with_a_shared_kernel_are_registered_and_the_fake_devices_own_ops_are_not(tree):

@@ -93,15 +93,19 @@ def test_verify_host_catches_a_dtype_branch_picking_the_wrong_kernel(tree, tmp_p
 def test_ported_host_code_compiles_and_agrees_with_torch_cpu_through_the_host_path(tree, tmp_path):
     """port writes atan2 (binary_mps_impl behind a promoting wrapper) and leaky_relu (a launcher binding a run-time
     scalar) into a copy of the tree; the tree's own OperationUtils.mm then runs the generated host code. This caught
-    two port bugs that only a compiler sees: TensorIteratorConfig::add_input of a temporary (deleted), and
-    mtl_setBytes instantiated for double (AT_DISPATCH_ALL_TYPES), plus a missing Dispatch header."""
+    port bugs that only a compiler sees: TensorIteratorConfig::add_input of a temporary (deleted), mtl_setBytes
+    instantiated for double (AT_DISPATCH_ALL_TYPES), a missing Dispatch header, and a host function taking
+    const Scalar& for a stub declared with Scalar by value (clamp_max_scalar_stub). clamp ports its chain."""
     root = mps_copy(tree, tmp_path)
-    for family in ("atan2", "leaky_relu"):
+    for family in ("atan2", "leaky_relu", "clamp"):  # clamp: minimum, clamp_max, maximum, clamp_min, then clamp
         p = cli("port", family, "--root", str(root), "--write")
         assert p.returncode == 0, p.stderr
+    assert "the patch holds 5 ports" in p.stderr
     ops = root / "aten/src/ATen/native/mps/operations"
     assert "#include <ATen/Dispatch_v2.h>" in (ops / "UnaryKernel.mm").read_text()
-    for family, cell in (("atan2", "atan2 (own cases)"), ("leaky_relu", "nn_functional_leaky_relu")):
+    assert "clamp_max_mps_kernel(TensorIteratorBase& iter, Scalar max)" in (ops / "UnaryKernel.mm").read_text()
+    cases = (("atan2", "atan2 (own cases)"), ("leaky_relu", "nn_functional_leaky_relu"), ("clamp", "clamp"))
+    for family, cell in cases:
         rc, data = _host_json(family, root)
         assert rc == 0 and data["verdict"] == "PASS", (family, data["build_errors"], data["cells"])
         assert _cell(data, cell, "float16")["passed"] > 0

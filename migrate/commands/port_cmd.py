@@ -53,7 +53,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from migrate.port.listing import list_families, summary
-    from migrate.port.patch import NothingToPort, apply_edits, plan_port
+    from migrate.port.patch import NothingToPort
     from migrate.port.translate import PortBlocked
 
     root = find_root(Path(args.root), (args.command, args.family))
@@ -79,30 +79,77 @@ def run(args) -> int:
         return 0
     if not args.family:
         raise UsageError("name a family to port (or --list)")
-    if args.skeleton:
-        from migrate.port.skeleton import plan_skeleton as plan
-    else:
-        plan = plan_port
     if args.family not in ix.families:
         raise UsageError(f"unknown operator family {args.family!r} (not in native_functions.yaml)")
+    if args.skeleton:
+        return _skeleton(args, root, tree, ix)
+    from migrate.port.chain import combined, plan_chain
+
     try:
-        port = plan(ix, args.family)
+        parts = plan_chain(ix, args.family)
     except NothingToPort as exc:
         print(f"mps-migrate: {exc}", file=sys.stderr)
         return 0
     except PortBlocked as exc:
-        where = f" ({exc.where})" if exc.where else ""
-        what = "write a skeleton for" if args.skeleton else "port"
-        hint = (
-            "; --skeleton writes a hand-completion skeleton"
-            if not args.skeleton and exc.construct not in NO_SKELETON_HINT
-            else ""
+        raise UsageError(_blocked(args, exc)) from None
+    except ValueError as exc:
+        raise UsageError(f"cannot port {args.family}: {exc}") from None
+    for part in parts[:-1]:
+        print(f"mps-migrate: note: {part.needed_by} waits for {part.family}, ported first: {part.why}", file=sys.stderr)
+    if len(parts) > 1:
+        order = " -> ".join(p.family for p in parts)
+        print(f"mps-migrate: note: the patch holds {len(parts)} ports, in this order: {order}", file=sys.stderr)
+    for part in parts:
+        for note in part.port.notes:
+            print(f"mps-migrate: note: {note}", file=sys.stderr)
+    if not args.write:
+        for part in parts:
+            for path in sorted(part.after):
+                sys.stdout.write(unified_diff(path, part.before[path], part.after[path]))
+        return 0
+    new = combined(parts)
+    write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
+    for part in parts:
+        port = part.port
+        what = ", ".join(f"{p.name}_functor for {p.stub}" for p in port.parts)
+        print(
+            f"ported {part.family}: {port.kind} functor"
+            + (f"s {what}" if port.parts else f" {port.name}_functor, stub {port.stub}")
+            + f", {len(port.impls)} overload(s) rerouted, {len(part.after)} file(s) written",
+            file=sys.stderr,
         )
-        raise UsageError(f"cannot {what} {args.family}: {exc.reason}{where}{hint}") from None
+    for part in parts:
+        print_next_steps(ix, part.family)
+    return 0
+
+
+def _blocked(args, exc) -> str:
+    where = f" ({exc.where})" if exc.where else ""
+    what = "write a skeleton for" if args.skeleton else "port"
+    hint = (
+        "; --skeleton writes a hand-completion skeleton"
+        if not args.skeleton and exc.construct not in NO_SKELETON_HINT
+        else ""
+    )
+    return f"cannot {what} {args.family}: {exc.reason}{where}{hint}"
+
+
+def _skeleton(args, root: Path, tree, ix: Index) -> int:
+    from migrate.port.patch import NothingToPort, apply_edits
+    from migrate.port.skeleton import plan_skeleton
+    from migrate.port.translate import PortBlocked
+
+    try:
+        port = plan_skeleton(ix, args.family)
+    except NothingToPort as exc:
+        print(f"mps-migrate: {exc}", file=sys.stderr)
+        return 0
+    except PortBlocked as exc:
+        raise UsageError(_blocked(args, exc)) from None
     try:
         new = apply_edits(tree.sources, port.edits)
     except ValueError as exc:
-        raise UsageError(f"cannot port {args.family}: {exc}") from None
+        raise UsageError(f"cannot write a skeleton for {args.family}: {exc}") from None
     for note in port.notes:
         print(f"mps-migrate: note: {note}", file=sys.stderr)
     if not args.write:
@@ -110,22 +157,11 @@ def run(args) -> int:
             sys.stdout.write(unified_diff(path, tree.sources[path], new[path]))
         return 0
     write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
-    if args.skeleton:
-        print(
-            f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
-            f"{len(new)} file(s) written",
-            file=sys.stderr,
-        )
-        return 0
-    what = ", ".join(f"{p.name}_functor for {p.stub}" for p in port.parts)
     print(
-        f"ported {args.family}: {port.kind} functor"
-        + (f"s {what}" if port.parts else f" {port.name}_functor, stub {port.stub}")
-        + ", "
-        f"{len(port.impls)} overload(s) rerouted, {len(new)} file(s) written",
+        f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
+        f"{len(new)} file(s) written",
         file=sys.stderr,
     )
-    print_next_steps(ix, args.family)
     return 0
 
 

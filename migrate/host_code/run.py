@@ -348,8 +348,10 @@ def _mark_refused(cell: Cell) -> None:
     if all(_NOT_RUN in m for m in messages):
         cell.refused = "MPSGraph (not run off-Apple): " + sorted(messages)[0].rsplit(": ", 1)[-1]
         cell.failed = []
-    elif len(messages) == 1 and _REFUSAL.search(next(iter(messages))):
-        cell.refused = next(iter(messages)).removeprefix("the host code raised ")
+    elif all(_REFUSAL.search(m) for m in messages):  # one refusal, perhaps of several kernel variants
+        cell.refused = sorted(messages)[0].removeprefix("the host code raised ")
+        if len(messages) > 1:
+            cell.refused += f" (and {len(messages) - 1} other variant(s))"
         cell.failed = []
 
 

@@ -504,7 +504,9 @@ def _host_stub_edits(
     else:  # stubs made by a registration macro: after its last invocation
         pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
     stub_fn = f"{name}_mps_kernel"
-    params = ", ".join(["TensorIteratorBase& iter"] + ([f"const Scalar& {alpha}"] if alpha else []) + list(extra))
+    from migrate.port.stub_types import scalar_param
+
+    params = ", ".join(["TensorIteratorBase& iter"] + ([scalar_param(ix, stub, alpha)] if alpha else []) + list(extra))
     call = body or f'  {receiver}.{helper}(iter, "{name}"{", " + alpha if alpha else ""});\n'
     edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}({params}) {{\n{call}}}\n")]
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]

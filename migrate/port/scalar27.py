@@ -250,9 +250,10 @@ def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> 
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
     fn = f"{name}_mps_kernel"
     from migrate.port.patch import dispatch_line
+    from migrate.port.stub_types import scalar_param
 
     text = (
-        f"\nstatic void {fn}(TensorIteratorBase& iter, const Scalar& {scalar}) {{\n"
+        f"\nstatic void {fn}(TensorIteratorBase& iter, {scalar_param(ix, stub, scalar)}) {{\n"
         f'  {ns}{binary_helper_name()}(iter, "{name}", {scalar});\n}}\n'
     )
     # the stub goes before the file's REGISTER_DISPATCH block, its registration after it

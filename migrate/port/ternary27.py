@@ -148,11 +148,15 @@ static void {fn}(TensorIteratorBase& iter, const std::string& func_name) {{
   }}
   if (cast_needed) {{
     Tensor result = output.scalar_type() == common_dtype ? output : at::empty_like(output, common_dtype);
+    // TensorIteratorConfig borrows its inputs (add_const_input of a temporary is deleted): keep the casts here
+    const Tensor input0 = iter.input(0).to(kMPS, common_dtype);
+    const Tensor input1 = iter.input(1).to(kMPS, common_dtype);
+    const Tensor input2 = iter.input(2).to(kMPS, common_dtype);
     auto cast_iter = TensorIteratorConfig()
                          .add_output(result)
-                         .add_const_input(iter.input(0).to(kMPS, common_dtype))
-                         .add_const_input(iter.input(1).to(kMPS, common_dtype))
-                         .add_const_input(iter.input(2).to(kMPS, common_dtype))
+                         .add_const_input(input0)
+                         .add_const_input(input1)
+                         .add_const_input(input2)
                          .check_all_same_dtype(false)
                          .build();
     {fn}(cast_iter, func_name);

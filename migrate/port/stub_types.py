@@ -1,0 +1,70 @@
+"""The parameter types a dispatch stub declares (``DECLARE_DISPATCH(void (*)(TensorIteratorBase&, c10::Scalar),
+clamp_max_scalar_stub)``, or through a ``using`` alias), so that a generated host function has the stub's exact
+type: ``REGISTER_DISPATCH`` of ``(TensorIteratorBase&, const Scalar&)`` for a stub taking ``c10::Scalar`` by value
+does not compile."""
+
+from __future__ import annotations
+
+import re
+
+_ALIAS = r"\busing\s+{name}\s*=\s*([^;]+);"
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        depth += ch in "(<[{"
+        depth -= ch in ")>]}"
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def declared_params(ix, stub: str) -> list[str] | None:
+    """The stub function type's parameter types (``["TensorIteratorBase&", "c10::Scalar"]``), or None when the
+    declaration is not found or not read."""
+    span = ix.tree.declared_stubs.get(stub)
+    if span is None:
+        return None
+    data = ix.tree.sources.get(span.path)  # the native headers are scanned, not kept: read it again
+    if data is None:
+        try:
+            data = (ix.tree.root / span.path).read_bytes()
+        except OSError:
+            return None
+    text = data.decode("utf-8", "surrogateescape")
+    head = text.rfind("DECLARE_DISPATCH", 0, span.start)
+    if head < 0:
+        return None
+    args = _split_top(text[text.index("(", head) + 1 : span.start].rstrip().rstrip(","))
+    if len(args) != 1:
+        return None
+    fn_type = " ".join(args[0].split())
+    if re.fullmatch(r"[\w:]+", fn_type):  # an alias: using NAME = void (*)(...);
+        m = re.search(_ALIAS.format(name=re.escape(fn_type.rsplit("::", 1)[-1])), text)
+        if m is None:
+            return None
+        fn_type = " ".join(m.group(1).split())
+    if not fn_type.endswith(")"):
+        return None
+    depth, i = 0, len(fn_type) - 1
+    for i in range(len(fn_type) - 1, -1, -1):  # the last parenthesised group: the parameters
+        depth += fn_type[i] == ")"
+        depth -= fn_type[i] == "("
+        if depth == 0:
+            break
+    return _split_top(fn_type[i + 1 : -1])
+
+
+def scalar_param(ix, stub: str, name: str, position: int = 1) -> str:
+    """The declaration of the stub's Scalar parameter at ``position`` named ``name``: by value when the stub
+    takes it by value, else ``const Scalar&``."""
+    params = declared_params(ix, stub)
+    if params and position < len(params) and "Scalar" in params[position] and "&" not in params[position]:
+        return f"Scalar {name}"
+    return f"const Scalar& {name}"
