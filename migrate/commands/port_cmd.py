@@ -53,8 +53,6 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from migrate.port.listing import list_families, summary
-    from migrate.port.patch import NothingToPort
-    from migrate.port.translate import PortBlocked
 
     root = find_root(Path(args.root), (args.command, args.family))
     tree = load_tree(root)
@@ -85,15 +83,9 @@ def run(args) -> int:
         return _skeleton(args, root, tree, ix)
     from migrate.port.chain import combined, plan_chain
 
-    try:
-        parts = plan_chain(ix, args.family)
-    except NothingToPort as exc:
-        print(f"mps-migrate: {exc}", file=sys.stderr)
+    parts = _planned(args, plan_chain, ix)
+    if parts is None:
         return 0
-    except PortBlocked as exc:
-        raise UsageError(_blocked(args, exc)) from None
-    except ValueError as exc:
-        raise UsageError(f"cannot port {args.family}: {exc}") from None
     for part in parts[:-1]:
         print(f"mps-migrate: note: {part.needed_by} waits for {part.family}, ported first: {part.why}", file=sys.stderr)
     if len(parts) > 1:
@@ -134,18 +126,29 @@ def _blocked(args, exc) -> str:
     return f"cannot {what} {args.family}: {exc.reason}{where}{hint}"
 
 
-def _skeleton(args, root: Path, tree, ix: Index) -> int:
-    from migrate.port.patch import NothingToPort, apply_edits
-    from migrate.port.skeleton import plan_skeleton
+def _planned(args, plan, ix: Index):
+    """``plan(ix, family)``; None (the reason printed) when there is nothing to port; a block is a UsageError."""
+    from migrate.port.patch import NothingToPort
     from migrate.port.translate import PortBlocked
 
     try:
-        port = plan_skeleton(ix, args.family)
+        return plan(ix, args.family)
     except NothingToPort as exc:
         print(f"mps-migrate: {exc}", file=sys.stderr)
-        return 0
+        return None
     except PortBlocked as exc:
         raise UsageError(_blocked(args, exc)) from None
+    except ValueError as exc:
+        raise UsageError(f"cannot port {args.family}: {exc}") from None
+
+
+def _skeleton(args, root: Path, tree, ix: Index) -> int:
+    from migrate.port.patch import apply_edits
+    from migrate.port.skeleton import plan_skeleton
+
+    port = _planned(args, plan_skeleton, ix)
+    if port is None:
+        return 0
     try:
         new = apply_edits(tree.sources, port.edits)
     except ValueError as exc:
@@ -167,7 +170,8 @@ def _skeleton(args, root: Path, tree, ix: Index) -> int:
 
 def _run_all(args, root: Path, tree, ix: Index) -> int:
     """port --all: plan every family, verify each, print the table; --write / --patch-dir as asked."""
-    from migrate.port.batch import plan_all, table, verify_all
+    from migrate.batch_verify import verify_all
+    from migrate.port.batch import plan_all, table
     from migrate.port.patch import apply_edits, plan_port
 
     rows = plan_all(ix)
