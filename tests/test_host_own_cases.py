@@ -113,16 +113,19 @@ def test_ported_host_code_compiles_and_agrees_with_torch_cpu_through_the_host_pa
 
 def test_collect_cells_keeps_layout_names_and_separates_clean_refusals():
     listed = [["op", "float32", ""], ["op (own cases)", "float32", "strided"], ["op (own cases)", "float32", "out_cast"],
-              ["op (own cases)", "float32", "contiguous"]]  # fmt: skip
+              ["op (own cases)", "float32", "contiguous"], ["op", "bool", ""]]  # fmt: skip
+    refusal = "the host code raised RuntimeError: Failed to create function state object for: x"
     rows = {
         0: {"index": 0},
         1: {"index": 1, "failure": "Tensor-likes are not close!"},
-        2: {"index": 2, "failure": "the host code raised RuntimeError: Failed to create function state object for: x"},
+        2: {"index": 2, "failure": refusal},
         3: {"index": 3, "fallbacks": ["aten::maximum.out"]},
+        4: {"index": 4, "failure": refusal},
     }
     notes: list[str] = []
     cells, fallbacks = collect_cells(listed, rows, notes)
-    opinfo, own = cells
+    opinfo, own, refused_dtype = cells
+    assert refused_dtype.refused.startswith("RuntimeError: Failed") and refused_dtype.refused_cases == []
     assert (opinfo.passed, opinfo.failed) == (1, [])
     assert own.failed == ["strided 1: Tensor-likes are not close!"] and own.passed == 1
     assert own.refused_cases == ["out_cast 2: RuntimeError: Failed to create function state object for: x"]
