@@ -39,9 +39,15 @@ def host_summary(data: dict | None) -> str:
     if not data:
         return "-"
     cells = data["cells"]
-    samples = sum(c["passed"] + len(c["failed"]) for c in cells)
-    refused = sum(1 for c in cells if c["refused"])
-    return f"{data['verdict']}, {len(cells)} cells, {samples} samples" + (f", {refused} refused" if refused else "")
+    own = [c for c in cells if c["opinfo"].endswith("(own cases)")]
+    opinfo = [c for c in cells if c not in own]
+
+    def count(group: list[dict]) -> str:
+        return f"{sum(c['passed'] for c in group)}/{sum(c['passed'] + len(c['failed']) for c in group)}"
+
+    refused = sum(1 for c in cells if c["refused"]) + sum(len(c.get("refused_cases", ())) for c in cells)
+    text = f"{data['verdict']}, own {count(own)}, opinfo {count(opinfo)}"
+    return text + (f", {refused} refused" if refused else "")
 
 
 def main() -> int:

@@ -47,6 +47,7 @@ def _jsonable(v):
 def to_json(r: Report) -> str:
     src = r.source
     doc = {
+        "path": "emulation",  # verify's model of the host launch; `verify --host` reports "path": "host"
         "family": r.family,
         "seed": r.seed,
         "references": r.references,
@@ -163,6 +164,7 @@ def to_text(r: Report) -> str:
         )
     lines += [compile_error_line(f) for f in r.compile_failures]
     lines.append(f"references: {', '.join(r.references)}; seed {r.seed}")
+    lines.append("path: emulation (verify's model of the tree's host launch; --host runs the tree's own host code)")
     head = ["dtype", "layout", "result", "passed", "worst error", "kernels"]
     rows = [_row(c) for c in r.cells]
     widths = [max(len(x) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
