@@ -18,8 +18,16 @@ TESTS = [
     "tests/test_host_own_cases.py::test_sends_are_read_through_ternaries_preprocessor_branches_and_cxx_brackets",
     "tests/test_host_own_cases.py::test_the_shim_coverage_list_is_generated_from_the_shipped_trees_sends",
     "tests/test_host_code.py::test_a_dtype_the_host_code_refuses_for_every_sample_is_reported_apart",
+    "tests/test_host_own_cases.py::test_the_trees_expectations_make_a_failing_cell_xfail_and_a_passing_xfail_stale",
 ]
 MUTANTS = [
+    ("migrate/host_code/run.py", "if self.failed and self.expected:", "if self.failed and False:"),
+    ("migrate/host_code/run.py", 'if self.ok and self.expected and self.expected["kind"] == "xfail":', "if False:"),
+    (
+        "migrate/host_code/run.py",
+        'return "FAIL" if any(c.status in ("FAIL", "XPASS")',
+        'return "FAIL" if any(c.status in ("FAIL",)',
+    ),
     (
         "migrate/host_code/run.py",
         'if "failure" in row and layout and _REFUSAL.search(row["failure"]):',

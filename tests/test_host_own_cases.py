@@ -164,3 +164,24 @@ def test_sends_are_read_through_ternaries_preprocessor_branches_and_cxx_brackets
     """
     assert sends(text) == {"setBuffer:offset:atIndex:": 1, "castTensor:toType:name:": 1, "resize:mode:name:": 1,
                            "commandBuffer": 1, "commit": 1}  # fmt: skip
+
+
+def test_the_trees_expectations_make_a_failing_cell_xfail_and_a_passing_xfail_stale():
+    from migrate.host_code.run import HostReport, render
+
+    xfail = {"kind": "xfail", "table": "XFAILLIST", "path": "test/test_mps.py", "line": 7, "reason": "not precise"}
+    listed = [["op", "complex64", ""], ["op", "float16", ""], ["op", "float32", ""]]
+    rows = {
+        0: {"index": 0, "failure": "Tensor-likes are not close!", "expected": xfail},
+        1: {"index": 1, "expected": xfail},
+        2: {"index": 2},
+    }
+    cells, _ = collect_cells(listed, rows, [])
+    assert [c.status for c in cells] == ["XFAIL", "XPASS", "PASS"]
+    report = HostReport("op", [], [], cells, [], [], set(), 0.0)
+    assert report.verdict == "FAIL"  # a stale expectation fails, as an unexpected success fails test_mps
+    text = render(report)
+    assert "XFAIL op complex64: 0/1 samples\n       the tree expects it: XFAILLIST (test/test_mps.py:7)" in text
+    assert "XPASS op float16: 1/1 samples\n       stale: the tree expects a failure: XFAILLIST" in text
+    report.cells = cells[:1] + cells[2:]
+    assert report.verdict == "PASS"  # the expected failure alone does not fail the run

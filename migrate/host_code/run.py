@@ -41,10 +41,20 @@ class Cell:
     failed: list[str] = field(default_factory=list)  # one line per failing sample
     refused: str = ""  # the host code has no kernel for the dtype (one clean error), or the samples reach MPSGraph
     refused_cases: list[str] = field(default_factory=list)  # own cases (a layout) the host code refuses cleanly
+    expected: dict | None = None  # the tree's test_mps expectation for this cell (verify.expectations), if any
 
     @property
     def ok(self) -> bool:
         return not self.failed and self.passed > 0
+
+    @property
+    def status(self) -> str:
+        """PASS, FAIL, REFUSED or none; XFAIL (fails as the tree expects) and XPASS (an xfail that passes: stale)."""
+        if self.failed and self.expected:
+            return "XFAIL"
+        if self.ok and self.expected and self.expected["kind"] == "xfail":
+            return "XPASS"
+        return "PASS" if self.ok else ("FAIL" if self.failed else "REFUSED" if self.refused else "none")
 
 
 @dataclass
@@ -67,7 +77,7 @@ class HostReport:
             return "NO-CASES"
         if any(f.partition(".")[0] == self.family for f in self.fallbacks):  # the host code did not run them
             return "INCOMPLETE"
-        return "PASS" if all(not c.failed for c in self.cells) else "FAIL"
+        return "FAIL" if any(c.status in ("FAIL", "XPASS") for c in self.cells) else "PASS"
 
 
 def plan(index, family: str) -> tuple[list[Path], set[str]]:
@@ -310,6 +320,7 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
         cell = cells.setdefault((opinfo, dtype), Cell(opinfo, dtype))
         row = rows.get(i, {"failure": "no result"})
         fallbacks |= {f.removeprefix("aten::") for f in row.get("fallbacks", ())}
+        cell.expected = cell.expected or row.get("expected")
         if "failure" in row and layout and _REFUSAL.search(row["failure"]):
             cell.refused_cases.append(f"{layout} {i}: {row['failure'].removeprefix('the host code raised ')}")
         elif "failure" in row:
@@ -372,7 +383,7 @@ def render(report: HostReport) -> str:
     for op, cells in by_op.items():
         for c in cells:
             total = c.passed + len(c.failed)
-            status = "PASS" if c.ok else ("FAIL" if c.failed else "REFUSED" if c.refused else "none")
+            status = c.status
             if c.refused.startswith("MPSGraph"):
                 lines.append(f"  NOT RUN {op} {c.dtype}: {c.refused}")
                 continue
@@ -385,6 +396,10 @@ def render(report: HostReport) -> str:
                 continue
             unit = "cases" if c.refused_cases or op.endswith("(own cases)") else "samples"
             lines.append(f"  {status:4} {op} {c.dtype}: {c.passed}/{total} {unit}")
+            if c.expected and status in ("XFAIL", "XPASS"):
+                what = "the tree expects it" if status == "XFAIL" else "stale: the tree expects a failure"
+                lines.append(f"       {what}: {c.expected['table']} ({c.expected['path']}:{c.expected['line']}): "
+                             f"{c.expected['reason']}")  # fmt: skip
             lines += [f"       {f}" for f in c.failed[:5]]
             lines += [f"       refused (a clean error; torch CPU computes it): {r}" for r in c.refused_cases[:3]]
     lines += [f"  note: {n}" for n in report.notes]

@@ -147,12 +147,18 @@ def main() -> int:
     listed = [[c["opinfo"], c["dtype"], c.get("layout", "")] for c in cases]
     _write(out_dir / "cases.json", {"cases": listed, "notes": notes})
     skip = set(job["skip"])
+    from migrate.verify.expectations import load as load_expectations
+
+    expectations = load_expectations(Path(job["root"]))  # the tree's xfail/skip tables, read, never imported
     op_cache: dict = {}
     for case in cases:
         if case["index"] in skip:
             continue
         (out_dir / "started").write_text(str(case["index"]))
         row = _run_case(case, op_cache)
+        expected = expectations.lookup(case["xfail_key"], case["dtype"]) if case.get("xfail_key") else None
+        if expected is not None:
+            row["expected"] = expected.json()
         row["fallbacks"] = _fallbacks(lib)
         row["metal_errors"] = list(resolver.errors)
         resolver.errors.clear()
