@@ -290,7 +290,7 @@ def test_the_last_include_of_a_conditional_block_takes_the_block_with_it():
 
 
 def test_a_port_leaves_no_type_or_namespace_only_the_removed_code_used():
-    from migrate.port.patch import _without_dead_types
+    from migrate.port.text_edits import _without_dead_types
 
     old = (
         b"namespace at::native {\nnamespace mps {\n\nstruct G : public Base {\n  int a;\n};\n\n"

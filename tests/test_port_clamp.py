@@ -12,9 +12,9 @@ import torch
 
 from migrate.cli import main
 from migrate.index import Index
-from migrate.port import objc as o
+from migrate.source import objc as o
 from migrate.port.locate import graph_dag
-from migrate.port.specialise import PRESENT, Known, call_literals, host_facts, literal
+from migrate.conventions.specialise import PRESENT, Known, call_literals, host_facts, literal
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify
 from tests.helpers import FIXTURES, OPS

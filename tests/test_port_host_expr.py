@@ -1,4 +1,4 @@
-"""Host scalars a function computes from its optional arguments (migrate/port/host_expr.py), the inline stub
+"""Host scalars a function computes from its optional arguments (migrate/conventions/host_expr.py), the inline stub
 types they reach the kernel through, and the nan_to_num port built on them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from migrate.cli import main
-from migrate.port.host_expr import evaluate, host_scalars
+from migrate.conventions.host_expr import evaluate, host_scalars
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -105,7 +105,7 @@ def test_a_call_the_shared_kernel_refuses_on_cpu_is_not_the_kernels_fault():
     cell (the modern fixture's out_cast of nan_to_num) is not a failure of the generated kernel."""
     from types import SimpleNamespace
 
-    from migrate.port.batch import _cpu_refuses
+    from migrate.batch_verify import _cpu_refuses
 
     def cell(note):
         return SimpleNamespace(skipped=[note])
@@ -117,7 +117,7 @@ def test_a_call_the_shared_kernel_refuses_on_cpu_is_not_the_kernels_fault():
 
 
 def test_stub_parameter_types_split_on_top_level_commas_only():
-    from migrate.port.patch import split_params
+    from migrate.source.params import split_params
 
     text = b"TensorIteratorBase&,\n    std::optional<double>, std::tuple<int, int> t, const Scalar& a"
     assert split_params(text) == [
@@ -145,7 +145,7 @@ def test_a_shared_kernels_out_dtype_check_makes_the_case_not_applicable():
 def test_coverage_knows_the_dtypes_the_shared_kernel_handles_before_its_stub():
     """nan_to_num_out copies integer (and bool) tensors itself; no integer kernel is a coverage gap."""
     from migrate.index import Index
-    from migrate.port.stub_choice import dtype_shortcuts
+    from migrate.conventions.stub_choice import dtype_shortcuts
     from migrate.tree import load_tree
     from migrate.verify.references import TorchCpuReference
     from migrate.verify.run import coverage, handled_before_stub

@@ -121,7 +121,8 @@ def test_a_batch_plans_sub_after_add_and_verifies_it(tree):
     """port --all: sub, blocked on the unchanged tree, is planned on the tree with add's port applied (one
     reviewable patch on top of add's) and verified with add's kernel and host stub."""
     from migrate.index import Index
-    from migrate.port.batch import plan_all, verify_all
+    from migrate.batch_verify import verify_all
+    from migrate.port.batch import plan_all
     from migrate.tree import load_tree
 
     ix = Index(load_tree(tree))

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from migrate.index import Index
-from migrate.port.cpu_iter import definition
+from migrate.conventions.cpu_iter import definition
 from migrate.port.patch import apply_edits, plan_port
-from migrate.port.specialise import PRESENT
-from migrate.port.stub_choice import stub_choices
+from migrate.conventions.specialise import PRESENT
+from migrate.conventions.stub_choice import stub_choices
 from migrate.tree import load_tree
 from tests.corpus import pytorch_270a0_root
 from tests.helpers import FIXTURES
@@ -46,7 +46,7 @@ def test_optional_bounds_pick_the_stub_and_a_data_test_takes_both_arms():
 
 
 def _k(v):
-    from migrate.port.specialise import Known
+    from migrate.conventions.specialise import Known
 
     return Known(v)
 

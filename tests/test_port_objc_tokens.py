@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.port import objc as o
+from migrate.source import objc as o
 
 
 def _toks(text: str, first_line: int = 1) -> list[tuple[str, str, int, int]]:

@@ -10,7 +10,7 @@ import torch
 
 from migrate.index import Index
 from migrate.port.batch import combined_kernels, plan_all
-from migrate.port.cpu_iter import calls_stub_on_its_iterator, iterator_inputs, negated_scalars, positions
+from migrate.conventions.cpu_iter import calls_stub_on_its_iterator, iterator_inputs, negated_scalars, positions
 from migrate.port.listing import verdict
 from migrate.port.locate import scalar_feeds
 from migrate.port.patch import apply_edits, plan_port, translate_family

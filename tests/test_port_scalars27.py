@@ -126,7 +126,7 @@ NEW27 = [
     "add",
     "softplus",
     "softplus_backward",
-    "nan_to_num",  # struct fields the host computes from optional doubles (migrate/port/host_expr.py)
+    "nan_to_num",  # struct fields the host computes from optional doubles (migrate/conventions/host_expr.py)
     "fmod",  # div_mode_template: its float-bit dtype test of the input is decided per dtype
     "remainder",
 ]
@@ -190,7 +190,7 @@ def test_callers_literal_decides_a_conditional_expression(real_ix):
 
 
 def test_flag_without_default_reaches_the_reference(real_ix):
-    from migrate.verify.scalar_launch import required_flags, scalar_value
+    from migrate.conventions.scalar_launch import required_flags, scalar_value
 
     assert required_flags(real_ix, "leaky_relu_backward") == (("self_is_result", False),)
     assert scalar_value(real_ix, "leaky_relu", "negative_slope")[0] == 0.01

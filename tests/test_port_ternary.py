@@ -16,12 +16,13 @@ import torch
 
 from migrate.cli import main
 from migrate.index import Index
-from migrate.port.batch import plan_all, verify_all
+from migrate.batch_verify import verify_all
+from migrate.port.batch import plan_all
 from migrate.port.patch import apply_edits, plan_port
 from migrate.port.style import detect
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
-from migrate.verify.conventions import Site
+from migrate.conventions.launch import Site
 from migrate.verify.iterator import Operand, build_iter
 from migrate.verify.legacy_host import LegacyHost
 from migrate.verify.run import Options, verify

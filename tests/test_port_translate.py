@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from migrate.index import Index
-from migrate.port import objc as o
+from migrate.source import objc as o
 from migrate.port.dag import Dag, Node, evaluate_with_torch
 from migrate.port.locate import graph_dag
 from migrate.port.rules import table
-from migrate.port.specialise import Known
+from migrate.conventions.specialise import Known
 from migrate.port.translate import PortBlocked, Translator
 from migrate.tables import dtype_family
 from migrate.tree import load_tree

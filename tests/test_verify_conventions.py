@@ -454,7 +454,7 @@ def test_a_promoting_wrapper_is_detected_by_its_body_and_emulated(tmp_path):
 def test_promoting_wrapper_emulation_binds_cast_inputs():
     """LegacyHost with a promoting wrapper: other (int32) and a CPU double scalar reach the kernel as the
     common dtype, on the device; without the wrapper other is bound as is (binary_mps_impl's reading)."""
-    from migrate.verify.conventions import Site
+    from migrate.conventions.launch import Site
     from migrate.verify.legacy_host import LegacyHost
 
     a, b = torch.arange(6, dtype=torch.float32), torch.arange(6, dtype=torch.int32)

@@ -127,7 +127,7 @@ def run(args) -> int:
     if args.host:  # this process never imports torch: the worker does
         return _run_host(args, root)
     from migrate.verify.dtypes import from_name
-    from migrate.verify.conventions import HandWritten
+    from migrate.conventions.launch import HandWritten
     from migrate.verify.report import to_json, to_text
     from migrate.verify.run import CannotRun, Options, verify
 

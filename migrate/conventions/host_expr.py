@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from migrate.port import objc as o
+from migrate.source import objc as o
 
 TYPES = ("scalar_t", "opmath_t", "double", "float")  # the local's declared type
 _CASTS = ("static_cast", "c10::static_cast", "float", "double")

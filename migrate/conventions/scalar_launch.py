@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 
-from migrate.verify.conventions import Site, _body, _line, _text, conventions
+from migrate.conventions.launch import Site, conventions, function_body, host_text, line_at
 
 FALLBACK_SCALAR = 2.0  # an integer: integral dtypes accept it as alpha
 
 
-def _binds(body: str) -> list[str] | None:
+def launcher_binds(body: str) -> list[str] | None:
     m = re.search(r"\bmtl_setArgs\s*\(", body)
     if m is None:
         return None
@@ -47,15 +47,15 @@ def scalar_site(ix, fns) -> Site | None:
         for helper in conv["calls"]:
             rx = re.compile(rb"\b" + helper.encode() + rb'\s*\(\s*\w+\s*,\s*"(\w+)"\s*,\s*([^()]+?)\s*\)\s*;')
             for fn in fns:
-                m = rx.search(_body(ix, fn))
+                m = rx.search(function_body(ix, fn))
                 if m is None:
                     continue
                 defn = ix.definition(helper)
-                if defn is None or _binds(_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
+                if defn is None or launcher_binds(function_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
                     return None
-                data = _text(ix, fn.path)
+                data = host_text(ix, fn.path)
                 marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
-                body = _body(ix, defn)
+                body = function_body(ix, defn)
                 promotes = helper if arity == 2 and all(k.encode() in body for k in marks) else ""
                 return Site(
                     key,
@@ -63,7 +63,7 @@ def scalar_site(ix, fns) -> Site | None:
                     helper,
                     arity,
                     fn.path,
-                    _line(data, fn.span.start + m.start()),
+                    line_at(data, fn.span.start + m.start()),
                     fn.name,
                     dense="dense_kernel" in conv,
                     extra=m.group(2).decode().strip(),
@@ -101,7 +101,7 @@ def required_flags(ix, family: str) -> tuple:
 def negated_by_cpu_kernel(ix, family: str, name: str) -> str | None:
     """The family's shared CPU kernel passes ``name`` to its stub negated (sub_out: add_stub(..., -alpha)):
     the stub's MPS kernel then sees -name, so the reference must get -value. Returns that kernel."""
-    from migrate.port.cpu_iter import negated_scalars
+    from migrate.conventions.cpu_iter import negated_scalars
 
     for e in ix.families.get(family, ()):
         for d in e.dispatch:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from migrate.port import objc as o
+from migrate.source import objc as o
 
 _NULL = ("std::nullopt", "nullopt", "c10::nullopt")
 

@@ -3,7 +3,7 @@
 ``div_out_mode`` calls ``div_true_stub`` when ``rounding_mode`` is empty, ``div_trunc_stub`` for
 ``"trunc"`` and ``div_floor_stub`` for ``"floor"``; ``clamp_out`` calls ``clamp_scalar_stub`` with both
 bounds, ``clamp_max_scalar_stub`` with ``max`` only.  A port writes one kernel per stub, each from the
-MPS function specialised for those values (migrate/port/specialise.py decides the host conditions).
+MPS function specialised for those values (migrate/conventions/specialise.py decides the host conditions).
 
 The kernel's body is read with the port's statement parser; its optional and string-compared
 parameters get every value the body tells apart (empty, present, each compared literal), and each
@@ -17,8 +17,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from migrate.port import objc as o
-from migrate.port.specialise import PRESENT, Known, truth
+from migrate.source import objc as o
+from migrate.conventions.specialise import PRESENT, Known, truth
 
 _MAX_COMBINATIONS = 64
 

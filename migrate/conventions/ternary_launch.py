@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from migrate.verify.conventions import Site, _body, _line, _text, conventions
-from migrate.verify.scalar_launch import _binds
+from migrate.conventions.launch import Site, conventions, function_body, host_text, line_at
+from migrate.conventions.scalar_launch import launcher_binds
 
 
 def ternary_site(ix, fns) -> Site | None:
@@ -19,20 +19,20 @@ def ternary_site(ix, fns) -> Site | None:
     for helper in conv["calls"]:
         rx = re.compile(rb"\b" + helper.encode() + rb'\s*\(\s*\w+\s*,\s*"(\w+)"\s*\)\s*;')
         for fn in fns:
-            m = rx.search(_body(ix, fn))
+            m = rx.search(function_body(ix, fn))
             if m is None:
                 continue
             defn = ix.definition(helper)
-            if defn is None or _binds(_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
+            if defn is None or launcher_binds(function_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
                 return None
-            data = _text(ix, fn.path)
+            data = host_text(ix, fn.path)
             return Site(
                 "ternary_offsets",
                 m.group(1).decode(),
                 helper,
                 3,
                 fn.path,
-                _line(data, fn.span.start + m.start()),
+                line_at(data, fn.span.start + m.start()),
                 fn.name,
                 dense="dense_kernel" in conv,
                 promotes=helper if conv.get("promotes") else "",

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate.index import Index
-from migrate.port.patch import NothingToPort, Port, apply_edits, plan_port
+from migrate.port.patch import plan_port
+from migrate.port.text_edits import apply_edits
 from migrate.port.translate import PortBlocked
+from migrate.port.write import NothingToPort, Port
 from migrate.tree import load_tree
 
 MAX_CHAIN = 8

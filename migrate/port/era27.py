@@ -151,7 +151,7 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     call = target.impl_call.rsplit("binary_mps_impl", 1)[0] + wrapper
     stub_text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, "{name}");\n}}\n'
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
-    from migrate.port.patch import dispatch_line
+    from migrate.port.host_edits import dispatch_line
 
     reg = dispatch_line(data, regs, stub, fn)
     if rpos > fpos:
@@ -191,7 +191,7 @@ def promoting_wrapper(ix, target: Target) -> tuple[str, list[Edit]]:
     inputs to the common dtype on MPS first, so a port does not regress the old graph's mixed-dtype and
     CPU-scalar calls.  The host file's own wrapper when it has one (the body verify recognises,
     rules/launch_conventions.yaml ``promoting_wrapper``), else one added once after binary_mps_impl."""
-    from migrate.verify.conventions import promotes
+    from migrate.conventions.launch import promotes
 
     data = ix.tree.sources[target.hpath]
     for f in target.hf.functions:

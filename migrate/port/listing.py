@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from migrate.index import Index
 from migrate.port.locate import mpsgraph_families
-from migrate.port.patch import NothingToPort, own_impls, plan_port, translate_family
+from migrate.port.patch import plan_port, translate_family
+from migrate.port.stubs import own_impls
 from migrate.port.translate import PortBlocked
+from migrate.port.write import NothingToPort
 from migrate.port.verdict_only import verdict_only
 
 

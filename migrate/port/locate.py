@@ -9,10 +9,11 @@ from functools import lru_cache
 
 from migrate.index import Index
 from migrate.model import DispatchLine, HostFunction, NativeEntry, StubRegistration
-from migrate.port import objc as o
+from migrate.source import objc as o
 from migrate.port.dag import Dag
 from migrate.port.translate import PortBlocked, Translator
 from migrate.source import SourceFile
+from migrate.source.params import definition_params
 from migrate.source.macros import expand, expand_nested, find_invocations, find_macros
 
 GRAPH_IMPLS = ("mpsgraph", "mixed")
@@ -166,7 +167,7 @@ def _helper_parser(ix: Index):
 
 def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     """The DAG ``f``'s graph code builds (following one level of same-tree helpers, specialised for
-    the literal arguments ``f`` passes it: migrate.port.specialise)."""
+    the literal arguments ``f`` passes it: migrate.conventions.specialise)."""
     text, line = function_text(ix, f)
     where = f"{f.path}:{line}"
     try:
@@ -180,11 +181,11 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
             if c in ix.functions and c != f.name and ix.impl_of(c) in GRAPH_IMPLS and len(ix.functions[c]) == 1
         ]
         if _depth == 0 and len(callees) == 1:
-            from migrate.port.specialise import call_bindings
+            from migrate.conventions.specialise import call_bindings
 
             helper = ix.functions[callees[0]][0]
-            hparams = _params(*function_text(ix, helper))
-            literals, names = call_bindings(text, line, callees[0], hparams, _params(text, line))
+            hparams = definition_params(*function_text(ix, helper))
+            literals, names = call_bindings(text, line, callees[0], hparams, definition_params(text, line))
             for hp, arg in names.items():  # the caller's own known arguments (a stub's choice) reach the helper
                 if known and arg in known and hp not in literals:
                     literals[hp] = known[arg]
@@ -198,7 +199,7 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
         if callees:
             raise PortBlocked(f"graph built by helpers {', '.join(callees)}", "graph in shared helper", where)
         raise PortBlocked("no graph-building block found", "no graph block", where)
-    from migrate.port.specialise import general_paths, host_facts
+    from migrate.conventions.specialise import general_paths, host_facts
 
     known = {**general_paths(text), **(known or {})}
     facts = host_facts(text, known)
@@ -210,7 +211,7 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     dag = dags[0]
     # placeholders of a cached-graph lambda are named after the host tensors: operands follow the
     # signature's order (TensorIterator's input order), not the order the graph created them in
-    typed = _params(text, line)
+    typed = definition_params(text, line)
     present = [  # optional Scalars the caller always passes
         p.name
         for p in typed
@@ -227,7 +228,7 @@ def graph_dag(ix: Index, f: HostFunction, _depth: int = 0, known=None) -> Dag:
     for n in dag.params:
         if n.name not in scalars:
             if derived is None:
-                from migrate.port.host_expr import host_scalars
+                from migrate.conventions.host_expr import host_scalars
 
                 derived = host_scalars(text, line, params)
             if n.name not in derived:
@@ -276,27 +277,6 @@ def _resolve_alpha(dag: Dag, scalars: list[str], where: str) -> None:
         )
 
 
-def _params(text: str, line: int) -> list[o.Param]:
-    """Parameters of the function definition ``text`` (the last (...) before its body)."""
-    toks = o.tokenize(text, line)
-    depth, last_open = 0, None
-    for k, t in enumerate(toks):
-        if t.text == "(":
-            if depth == 0:
-                last_open = k
-            depth += 1
-        elif t.text == ")":
-            depth -= 1
-        elif t.text == "{" and depth == 0:
-            break
-    if last_open is None:
-        return []
-    try:
-        return list(o.Parser(toks, last_open).params())
-    except o.ObjcSyntaxError:
-        return []
-
-
 def params_of(ix: Index, f: HostFunction) -> list[o.Param]:
     """The parameters of host function ``f``."""
-    return _params(*function_text(ix, f))
+    return definition_params(*function_text(ix, f))

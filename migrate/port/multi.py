@@ -3,7 +3,7 @@ div_trunc or div_floor by ``rounding_mode``; clamp.out: clamp_scalar, clamp_min_
 by which bounds are given).
 
 Each stub gets its own kernel, translated from the MPS function specialised for the argument values that
-reach the stub (migrate/port/stub_choice.py).  A stub MPS registers already, or one that belongs to another
+reach the stub (migrate/conventions/stub_choice.py).  A stub MPS registers already, or one that belongs to another
 family (clamp_min_scalar_stub is clamp_min's), is not written here: the first needs only rerouting, the
 second that family's port first.  The family reroutes once, after every part is written.
 """
@@ -13,7 +13,8 @@ from __future__ import annotations
 from migrate.fixes import FixBuilder
 from migrate.index import Index
 from migrate.port.locate import Impl, graph_dag
-from migrate.port.stub_choice import call_kwargs
+from migrate.port.stubs import owner_of
+from migrate.conventions.stub_choice import call_kwargs
 from migrate.port.style import KERNEL_FILE
 from migrate.port.translate import PortBlocked
 
@@ -23,22 +24,12 @@ def _shared_kernel(im: Impl) -> str | None:
     return line.kernel_name if line is not None else None
 
 
-def owner_of(ix: Index, stub: str) -> str | None:
-    """The family a stub is named after, by the longest prefix (clamp_min_scalar_stub -> clamp_min)."""
-    words = stub.removesuffix("_stub").split("_")
-    for k in range(len(words), 0, -1):
-        name = "_".join(words[:k])
-        if name in ix.families:
-            return name
-    return None
-
-
 def uses(ix: Index, family: str, impls: list[Impl]):
     """{stub: [(impl, known values, StubChoice or None)]} when some overload's CPU kernel picks among
     several stubs; None otherwise (the usual one-stub port)."""
-    from migrate.port.cpu_iter import definition
-    from migrate.port.patch import _stub_for
-    from migrate.port.stub_choice import stub_choices
+    from migrate.conventions.cpu_iter import definition
+    from migrate.port.stubs import stub_for
+    from migrate.conventions.stub_choice import stub_choices
 
     several = {}
     for im in impls:
@@ -52,13 +43,13 @@ def uses(ix: Index, family: str, impls: list[Impl]):
     if not several:  # overloads that call different stubs (lerp.Scalar_out, lerp.Tensor_out) are parts too
         try:
             for im in impls:
-                out.setdefault(_stub_for(ix, family, [im]), []).append((im, {}, None))
+                out.setdefault(stub_for(ix, family, [im]), []).append((im, {}, None))
         except PortBlocked:
             return None
         return out if len(out) > 1 else None
     for im in impls:
         if id(im) not in several:
-            out.setdefault(_stub_for(ix, family, [im]), []).append((im, {}, None))
+            out.setdefault(stub_for(ix, family, [im]), []).append((im, {}, None))
             continue
         kernel, stubs = several[id(im)]
         got = definition(ix.tree.root, kernel)
@@ -73,7 +64,7 @@ def uses(ix: Index, family: str, impls: list[Impl]):
 def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cleanup: bool):
     """The family's Port with one part per stub it writes; None when its CPU kernels call one stub each."""
     from migrate.port.fmt import format_edits
-    from migrate.port.patch import Port, _reroute, write_kernel
+    from migrate.port.write import Port, reroute_dispatch, write_kernel
     from migrate.port.stub_impl import replaced
 
     by_stub = uses(ix, family, impls)
@@ -134,6 +125,6 @@ def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cl
     port.emitted, port.convention, port.parts = first.emitted, first.convention, parts
     port.notes = notes + [n for p in parts for n in p.notes]
     port.edits = [e for p in parts for e in p.edits]
-    _reroute(ix, family, port, FixBuilder(ix))
+    reroute_dispatch(ix, family, port, FixBuilder(ix))
     port.edits = format_edits(ix.tree.root, port.edits)
     return port

@@ -24,11 +24,12 @@ def _assigned_from(body: str, name: str, params: list[str]) -> str | None:
 
 def parameter(ix, fn, name: str, depth: int = 0) -> str | None:
     """The parameter of ``fn`` (a host function) the graph input ``name`` holds, or None when not read."""
-    from migrate.port.locate import _params, function_text
-    from migrate.port.specialise import call_bindings
+    from migrate.port.locate import function_text
+    from migrate.source.params import definition_params
+    from migrate.conventions.specialise import call_bindings
 
     text, line = function_text(ix, fn)
-    params = [p.name for p in _params(text, line)]
+    params = [p.name for p in definition_params(text, line)]
     if name in params:
         return name
     got = _assigned_from(text, name, params)
@@ -40,7 +41,7 @@ def parameter(ix, fn, name: str, depth: int = 0) -> str | None:
             if inner is None:
                 continue
             gtext, gline = function_text(ix, g)
-            _, names = call_bindings(text, line, callee, _params(gtext, gline))
+            _, names = call_bindings(text, line, callee, definition_params(gtext, gline))
             outer = names.get(inner)
             if outer in params:
                 return outer

@@ -37,7 +37,7 @@ def convention(key: str) -> dict:
 # ------------------------------------------------------------------- the stub
 def stub_signature(ix, stub: str) -> tuple[str, list[str]] | None:
     """(iterator parameter type, the other parameter types) of ``stub``'s function type, or None."""
-    from migrate.port.patch import stub_function_params
+    from migrate.port.host_edits import stub_function_params
 
     parts = stub_function_params(ix, stub)
     return (parts[0], parts[1:]) if parts else None
@@ -207,7 +207,7 @@ def _helper_defined(data: bytes, helper: str) -> bool:
 def _host_edits(ix, target: Target, name: str, stub: str, body: str, helper: str | None) -> list[Edit]:
     """The stub (and ``helper``'s definition when the file has none) after the file's last registered stub
     function, its REGISTER_DISPATCH after the file's last."""
-    from migrate.port.patch import dispatch_line
+    from migrate.port.host_edits import dispatch_line
 
     data = ix.tree.sources[target.hpath]
     hf = target.hf
@@ -243,10 +243,10 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
                 "run-time scalars (no params launch)",
                 dag.source,
             )
-        from migrate.port.patch import _struct_end
+        from migrate.port.text_edits import struct_end
 
         fns = [f for f in target.mf.functors if f.path == target.kpath]
-        fpos = _struct_end(kdata, max(f.span.start for f in fns)) if fns else len(kdata)
+        fpos = struct_end(kdata, max(f.span.start for f in fns)) if fns else len(kdata)
         regs = [r for r in target.mf.registrations if r.path == target.kpath]
         rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
         out = [

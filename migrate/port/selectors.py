@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from migrate.index import Index
 from migrate.model import HostFunction
-from migrate.port import objc as o
+from migrate.source import objc as o
 from migrate.port.rules import table
 
 _NOT_SEND_AFTER = {"id", "num", "str"}

@@ -12,53 +12,19 @@ from __future__ import annotations
 import textwrap
 
 from migrate.index import Index
-from migrate.model import Edit, NativeEntry
+from migrate.model import Edit
 from migrate.port.locate import family_impls
-from migrate.port.patch import (
-    KERNEL_FILE,
-    KIND,
-    NothingToPort,
-    Port,
-    _host_stub_edits,
-    _line_end,
-    _stub_for,
-    _struct_end,
-    _target_files,
-    registration_lines,
-    stub_params,
-    translate_family,
-)
+from migrate.port.host_edits import host_stub_edits, registration_lines, stub_params
+from migrate.port.patch import tensor_inputs, translate_family
+from migrate.port.stubs import stub_for
+from migrate.port.style import KERNEL_FILE, KIND, detect
+from migrate.port.text_edits import line_end, struct_end
+from migrate.port.write import NothingToPort, Port
 from migrate.port.emit import ARG_NAMES, Plan
 from migrate.port.selectors import family_selectors
 from migrate.port.translate import PortBlocked
 
 TODO = "TODO(mps-migrate)"
-
-
-def tensor_inputs(e: NativeEntry) -> int:
-    """Tensor arguments of a schema before its keyword-only ``*`` (out= tensors excluded)."""
-    args = e.func[e.func.index("(") + 1 :]
-    depth, cur, parts = 0, "", []
-    for c in args:
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            if depth == 0:
-                break
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    parts.append(cur.strip())
-    n = 0
-    for p in parts:
-        if p == "*":
-            break
-        if p.startswith("Tensor") and not p.startswith(("Tensor(", "Tensor[]")) and "!" not in p:
-            n += 1
-    return n
 
 
 def plan_skeleton(ix: Index, family: str) -> Port:
@@ -77,7 +43,7 @@ def plan_skeleton(ix: Index, family: str) -> Port:
         raise PortBlocked(
             f"{arity} tensor inputs: skeletons are unary or binary kernels", f"{arity} inputs", impls[0].line.span.where
         )
-    target = _target_files(ix, arity)
+    target = detect(ix, arity)
     if target.convention != "functor_registry":
         raise PortBlocked(
             f"{target.kpath} is written in the {target.convention} style; skeletons are c10/metal functors",
@@ -94,13 +60,13 @@ def plan_skeleton(ix: Index, family: str) -> Port:
     port = Port(family, name, arity, None, plan, impls, "")  # type: ignore[arg-type]
     kdata = ix.tree.sources[kpath]
     fpos = (
-        _struct_end(kdata, max(f.span.start for f in mf.functors))
+        struct_end(kdata, max(f.span.start for f in mf.functors))
         if mf.functors
         else kdata.find(b"\n", kdata.rfind(b"#include")) + 1
     )
     port.edits.append(Edit(kpath, fpos, fpos, "\n" + skeleton_functor(name, arity, sels, origin, reason)))
     regs = [r for r in mf.registrations if r.path == kpath]
-    rpos = _line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
+    rpos = line_end(kdata, max(r.span.end for r in regs) - 1) if regs else len(kdata)
     lines = registration_lines(kdata, arity, name, plan)
     port.edits.append(Edit(kpath, rpos, rpos, "".join(line + "\n" for line in lines)))
     stub, why, extra = _skeleton_stub(ix, family, impls)
@@ -143,7 +109,7 @@ def skeleton_functor(name: str, arity: int, selectors: list[tuple[str, str]], or
 def _skeleton_stub(ix: Index, family: str, impls) -> tuple[str | None, str, list[str]]:
     """(stub, "", extra parameter types) when the host stub can be registered, else (stub or None, why not, [])."""
     try:
-        stub = _stub_for(ix, family, impls)
+        stub = stub_for(ix, family, impls)
     except PortBlocked as exc:
         return None, exc.reason, []
     extra = stub_params(ix, stub)
@@ -158,7 +124,7 @@ def _host_edits(
 ) -> list[Edit]:
     helper = f"exec_{KIND[arity]}_kernel"
     if not why and not extra:
-        return _host_stub_edits(ix, hpath, hf, arity, name, stub)
+        return host_stub_edits(ix, hpath, hf, arity, name, stub)
     if not why:  # the stub passes more than the iterator: take it (unnamed), say what is ignored
         body = f'  // {TODO}: the kernel ignores {", ".join(extra)}\n  lib.{helper}(iter, "{name}");\n'
         unnamed = [
@@ -167,16 +133,16 @@ def _host_edits(
             else t
             for t in extra
         ]
-        return _host_stub_edits(ix, hpath, hf, arity, name, stub, body=body, extra=unnamed)
+        return host_stub_edits(ix, hpath, hf, arity, name, stub, body=body, extra=unnamed)
     data = ix.tree.sources[hpath]
     calls = [k for k in hf.kernel_calls if k.shared_library and k.helper == helper]
     text = data[calls[-1].span.start : calls[-1].span.end].decode() if calls else ""
     receiver = text[: text.index("." + helper)].split()[-1] if "." + helper in text else "lib"
     fns = [f for f in hf.functions if f.kind != "macro"]
     if fns:  # after the last stub function, before the REGISTER_DISPATCH block
-        pos = _line_end(data, max(f.span.end for f in fns) - 1)
+        pos = line_end(data, max(f.span.end for f in fns) - 1)
     elif hf.registrations:
-        pos = _line_end(data, max(r.span.end for r in hf.registrations) - 1)
+        pos = line_end(data, max(r.span.end for r in hf.registrations) - 1)
     else:
         pos = data.rfind(b"}", 0, len(data))
     note = "\n".join(

@@ -20,7 +20,7 @@ from migrate.resources import torch_include_dir
 from migrate.source import SourceFile
 from migrate.source.macros import expand, find_macros
 from migrate.tree import MPS_REL
-from migrate.verify.conventions import conventions
+from migrate.conventions.launch import conventions
 
 # ternary kernels (clamp_stub's (self, min, max)) go beside the binary ones: the same iterator-launched
 # elementwise file pair, whose host file already holds the library handle and the binary launch to follow

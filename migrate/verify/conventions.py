@@ -1,4 +1,5 @@
-"""Which launch convention a family's host code uses, and its emulation (rules/launch_conventions.yaml).
+"""Which launch convention a family's host code uses, and its emulation (the conventions themselves:
+migrate/conventions/launch.py, over rules/launch_conventions.yaml).
 
 ``find_site`` reads the tree: the host call that launches the family (``lib.exec_*_kernel``,
 ``binary_mps_impl``, a file-local ``exec_unary_kernel`` over an inline ``MetalShaderLibrary``),
@@ -10,63 +11,24 @@ picks the kernel and binds its buffers as that host does.  ``functor_registry`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.conventions.launch import (
+    HandWritten,
+    Site,
+    conventions,
+    function_body,
+    host_text,
+    line_at,
+    name_pattern,
+    promotes,
+)
+from migrate.conventions.scalar_launch import required_flags, scalar_site, scalar_value
+from migrate.conventions.ternary_launch import ternary_site
 from migrate.errors import UsageError
 from migrate.tables import load_table
 
 MPS_DIR = "aten/src/ATen/native/mps"
-
-
-class HandWritten(Exception):
-    """The family's kernel is launched by host code verify cannot emulate (exit 2)."""
-
-
-def conventions() -> dict:
-    return load_table("launch_conventions.yaml")["conventions"]
-
-
-@dataclass
-class Site:
-    convention: str
-    name: str  # the kernel-name string the host passes
-    helper: str  # exec_unary_kernel, binary_mps_impl, ...
-    arity: int
-    path: str  # host file of the call
-    line: int
-    function: str | None  # host function holding the call
-    dense: bool = False  # binary_offsets: contiguous iterators use the dense kernel
-    library_var: str = ""  # unary_inline_template: the MetalShaderLibrary's source variable
-    scalar_at_storage_start: bool = False  # mtl_setBuffer sends a CPU scalar's storage().data()
-    extra: str = ""  # unary_1d: the optional third argument's expression (round_decimals' decimals)
-    promotes: str = ""  # binary_offsets: the promoting wrapper the stub calls (inputs cast to the common dtype)
-    scalar: float | None = None  # unary_1d_scalar: the value bound for the run-time scalar (scalar_launch.py)
-    scalar_from: str = ""  # where that value comes from
-    reference_kwargs: tuple = ()  # (name, value) the torch reference also needs (a bool without default)
-    params: tuple[str, ...] = ()  # params_1d: the struct's fields, in order (migrate/verify/params_host.py)
-    scalar_values: list | None = None  # params_1d: the values verify binds (rules/scalar_args.yaml)
-    params_type: str = ""  # functor_params: the struct's type-name prefix ("HardtanhBackwardParams_")
-    exprs: tuple = ()  # per field: the host expression computing it from ``args`` (None: the argument itself)
-    args: tuple[str, ...] = ()  # the stub's arguments after the iterator, when a field is an expression
-
-    def field_values(self, dtype) -> list:
-        """The struct's values for ``scalar_t`` = ``dtype``, before their cast to it."""
-        if not any(self.exprs):
-            return list(self.scalar_values)
-        from migrate.port.host_expr import evaluate
-
-        bound = dict(zip(self.args, self.scalar_values))
-        return [evaluate(e, bound, dtype) if e else bound[f] for f, e in zip(self.params, self.exprs)]
-
-
-# ------------------------------------------------------------------ detection
-def _text(ix, path: str) -> bytes:
-    return ix.tree.sources.get(path) or (ix.tree.root / path).read_bytes()
-
-
-def _line(data: bytes, offset: int) -> int:
-    return data.count(b"\n", 0, offset) + 1
 
 
 def candidate_functions(ix, family: str) -> list:
@@ -82,10 +44,6 @@ def candidate_functions(ix, family: str) -> list:
     return [f for f in fns if f is not None]
 
 
-def _body(ix, fn) -> bytes:
-    return _text(ix, fn.path)[fn.span.start : fn.span.end]
-
-
 _BINARY_IMPL = re.compile(rb'\b(binary_mps_impl)\s*\(\s*\w+\s*,\s*"(\w+)"\s*(?:,\s*(true|false))?\s*\)')
 _LIBRARY = re.compile(rb"\bMetalShaderLibrary\s+(\w+)\s*[({]\s*(\w+)\s*(?:,\s*(\d+)\s*)?[)}]")
 
@@ -93,25 +51,19 @@ _LIBRARY = re.compile(rb"\bMetalShaderLibrary\s+(\w+)\s*[({]\s*(\w+)\s*(?:,\s*(\
 _WRAPPER_CALL = re.compile(rb'\b(\w+)\s*\(\s*\w+\s*,\s*"(\w+)"\s*\)')
 
 
-def promotes(body: bytes) -> bool:
-    """Whether a host function's body is a promoting wrapper of binary_mps_impl (launch_conventions.yaml)."""
-    marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
-    return re.search(rb"\bbinary_mps_impl\s*\(", body) is not None and all(m.encode() in body for m in marks)
-
-
 def _wrapped_call(ix, fn) -> tuple[re.Match, str] | None:
     """A stub's call ``W(iter, "name")`` of a promoting wrapper W: (the match, W)."""
-    for m in _WRAPPER_CALL.finditer(_body(ix, fn)):
+    for m in _WRAPPER_CALL.finditer(function_body(ix, fn)):
         callee = m.group(1).decode()
         wrapper = ix.definition(callee) if callee != "binary_mps_impl" else None
-        if wrapper is not None and promotes(_body(ix, wrapper)):
+        if wrapper is not None and promotes(function_body(ix, wrapper)):
             return m, callee
     return None
 
 
 def _binary_site(ix, fns) -> Site | None:
     for fn in fns:
-        m = _BINARY_IMPL.search(_body(ix, fn))
+        m = _BINARY_IMPL.search(function_body(ix, fn))
         wrapped = _wrapped_call(ix, fn) if m is None else None
         if wrapped is not None:
             m = wrapped[0]
@@ -119,15 +71,17 @@ def _binary_site(ix, fns) -> Site | None:
             continue
         impl = ix.definition("binary_mps_impl")
         marker = conventions()["binary_offsets"]["dense_marker"].encode()
-        dense = impl is not None and marker in _body(ix, impl) and (wrapped is not None or m.group(3) != b"false")
-        data = _text(ix, fn.path)
+        dense = (
+            impl is not None and marker in function_body(ix, impl) and (wrapped is not None or m.group(3) != b"false")
+        )
+        data = host_text(ix, fn.path)
         return Site(
             "binary_offsets",
             m.group(2).decode(),
             "binary_mps_impl",
             2,
             fn.path,
-            _line(data, fn.span.start + m.start()),
+            line_at(data, fn.span.start + m.start()),
             fn.name,
             dense=dense,
             promotes=wrapped[1] if wrapped is not None else "",
@@ -137,7 +91,7 @@ def _binary_site(ix, fns) -> Site | None:
 
 def _call_site(ix, call) -> Site | None:
     if call.name in ix.functor_registrations:
-        extra = _extra_argument(_text(ix, call.path)[call.span.start : call.span.end])
+        extra = _extra_argument(host_text(ix, call.path)[call.span.start : call.span.end])
         alpha = extra and any("ALPHA" in r.macro for r in ix.functor_registrations[call.name])
         return Site(
             "functor_registry",
@@ -160,9 +114,9 @@ def _call_site(ix, call) -> Site | None:
             call.path,
             call.span.line,
             call.function,
-            extra=_extra_argument(_text(ix, call.path)[call.span.start : call.span.end]),
+            extra=_extra_argument(host_text(ix, call.path)[call.span.start : call.span.end]),
         )
-    m = _LIBRARY.search(_text(ix, call.path))
+    m = _LIBRARY.search(host_text(ix, call.path))
     if m is not None and m.group(3):
         return Site(
             "unary_inline_template",
@@ -198,7 +152,7 @@ def hand_written(ix, fns) -> str | None:
     """'function (path:line) launches its kernel by hand: getPipelineStateForFunc("x") + ...', or None."""
     pattern = load_table("launch_conventions.yaml")["hand_written"]
     for fn in fns:
-        body = _body(ix, fn).decode("utf-8", "replace")
+        body = function_body(ix, fn).decode("utf-8", "replace")
         seen = {k: [w for w in pattern[k] if re.search(rf"\b{w}\b", body)] for k in pattern}
         if seen["pipeline"] and seen["dispatch"]:
             kernel = re.search(r'getPipelineStateFor\w*\(\s*("[^"]*"|\w+)', body)
@@ -213,8 +167,6 @@ def find_site(ix, family: str) -> Site:
 
     arity = load_table("verify.yaml")["arity"]
     fns = candidate_functions(ix, family)
-    from migrate.verify.scalar_launch import required_flags, scalar_site, scalar_value
-
     site = scalar_site(ix, fns)
     if site is not None:
         site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
@@ -231,8 +183,6 @@ def find_site(ix, family: str) -> Site:
             site.scalar, site.scalar_from = scalar_value(ix, family, site.extra)
             site.reference_kwargs = required_flags(ix, family)
         return site
-    from migrate.verify.ternary_launch import ternary_site
-
     site = ternary_site(ix, fns) or _binary_site(ix, fns)
     if site is not None:
         return site
@@ -264,23 +214,6 @@ def scalar_read_at_storage_start(root: Path, ix) -> bool:
 
 
 # ------------------------------------------------------------- kernel names
-def name_pattern(template: str, name: str) -> re.Pattern:
-    """``{name}_{out}_{in}`` -> a regex with groups out and inp; a repeated field must repeat its value."""
-    rx, seen = "", set()
-    for p in re.split(r"(\{\w+\})", template):
-        field = {"in": "inp"}.get(p[1:-1], p[1:-1]) if p.startswith("{") else None
-        if p == "{name}":
-            rx += re.escape(name)
-        elif field in seen:
-            rx += f"(?P={field})"
-        elif field:
-            seen.add(field)
-            rx += rf"(?P<{field}>\w+?)"
-        else:
-            rx += re.escape(p)
-    return re.compile(rx + "$")
-
-
 def input_dtypes(site: Site, names) -> list:
     """Input dtypes the tree's kernels cover for the site (from the exported host names)."""
     import torch

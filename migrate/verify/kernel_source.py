@@ -43,7 +43,7 @@ def operand_order(ix: Index, family: str) -> list[int] | None:
     """The order in which the iterator of the family's shared CPU kernel (or its structured meta function)
     hands the inputs to the stub, as ranks of the schema's tensor inputs; None when it is the schema's
     order or not read. leaky_relu_backward's meta builds (self_or_result, grad_output): [1, 0]."""
-    from migrate.port.cpu_iter import meta_of, positions, ranks
+    from migrate.conventions.cpu_iter import meta_of, positions, ranks
 
     for e in ix.families.get(family, ()):
         line = e.kernel_for("CPU")

@@ -102,7 +102,7 @@ def too_wide(launch) -> str | None:
 
 def run_case(runner, case: LargeCase, seed: int):
     from migrate.device import DeviceError
-    from migrate.verify.run import Cell
+    from migrate.verify.cell import Cell
 
     cell = Cell(dtype_name(case.dtype), case.layout)
     fn = getattr(runner.refs[0], "fn", None)

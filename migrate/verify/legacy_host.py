@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from migrate.verify.conventions import Site, conventions
+from migrate.conventions.launch import Site, conventions
 from migrate.verify.dtypes import metal_name
 from migrate.verify.host import Launch, bind_tensor, storage_start_read
 from migrate.verify.iterator import Iter, Operand, build_iter

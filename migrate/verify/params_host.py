@@ -15,7 +15,7 @@ import re
 import torch
 
 from migrate.tables import load_table
-from migrate.verify.conventions import Site, conventions
+from migrate.conventions.launch import Site, conventions
 from migrate.verify.dtypes import metal_name
 from migrate.verify.host import Launch, bind_tensor
 from migrate.verify.iterator import Iter
@@ -46,14 +46,13 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
     """Site fields of the struct ``std::array<scalar_t, N>{...}`` in ``call``: ``params`` (a field per element),
     and where an element is a local the stub computes from its arguments (``const scalar_t nan_replacement
     = static_cast<scalar_t>(nan.value_or(0.));``), its ``exprs`` and the stub's ``args``."""
-    from migrate.port.host_expr import host_scalars
-    from migrate.port.locate import _params
+    from migrate.conventions.host_expr import host_scalars
+    from migrate.source.params import definition_params, split_params
 
     m = re.search(rb"std\s*::\s*array\s*<[^>]*>\s*\{", call)
     plain = tuple(f.decode() for f in _FIELDS.findall(call))
     if m is None:
         return {"params": plain}
-    from migrate.port.patch import split_params
     from migrate.source.literal_search import closing_brace
     from migrate.source import SourceFile
 
@@ -62,7 +61,7 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
     if len(plain) == len(elems):
         return {"params": plain}
     text = data[fn.span.start : fn.span.end].decode("utf-8", "replace")
-    names = [p.name for p in _params(text, 1)][1:]
+    names = [p.name for p in definition_params(text, 1)][1:]
     local = host_scalars(text, 1, names)
     fields, exprs = [], []
     for e in elems:

@@ -83,7 +83,7 @@ class TorchCpuReference:
 
     def __init__(self, family: str, index=None):
         self.fn = torch_callable(family, index)
-        self.scalar_kwargs: dict = {}  # a run-time scalar the launch binds, by name (verify/scalar_launch.py)
+        self.scalar_kwargs: dict = {}  # a run-time scalar the launch binds, by name (conventions/scalar_launch.py)
         self.scalar_values: list = []  # a parameter struct's scalars, after the tensors (verify/params_host.py)
 
     def compute(self, case: Case) -> torch.Tensor:

@@ -10,11 +10,11 @@ import torch
 
 from migrate.device import DeviceError, KernelFault, MetalCompileError
 from migrate.errors import UsageError
+from migrate.verify.cell import Cell
 from migrate.verify.cases import Case, CpuScalar, PyScalar, build_cases, nonzero_divisors
 from migrate.verify.compare import Mismatch, Stats, compare
 from migrate.verify.compile_step import CannotRun, CompileFailure, compile_or_block, failure_of
 from migrate.verify.dtypes import dtype_name, from_metal, ordered, table
-from migrate.verify.expectations import Expectation
 from migrate.verify.host import Host
 from migrate.verify.iterator import Operand, build_iter
 from migrate.verify.conventions import locate
@@ -40,40 +40,9 @@ class Options:
     progress: object = None  # callable(done, total) or None
     opinfo: bool = True  # also run the installed torch's OpInfo samples (layout "opinfo")
     scalar_read: object = None  # fault injection for the host's CPU-scalar read (tests)
-    # one stub of several (migrate/port/stub_choice.py): its kernel, and the arguments that reach it
+    # one stub of several (migrate/conventions/stub_choice.py): its kernel, and the arguments that reach it
     stub: str | None = None
-    known: dict | None = None  # parameter -> migrate.port.specialise.Known
-
-
-@dataclass
-class Cell:
-    dtype: str
-    layout: str
-    cases: int = 0
-    kernels: set[str] = field(default_factory=set)
-    stats: Stats = field(default_factory=Stats)  # kernel vs the primary reference
-    old_vs_cpu: Stats | None = None  # the two references against each other
-    skipped: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # launch errors, missing kernels, modified inputs
-    passed: int = 0  # cases whose every launch matched and left the inputs alone
-    samples: int = 0  # OpInfo cells: samples drawn (ran + skipped)
-    skip_reasons: dict[str, int] = field(default_factory=dict)  # OpInfo cells: reason -> samples skipped
-    blocked: CompileFailure | None = None  # the kernel file does not compile (reported once, at the top)
-    expected: Expectation | None = None  # OpInfo cells: the tree's own xfail/skip of this op and dtype
-
-    @property
-    def status(self) -> str:
-        if self.blocked is not None:
-            return "BLOCKED"
-        failed = bool(self.failures or not self.stats.ok)
-        if self.expected is not None and (failed or self.expected.kind == "xfail"):
-            if failed:
-                return "XFAIL"  # test_mps expects it (a skip: test_mps never runs it)
-            if self.cases:
-                return "XPASS"  # an expected failure passes: the expectation is stale
-        if failed:
-            return "FAIL"
-        return "skip" if self.cases == 0 else "pass"
+    known: dict | None = None  # parameter -> migrate.conventions.specialise.Known
 
 
 @dataclass
@@ -318,8 +287,8 @@ def registered_dtypes(source: KernelSource) -> list[torch.dtype]:
 def handled_before_stub(ix, family: str) -> dict[str, str]:
     """torch dtype name -> why no kernel needs it: the family's shared CPU kernel handles that dtype itself
     before calling its stub (nan_to_num_out copies integers)."""
-    from migrate.port.cpu_iter import definition
-    from migrate.port.stub_choice import dtype_shortcuts
+    from migrate.conventions.cpu_iter import definition
+    from migrate.conventions.stub_choice import dtype_shortcuts
 
     out: dict[str, str] = {}
     for e in ix.families.get(family, ()):
@@ -446,7 +415,7 @@ def _verify(
             cpu = TorchCpuReference(family, base)
         except LookupError as exc:
             raise CannotRun(str(exc)) from None
-        from migrate.port.stub_choice import call_kwargs
+        from migrate.conventions.stub_choice import call_kwargs
 
         chosen = call_kwargs(opts.known)
         if opts.stub:  # the arguments that reach this stub (rounding_mode="trunc"): every call passes them
@@ -459,7 +428,7 @@ def _verify(
         if source.site is not None and source.site.scalar is not None:
             site = source.site
             value = int(site.scalar) if float(site.scalar).is_integer() else site.scalar  # integral inputs take it
-            from migrate.verify.scalar_launch import negated_by_cpu_kernel
+            from migrate.conventions.scalar_launch import negated_by_cpu_kernel
 
             negated = negated_by_cpu_kernel(base, family, site.extra)
             cpu.scalar_kwargs = {site.extra: -value if negated else value, **dict(site.reference_kwargs)}
@@ -560,7 +529,7 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
             run = ops.OpInfoRun(op.formatted_name, d)
             expect = None
             if runner.opts.stub:  # one stub of several: only samples passing the arguments that reach it
-                from migrate.port.stub_choice import call_kwargs
+                from migrate.conventions.stub_choice import call_kwargs
 
                 expect = call_kwargs(runner.opts.known)
             cases = ops.sample_cases(op, d, runner.source.arity, run, seen, expect)

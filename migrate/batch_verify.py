@@ -1,0 +1,136 @@
+"""``port --all``'s verify step: each planned port verified against torch CPU (migrate/port/batch.py plans).
+
+Verify compiles a kernel file once per distinct text, so each family is verified with the *combined*
+kernel-file additions of all ports plus its own host and dispatch edits: the kernel files compile once for
+the whole batch, and a family's own kernel is what runs.
+
+A verify result is ``pass`` (no failing cell), ``FAIL`` (its cells name the cause), or ``pass*`` when
+every failing cell is one where the tree's own native kernel of the same launch convention (verified
+unpatched, the baseline) fails in the same (dtype, layout): the emulated host, or upstream's host,
+behaves that way for every kernel of that convention, the port did not bring it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from migrate.apply import unified_diff
+from migrate.conventions.launch import HandWritten
+from migrate.index import Index
+from migrate.port.batch import Row, kernel_paths, combined_kernels
+from migrate.port.text_edits import apply_edits
+from migrate.port.style import detect
+from migrate.port.translate import PortBlocked
+from migrate.verify.run import CannotRun, Options, first_failure, verify
+
+
+def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
+    """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
+    ported = [r for r in rows if r.port is not None]
+    combined = combined_kernels(ix, [r for r in ported if not r.standalone])
+    combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
+    baselines: dict[str, object] = {}
+    for k, r in enumerate(ported):
+        if progress:
+            progress(k, len(ported), r.family)
+        if r.standalone:  # its own tree: the earlier ports and its own, every file
+            new = {**r.base, **apply_edits({**ix.tree.sources, **r.base}, r.port.edits)}
+            text = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        else:
+            own = [e for e in r.port.edits if not e.path.endswith(".metal")]
+            base = {p: d for p, d in r.base.items() if not p.endswith(".metal")}  # the earlier port's host edits
+            new = {**base, **(apply_edits({**ix.tree.sources, **base}, own) if own else {})}
+            metal = kernel_paths(r.port) | {p for p in r.base if p.endswith(".metal")}
+            text = "".join(combined_diff[p] for p in sorted(combined_diff) if p in metal)
+            text += "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+        try:
+            rep = _verify_parts(root, r, text)
+        except (CannotRun, HandWritten, Exception) as exc:  # one family's trouble never stops the batch
+            r.verify, r.detail = "not run", " ".join(str(exc).split())[:300]
+            continue
+        fails = [c for c in rep.cells if c.status == "FAIL"]
+        if not fails:
+            r.verify = "pass" if rep.ran else "not run"
+            after = ", ".join(r.chain) + ("'s port" if len(r.chain) == 1 else "'s ports")
+            r.detail = (f"after {after}; " if r.after else "") + ("" if rep.ran else "no case ran")
+            r.detail = r.detail.removesuffix("; ")
+            continue
+        conv = r.convention.removesuffix("_scalar")  # a scalar launcher repeats its era's launch steps
+        base = baselines.get(conv)
+        if base is None and conv in ("unary_1d", "binary_offsets", "functor_registry"):
+            base = baselines[conv] = _baseline(root, ix, conv)
+        known = base[1] if base else set()
+        refused = [c for c in fails if _cpu_refuses(c)]
+        own_fails = [c for c in fails if (c.dtype, c.layout) not in known and c not in refused]
+        if not own_fails:
+            r.verify = "pass*"
+            parts = []
+            if len(fails) > len(refused):
+                parts.append(
+                    f"{len(fails) - len(refused)} cell(s) fail as the tree's own {base[0]} kernel does: "
+                    + ", ".join(sorted({c.layout for c in fails if c not in refused}))
+                )
+            if refused:
+                parts.append(
+                    f"{len(refused)} cell(s) are calls torch CPU refuses (judged against the old graph): "
+                    + ", ".join(sorted({f"{c.dtype} {c.layout}" for c in refused}))
+                )
+            r.detail = "; ".join(parts)
+        else:
+            c = own_fails[0]
+            r.verify = "FAIL"
+            r.detail = f"{len(own_fails)} cell(s); {c.dtype} {c.layout}: {first_failure(c)}"
+
+
+def _verify_parts(root, r: Row, text: str):
+    """The family's verify report; a port with one kernel per stub (migrate/port/multi.py) verifies each
+    kernel against calls whose arguments reach its stub, and the cells of all of them make one report."""
+    if not r.port.parts:
+        return verify(root, r.family, (text, f"<port {r.family}>"), Options())
+    rep = None
+    for part in r.port.parts:
+        known = part.choice.values if part.choice is not None else None
+        got = verify(root, r.family, (text, f"<port {r.family}>"), Options(stub=part.stub, known=known))
+        if rep is None:
+            rep = got
+        else:
+            rep.cells += got.cells
+            rep.notes += got.notes
+    return rep
+
+
+_OUT_DTYPE_REFUSALS = ("can't be cast", "dtype of out")  # TensorIterator's; a shared kernel's own TORCH_CHECK
+
+
+def _cpu_refuses(cell) -> bool:
+    """A cell whose case torch CPU refuses as a call (an out= dtype the result cannot be cast to, or one the
+    shared kernel checks before its stub): MPS runs the same shared code after the port and raises the same
+    before any kernel runs, so the kernel is not at fault."""
+    return any(n.startswith("torch-cpu:") and any(r in n for r in _OUT_DTYPE_REFUSALS) for n in cell.skipped)
+
+
+def _baseline(root, ix: Index, convention: str):
+    """(family, failing (dtype, layout) cells) of the tree's own native kernel of ``convention``."""
+    arity = 1 if convention == "unary_1d" else 2
+    try:
+        target = detect(ix, arity)
+    except PortBlocked:
+        return None
+    fams = _native_families(ix, target)
+    for fam in fams:
+        try:
+            rep = verify(root, fam, None, Options())
+        except Exception:  # a baseline that cannot run gives no allowance
+            continue
+        if rep.ran:
+            return fam, {(c.dtype, c.layout) for c in rep.cells if c.status == "FAIL"}
+    return None
+
+
+def _native_families(ix: Index, target) -> list[str]:
+    """Families whose MPS stub the target host file registers, widest dtype coverage first."""
+    data = ix.tree.sources[target.hpath]
+    names = re.findall(rb'(?:exec_unary_kernel|binary_mps_impl)\s*\(\s*iter\s*,\s*"(\w+)"\s*\)', data)
+    fams = [n.decode() for n in names if n.decode() in ix.families]
+    kdata = ix.tree.sources[target.kpath]
+    return sorted(dict.fromkeys(fams), key=lambda f: -kdata.count(f"({f},".encode()) - kdata.count(f'"{f}_'.encode()))
