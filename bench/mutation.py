@@ -1,6 +1,7 @@
 """Mutation testing of the core with mutmut (configured in pyproject's [tool.mutmut]); not run by CI.
 
     .venv/bin/python bench/mutation.py [GROUP ...] [--score-only] [--survivors] [--retest]
+    .venv/bin/python bench/mutation.py --own-tests [MODULE ...] [--score-only] [--survivors] [--retest|--resume]
 
 GROUPs (default: all, fastest first): compare, yaml, checks, index, fixes; review is the part of checks
 that reviews Metal code (MPS016-021).
@@ -10,6 +11,14 @@ score per module is printed: killed / (total - equivalent).  Equivalent mutants 
 docs/mutation.md lists with a reason.  Results stay in mutants/ (``mutmut show NAME``);
 ``--score-only`` prints the table from them without running anything; ``--retest`` runs only
 the mutants not killed yet (after adding tests).
+
+``--own-tests`` mutates one module at a time and runs its mutants against that module's own tests
+only (see OWN_TESTS below): MODULEs are rule codes (MPS001), ``metal_reader``, ``review``
+(MPS016-021) or ``checks`` (every rule); default: every rule and metal_reader.  mutmut 3.8.1
+takes its test selection from one global list in pyproject's [tool.mutmut], and it prefers
+pyproject.toml over setup.cfg, so each module runs in its own scratch copy of the project
+(mutants/own/MODULE/, git-ignored) whose pyproject.toml has that module's [tool.mutmut]; the
+repository's pyproject (and the results in mutants/) are left alone.
 """
 
 from __future__ import annotations
@@ -18,8 +27,11 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
+import tomllib
 from collections import defaultdict
 from fnmatch import fnmatch
 from pathlib import Path
@@ -74,6 +86,113 @@ KILLED = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # failed, pytest error, timeout
 SURVIVED = {0}
 
 
+# --own-tests: a module's own tests -------------------------------------------------------------------------
+# A rule's own tests: its cases (rules/cases/MPSNNN.yaml, run by tests/test_rule_cases.py with ids "MPSNNN-..."),
+# the tests named after it (test_mpsNNN_...) in the files below, and every test of a file that is its alone.
+CASES_RUNNER = "tests/test_rule_cases.py"
+NAMED_TESTS_IN = (
+    "tests/test_mut_checks.py",
+    "tests/test_review_rules.py",
+    "tests/test_mut_review_mps016_017.py",
+    "tests/test_mut_review_mps019.py",
+    "tests/test_mut_review_mps020.py",
+    "tests/test_shadowed_dispatch_key.py",
+)
+OWN_FILES = {  # module -> files all of whose tests are its own
+    "MPS021": ("tests/test_mut_review_mps021.py",),
+    "MPS022": ("tests/test_shadowed_dispatch_key.py",),
+    "metal_reader": ("tests/test_metal_reader.py",),
+}
+OTHER_MODULES = {"metal_reader": "migrate/read/metal_reader.py"}
+REVIEW = tuple(f"MPS{n:03d}" for n in range(16, 22))
+OWN_DIR = REPO / "mutants" / "own"
+
+
+def own_modules() -> dict[str, str]:
+    """Module key (rule code, or a name of OTHER_MODULES) -> its source file, relative to the repository."""
+    rules = {
+        p.name.split("_", 1)[0].upper(): p.relative_to(REPO).as_posix()
+        for p in sorted((REPO / "migrate" / "checks").glob("mps[0-9]*_*.py"))
+    }
+    return rules | OTHER_MODULES
+
+
+def own_tests(key: str) -> list[str]:
+    """pytest arguments that select the own tests of module ``key`` (files, then ``-k``)."""
+    whole = list(OWN_FILES.get(key, ()))
+    if not key.startswith("MPS"):
+        return whole
+    named = f"test_{key.lower()}_"
+    files = [CASES_RUNNER] + [
+        f for f in NAMED_TESTS_IN if f not in whole and f"def {named}" in (REPO / f).read_text(encoding="utf-8")
+    ]
+    keyword = " or ".join([f"{key}-", named, *(Path(f).name for f in whole)])
+    return files + whole + ["-k", keyword]
+
+
+def own_pyproject(source: str, selection: list[str]) -> str:
+    """The repository's pyproject.toml with a [tool.mutmut] that mutates ``source`` and selects ``selection``."""
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    conf = tomllib.loads(text)["tool"]["mutmut"]
+    conf.update(
+        only_mutate=[source],
+        pytest_add_cli_args_test_selection=selection,
+        use_git_change_detection=False,  # the scratch copy lies inside the repository's work tree
+    )
+    table = "[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in conf.items())
+    new, n = re.subn(r"^\[tool\.mutmut\]\n.*?(?=^\[)", lambda _: table + "\n", text, count=1, flags=re.M | re.S)
+    assert n == 1, "no [tool.mutmut] table in pyproject.toml"
+    return new
+
+
+def scratch_project(key: str, source: str, selection: list[str], fresh: bool) -> Path:
+    """mutants/own/KEY: a copy of what the tests need, configured for one module (emptied first when ``fresh``)."""
+    root = OWN_DIR / key
+    if fresh:
+        shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    for d in ("migrate", "tests", "rules", "kernels", "fixtures"):
+        shutil.copytree(REPO / d, root / d, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "pyproject.toml").write_text(own_pyproject(source, selection), encoding="utf-8")
+    return root
+
+
+def own_targets(names: list[str], ap: argparse.ArgumentParser) -> list[str]:
+    modules = own_modules()
+    rules = [k for k in modules if k.startswith("MPS")]
+    out: list[str] = []
+    for n in names or [*rules, *OTHER_MODULES]:
+        groups = {"checks": rules, "review": list(REVIEW)}
+        keys = groups.get(n) or [n.upper() if n.lower().startswith("mps") else n]
+        for k in keys:
+            if k not in modules:
+                ap.error(f"unknown module {n!r} (known: checks, review, {', '.join(modules)})")
+            out += [k] if k not in out else []
+    return out
+
+
+def run_own(keys: list[str], retest: bool, show_survivors: bool, score_only: bool, resume: bool = False) -> int:
+    modules, mutmut = own_modules(), Path(sys.executable).with_name("mutmut")
+    env = dict(os.environ, MPS_MIGRATE_CACHE=str(OWN_DIR / ".mps-migrate-cache"))  # never the user's cache
+    res: dict[str, int | None] = {}
+    for key in keys:
+        source, selection = modules[key], own_tests(key)
+        module = source.removesuffix(".py").replace("/", ".")
+        names: list[str] = []
+        if retest:  # only the mutants the last run of this module did not kill
+            equivalent, old = equivalent_mutants(), results(OWN_DIR / key)
+            names = [n for n, c in sorted(old.items()) if c not in KILLED and n not in equivalent]
+        if not score_only and (names or not retest):
+            root = scratch_project(key, source, selection, fresh=not (retest or resume))
+            print(f"== {key}: {source} against: {' '.join(selection)}", flush=True)
+            t0 = time.monotonic()
+            cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", "1", *names]
+            subprocess.run(cmd, cwd=root, env=env, check=False)
+            print(f"== {key}: {time.monotonic() - t0:.0f} s", flush=True)
+        res.update({n: c for n, c in results(OWN_DIR / key).items() if n.startswith(module + ".")})
+    return table(res, show_survivors)
+
+
 def equivalent_mutants() -> set[str]:
     doc = REPO / "docs" / "mutation.md"
     text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
@@ -81,10 +200,10 @@ def equivalent_mutants() -> set[str]:
     return set(re.findall(r"`(migrate\.[^`\s]+__mutmut_\d+)`", section))
 
 
-def results() -> dict[str, int | None]:
-    """Mutant name -> mutmut's exit code (None: not run yet), from mutants/**/*.meta."""
+def results(project: Path = REPO) -> dict[str, int | None]:
+    """Mutant name -> mutmut's exit code (None: not run yet), from PROJECT/mutants/**/*.meta."""
     out: dict[str, int | None] = {}
-    for meta in (REPO / "mutants" / "migrate").rglob("*.py.meta"):
+    for meta in (project / "mutants" / "migrate").rglob("*.py.meta"):
         out.update(json.loads(meta.read_text())["exit_code_by_key"])
     return out
 
@@ -95,12 +214,16 @@ def module_of(name: str) -> str:
 
 
 def score(groups: list[str], show_survivors: bool) -> int:
-    equivalent, res = equivalent_mutants(), results()
+    res = {n: c for n, c in results().items() if any(fnmatch(n, p) for g in groups for p in GROUPS[g])}
+    return table(res, show_survivors)
+
+
+def table(res: dict[str, int | None], show_survivors: bool) -> int:
+    """Print the score per module of the mutants ``res``; 1 when a module scores below 90%."""
+    equivalent = equivalent_mutants()
     rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     survivors, others = [], []
     for name, code in sorted(res.items()):
-        if not any(fnmatch(name, p) for g in groups for p in GROUPS[g]):
-            continue
         r = rows[module_of(name)]
         r["total"] += 1
         if name in equivalent:
@@ -131,10 +254,20 @@ def score(groups: list[str], show_survivors: bool) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("groups", nargs="*", metavar="GROUP", help=f"one of {', '.join(GROUPS)} (default: all)")
+    ap.add_argument(
+        "--own-tests",
+        action="store_true",
+        help="each module alone against its own tests (GROUPs are then modules: MPS001, metal_reader, review, checks)",
+    )
     ap.add_argument("--score-only", action="store_true")
     ap.add_argument("--survivors", action="store_true", help="list the mutants not killed")
     ap.add_argument("--retest", action="store_true", help="run only the mutants a previous run did not kill")
+    ap.add_argument(
+        "--resume", action="store_true", help="--own-tests: go on with a stopped run (only the mutants not run yet)"
+    )
     args = ap.parse_args()
+    if args.own_tests:
+        return run_own(own_targets(args.groups, ap), args.retest, args.survivors, args.score_only, args.resume)
     groups = args.groups or [g for g in GROUPS if g != "review"]  # review: a part of checks
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:

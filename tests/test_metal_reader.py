@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate.model import MetalFile
+from migrate.model import MetalFile, ParseError
 from migrate.read.metal_reader import (
     INDEXING_H,
     default_include_dirs,
@@ -67,7 +67,7 @@ def test_table_arity_matches_indexing_h():
 
 
 # ------------------------------------------------------------ modern fixture
-@pytest.fixture(scope="module")
+@pytest.fixture  # function-scoped: mutmut maps the reader's functions to every test that reads this file
 def modern() -> tuple[MetalFile, bytes]:
     f = DATA / "modern_binary.metal"
     return read_metal_file(f, "kernels/modern_binary.metal", TORCH_INC), f.read_bytes()
@@ -356,12 +356,49 @@ def test_wrong_argument_count_and_bad_defines():
 def test_unterminated_comment():
     mf = read("REGISTER_UNARY_OP(a, float, float);\n/* never closed\nREGISTER_UNARY_OP(b, float, float);\n")
     assert [r.op for r in mf.registrations] == ["a"]
-    assert [e.line for e in mf.errors] == [2]
+    assert [(e.path, e.line) for e in mf.errors] == [("k.metal", 2)]
 
 
 def test_unreadable_file(tmp_path):
     mf = read_metal_file(tmp_path / "missing.metal", "missing.metal")
-    assert mf.errors and mf.errors[0].path == "missing.metal"
+    error = ParseError("missing.metal", 1, 1, "cannot read: No such file or directory", partial=True)
+    assert mf == MetalFile("missing.metal", (), (), frozenset(), frozenset(), (error,))
+    assert (mf.hidden_kernels, mf.path) == (frozenset(), "missing.metal")
+
+
+def test_registration_arguments_as_written_and_the_file_they_are_in():
+    """An argument of several tokens keeps them as written (one space where the source has any)."""
+    mf = read("REGISTER_UNARY_OP(neg, unsigned char, metal::half);\n")
+    assert [(r.path, r.op, r.dtypes) for r in mf.registrations] == [
+        ("k.metal", "neg", ("unsigned char", "metal::half"))
+    ]
+
+
+def test_a_host_name_attribute_split_over_lines_is_read():
+    mf = read('template [[host_name\n("abs_float")]] kernel void abs<float>(device float*);\n')
+    assert (mf.host_names, mf.errors) == (frozenset({"abs_float"}), ())
+
+
+def test_header_includes_in_a_cycle_and_undefs_in_headers(tmp_path):
+    """c10/metal headers that include each other are read once each; a header's #undef removes its macro (and one
+    of a name never defined is no error)."""
+    h = tmp_path / "c10" / "metal"
+    h.mkdir(parents=True)
+    (h / "indexing.h").write_text(
+        "#include <c10/metal/a.h>\n"
+        '#define REGISTER_UNARY_OP(NAME, DI, DO) template [[host_name(#NAME "_" #DO)]] kernel void NAME<DO>(device DO*);\n'
+    )
+    (h / "a.h").write_text(
+        "#include <c10/metal/b.h>\n#define GONE(x) REGISTER_UNARY_OP(x, float, float)\n#undef GONE\n"
+        "#undef NEVER_DEFINED\n#define KEPT(x) REGISTER_UNARY_OP(x, float, float)\n"
+    )
+    (h / "b.h").write_text("#include <c10/metal/a.h>\n#define FROM_B(x) REGISTER_UNARY_OP(x, half, half)\n")
+    mf = read("#include <c10/metal/a.h>\nKEPT(k1);\nGONE(k2);\nFROM_B(k3);\n", include_dirs=(tmp_path,))
+    assert [(r.op, r.dtypes, r.via) for r in mf.registrations] == [
+        ("k1", ("float", "float"), "KEPT"),
+        ("k3", ("half", "half"), "FROM_B"),
+    ]
+    assert (sorted(mf.host_names), mf.errors) == (["k1_float", "k3_half"], ())
 
 
 FIXTURE_TEXT = (DATA / "modern_binary.metal").read_bytes()

@@ -824,7 +824,7 @@ def test_mps001_after_a_family_no_kernel_reaches_and_without_delegates(tmp_path)
     ]
 
 
-def test_graph_fallback_prefilter_agrees_with_the_full_test():
+def test_mps019_prefilter_agrees_with_the_full_test():
     import itertools
 
     from migrate.checks.mps019_graph_fallback import _maybe_both
@@ -858,6 +858,7 @@ ZZ_ENTRY = (
     "\n- func: zz_undefined.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n"
     "    MPS: zz_undefined_out_mps\n"
 )
+BIN_KERNEL_LINES = (MINI / OPS / "BinaryKernel.mm").read_text().count("\n")
 ZZ_LAUNCH = 'static void zz_mps_kernel(TensorIteratorBase& iter) {\n  lib.exec_binary_kernel(iter, "zz_missing");\n}\n'
 
 
@@ -892,6 +893,23 @@ def test_an_unreadable_metal_file_hides_every_missing_functor(unread_tree):
     (unread_tree / OPS / "Garbled.mm").unlink()
     assert lint(unread_tree, "MPS007") == []
     assert [f[6] for f in lint(unread_tree, "MPS003")] == ["erfinv_out_mps", "zz_undefined_out_mps"]
+
+
+def test_mps007_a_functor_a_file_read_in_part_may_register_is_not_reported(unread_tree):
+    """MPS007's own: nextafter's launch is not reported while Garbled.mm (a host file parsed in part) names it, nor
+    any launch while a .metal file cannot be read; zz_missing, named in no file read in part, is."""
+    assert [(f[0], f[1], f[6], f[8]) for f in lint(unread_tree, "MPS007")] == [
+        (
+            f"{OPS}/BinaryKernel.mm",
+            BIN_KERNEL_LINES + 2,
+            "zz_missing",
+            'exec_binary_kernel(iter, "zz_missing") has no registered Metal functor "zz_missing"',
+        )
+    ]
+    (unread_tree / OPS / "Garbled.mm").unlink()
+    assert [f[6] for f in lint(unread_tree, "MPS007")] == ["nextafter", "zz_missing"]
+    (unread_tree / KERNELS / "Broken.metal").symlink_to(unread_tree / "does-not-exist.metal")
+    assert lint(unread_tree, "MPS007") == []
 
 
 def test_mps900_spans_and_the_checks_an_unread_file_leaves_incomplete(unread_tree):

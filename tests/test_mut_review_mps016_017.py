@@ -168,3 +168,13 @@ def test_mps017_follows_helper_chains_six_calls_deep_and_no_deeper(tmp_path):
         (14, "h1 (which reaches simd_sum)")
     ]
     assert _findings(seven, "MPS017") == []
+
+
+def test_mps017_an_early_return_names_only_the_variables_the_collective_is_split_by(tmp_path):
+    """``sg`` is uniform across a SIMD group: the return's condition names ``lane`` only."""
+    body = "  if (lane == 0 && sg == 1) return;\n  x[0] = simd_sum(x[lane]);"
+    root = _tree(tmp_path, KERNEL.format(body=body))
+    assert [msg for *_, msg, _ in _findings(root, "MPS017")] == [
+        "simd_sum in k is reached by part of its SIMD group only: after the `return` at line 3 under"
+        " `(lane == 0 && sg == 1)`, on lane [[thread_index_in_simdgroup]]"
+    ]

@@ -76,3 +76,12 @@ def test_mps020_kernel_cut_off_mid_loop_lints_without_error(tmp_path, tail):
     """A file ending inside a stride step or an array index (being edited) reports nothing and does not raise."""
     root = _tree(tmp_path, HEAD + tail)
     assert lint(root, "MPS020") == []
+
+
+def test_mps020_a_kernel_without_threadgroup_arrays_does_not_end_the_file(tmp_path):
+    """The first kernel has no threadgroup array (nothing to judge there); the next one's reduction is reported."""
+    plain = (
+        "kernel void plain(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  out[i] = 0;\n}\n"
+    )
+    root = _tree(tmp_path, plain + LOOPS)
+    assert [(f[1], f[6]) for f in lint(root, "MPS020")] == [(16, "reduce")]

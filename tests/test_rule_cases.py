@@ -68,6 +68,18 @@ def test_rule_case(tmp_path, code, kind, case):
     for f in found:
         assert case.get("message", "") in f.message
     assert fix_kinds(found) == case_fixes(case), "the case's `fix:` says what fix each finding carries"
+    if "fixed" in case:  # the text of each file the fixes edit, after every fix (safe or unsafe) is applied
+        assert fixed_texts(tmp_path / "t", found) == {full_path(k): v for k, v in case["fixed"].items()}
+
+
+def fixed_texts(root: Path, found) -> dict[str, str]:
+    """Path -> text of each file the findings' fixes edit, after ``mps-migrate fix --unsafe-fixes`` would apply them."""
+    from migrate.apply import plan_fixes
+
+    paths = {e.path for f in found if f.fix for e in f.fix.edits}
+    plan = plan_fixes(found, {p: (root / p).read_bytes() for p in paths}, unsafe=True)
+    assert not plan.dropped
+    return {p: data.decode() for p, data in plan.new_texts.items()}
 
 
 FIX_KINDS = ("safe", "unsafe", "none")

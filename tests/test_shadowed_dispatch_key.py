@@ -266,3 +266,16 @@ def test_mps001_sends_a_half_done_migration_to_fix(tmp_path):
     root = build(tmp_path / "u", {"yaml": STALE_YAML, "ops/Ops.mm": unregistered, "kernels/K.metal": STALE_METAL})
     (f,) = lint_tree(load_tree(root), Config(select=["MPS001"])).findings
     assert f.message.endswith("; next: mps-migrate port rnd")  # no MPS side of the stub yet: a port
+
+
+@pytest.mark.parametrize(
+    "launch, unsafe, after, fix",
+    [
+        (METAL_BODY, False, ["CPU, CUDA, MPS: rnd_out"], STALE),  # proven: safe, applied without --unsafe-fixes
+        ("rnd_helper(iter);", False, None, None),  # unproven: unsafe, left alone
+        ("rnd_helper(iter);", True, ["CPU, CUDA, MPS: rnd_out"], STALE),
+    ],
+)
+def test_mps001_old_line_fix_says_which_line_goes_and_is_as_safe_as_its_proof(tmp_path, launch, unsafe, after, fix):
+    """The old-line fix is MPS001's (``stale_mps_line``, applied through MPS022): its description, edit and safety."""
+    _old_line_fix(tmp_path, STALE_YAML, launch, True, GRAPH_BODY, unsafe, after, fix)
