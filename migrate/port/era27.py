@@ -14,6 +14,8 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, functor
+from migrate.port.host_edits import dispatch_line
+from migrate.conventions.launch import promotes
 from migrate.port.style import Target
 from migrate.source import SourceFile
 from migrate.source.macros import find_invocations
@@ -151,8 +153,6 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     call = target.impl_call.rsplit("binary_mps_impl", 1)[0] + wrapper
     stub_text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, "{name}");\n}}\n'
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
-    from migrate.port.host_edits import dispatch_line
-
     reg = dispatch_line(data, regs, stub, fn)
     if rpos > fpos:
         return wrapper_edits + [Edit(target.hpath, fpos, fpos, stub_text), Edit(target.hpath, rpos, rpos, reg)]
@@ -191,8 +191,6 @@ def promoting_wrapper(ix, target: Target) -> tuple[str, list[Edit]]:
     inputs to the common dtype on MPS first, so a port does not regress the old graph's mixed-dtype and
     CPU-scalar calls.  The host file's own wrapper when it has one (the body verify recognises,
     rules/launch_conventions.yaml ``promoting_wrapper``), else one added once after binary_mps_impl."""
-    from migrate.conventions.launch import promotes
-
     data = ix.tree.sources[target.hpath]
     for f in target.hf.functions:
         if f.name != "binary_mps_impl" and promotes(data[f.span.start : f.span.end]):

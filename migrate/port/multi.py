@@ -14,6 +14,8 @@ from migrate.fixes import FixBuilder
 from migrate.index import Index
 from migrate.port.locate import Impl, graph_dag
 from migrate.port.stubs import owner_of
+from migrate.port.stubs import stub_for
+from migrate.port.write import Port, reroute_dispatch, write_kernel
 from migrate.conventions.stub_choice import call_kwargs
 from migrate.port.style import KERNEL_FILE
 from migrate.port.translate import PortBlocked
@@ -28,7 +30,6 @@ def uses(ix: Index, family: str, impls: list[Impl]):
     """{stub: [(impl, known values, StubChoice or None)]} when some overload's CPU kernel picks among
     several stubs; None otherwise (the usual one-stub port)."""
     from migrate.conventions.cpu_iter import definition
-    from migrate.port.stubs import stub_for
     from migrate.conventions.stub_choice import stub_choices
 
     several = {}
@@ -64,7 +65,6 @@ def uses(ix: Index, family: str, impls: list[Impl]):
 def plan_multi(ix: Index, family: str, impls: list[Impl], torch_dtypes: bool, cleanup: bool):
     """The family's Port with one part per stub it writes; None when its CPU kernels call one stub each."""
     from migrate.port.fmt import format_edits
-    from migrate.port.write import Port, reroute_dispatch, write_kernel
     from migrate.port.stub_impl import replaced
 
     by_stub = uses(ix, family, impls)

@@ -21,24 +21,25 @@ from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, functor, struct_name
+from migrate.conventions.launch import conventions
+from migrate.port.host_edits import dispatch_line, stub_function_params
+from migrate.port.text_edits import struct_end
+from migrate.port.era27 import _guarded
 from migrate.port.fmt import format_text
 from migrate.port.style import KIND, Target
 from migrate.port.translate import PortBlocked
-from migrate.tables import load_table
 
 _line_end = FixBuilder.line_end
 ARGS = {1: ("input",), 2: ("input", "other")}
 
 
 def convention(key: str) -> dict:
-    return load_table("launch_conventions.yaml")["conventions"][key]
+    return conventions()[key]
 
 
 # ------------------------------------------------------------------- the stub
 def stub_signature(ix, stub: str) -> tuple[str, list[str]] | None:
     """(iterator parameter type, the other parameter types) of ``stub``'s function type, or None."""
-    from migrate.port.host_edits import stub_function_params
-
     parts = stub_function_params(ix, stub)
     return (parts[0], parts[1:]) if parts else None
 
@@ -100,8 +101,6 @@ def _registration_lines(name: str, arity: int, plan: Plan) -> list[str]:
 
 def _kernel_27(name: str, arity: int, plan: Plan, target: Target) -> str:
     """The template kernel and its ``[[host_name]]`` instantiations (rules/launch_conventions.yaml params_1d)."""
-    from migrate.port.era27 import _guarded
-
     s, args = struct_name(name), ARGS[arity]
     host = convention("params_1d")["kernel"].format(name=name, out='" #DTYPE0 "', **{"in": '" #DTYPE1 "'})
     quoted = ('"' + host + '"').replace(' ""', "")
@@ -207,8 +206,6 @@ def _helper_defined(data: bytes, helper: str) -> bool:
 def _host_edits(ix, target: Target, name: str, stub: str, body: str, helper: str | None) -> list[Edit]:
     """The stub (and ``helper``'s definition when the file has none) after the file's last registered stub
     function, its REGISTER_DISPATCH after the file's last."""
-    from migrate.port.host_edits import dispatch_line
-
     data = ix.tree.sources[target.hpath]
     hf = target.hf
     registered = {r.function for r in hf.registrations}
@@ -243,8 +240,6 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
                 "run-time scalars (no params launch)",
                 dag.source,
             )
-        from migrate.port.text_edits import struct_end
-
         fns = [f for f in target.mf.functors if f.path == target.kpath]
         fpos = struct_end(kdata, max(f.span.start for f in fns)) if fns else len(kdata)
         regs = [r for r in target.mf.registrations if r.path == target.kpath]

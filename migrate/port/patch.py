@@ -13,6 +13,7 @@ from migrate.model import NativeEntry
 from migrate.port.dag import Dag
 from migrate.port.host_edits import with_include, with_stub_header
 from migrate.port.locate import Impl, family_impls, graph_dag
+from migrate.port.multi import plan_multi
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.stubs import one_stub_each, registered_arity, split_riders, stub_for
 from migrate.port.style import KERNEL_FILE
@@ -59,8 +60,6 @@ def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Por
                 None,
                 after=waiting[0],
             )
-        from migrate.port.multi import plan_multi
-
         multi = plan_multi(ix, family, own if riders else family_impls(ix, family), torch_dtypes, cleanup)
         if multi is not None:
             return multi

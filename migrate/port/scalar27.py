@@ -15,6 +15,7 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
+from migrate.port.host_edits import dispatch_line
 from migrate.port.era27 import _guarded, unary_edits
 from migrate.port.style import Target
 from migrate.conventions.launch import conventions
@@ -249,7 +250,6 @@ def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> 
     regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
     fn = f"{name}_mps_kernel"
-    from migrate.port.host_edits import dispatch_line
     from migrate.port.stub_types import scalar_param
 
     text = (

@@ -25,6 +25,7 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, functor
+from migrate.port.host_edits import dispatch_line
 from migrate.port.era27 import _guarded
 from migrate.port.scalar27 import _continued
 from migrate.port.style import Target
@@ -222,8 +223,6 @@ def host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
     fn = f"{name}_mps_kernel"
-    from migrate.port.host_edits import dispatch_line
-
     text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {ns}{launcher_name()}(iter, "{name}");\n}}\n'
     first = min((r.span.start for r in regs), default=rpos)
     spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos  # the blank line before the block

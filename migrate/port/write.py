@@ -12,6 +12,10 @@ from migrate.index import Index
 from migrate.model import Edit
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
+from migrate.port import params as struct_port
+from migrate.port import scalar27
+from migrate.port import ternary27
+from migrate.port.era27 import binary_host_edits, kernel_edits
 from migrate.port.fmt import format_edits
 from migrate.port.host_edits import check_stub_takes, host_stub_edits, registration_lines, ufunc_body_edits
 from migrate.port.locate import Impl
@@ -72,8 +76,6 @@ def write_kernel(
     order_note = _check_iterator(ix, impls, dag)
     alpha = dag.alpha.name if dag.alpha is not None else None
     if dag.params:
-        from migrate.port import params as struct_port
-
         iter_type = struct_port.check_stub(ix, stub, dag)
     else:
         check_stub_takes(ix, stub, alpha, dag.source)
@@ -114,8 +116,6 @@ def write_kernel(
             port.edits += struct_port.edits(ix, target, name, emitted, plan, stub, iter_type)
             return _finish(ix, family, port, fb, reroute)
         if target.convention in ("unary_1d", "binary_offsets") and alpha is not None:
-            from migrate.port import scalar27
-
             kdata = ix.tree.sources[target.kpath]
             if arity == 1:
                 port.convention = "unary_1d_scalar"
@@ -130,8 +130,6 @@ def write_kernel(
                 port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
             return _finish(ix, family, port, fb, reroute)
         if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary27)
-            from migrate.port import ternary27
-
             if alpha is not None:
                 raise PortBlocked(
                     f"{target.hpath}: the 2.7 ternary launch the port writes takes no run-time scalar; "
@@ -150,8 +148,6 @@ def write_kernel(
                     "run-time scalar (era)",
                     dag.source,
                 )
-            from migrate.port.era27 import binary_host_edits, kernel_edits
-
             port.edits += kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
             port.edits += (
                 host_stub_edits(ix, target.hpath, target.hf, arity, name, stub)
