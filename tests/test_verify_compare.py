@@ -110,7 +110,7 @@ def test_calls_every_device_refuses_are_not_cases():
         TorchCpuReference("hardsigmoid").compute(
             Case(torch.float32, "out_cast", (torch.ones(3),), out=torch.empty(3, dtype=torch.float16))
         )
-    with pytest.raises(NotApplicable, match="schema"):
+    with pytest.raises(NotApplicable, match="no overload of aten::silu_backward takes"):
         TorchCpuReference("silu_backward").compute(
             Case(torch.float16, "python_scalar_lhs", (PyScalar(-2.0), torch.ones(3, dtype=torch.float16)))
         )
