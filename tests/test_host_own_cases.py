@@ -107,7 +107,12 @@ def test_ported_host_code_compiles_and_agrees_with_torch_cpu_through_the_host_pa
     cases = (("atan2", "atan2 (own cases)"), ("leaky_relu", "nn_functional_leaky_relu"), ("clamp", "clamp"))
     for family, cell in cases:
         rc, data = _host_json(family, root)
-        assert rc == 0 and data["verdict"] == "PASS", (family, data["build_errors"], data["cells"])
+        assert not data["build_errors"] and not [c for c in data["cells"] if c["failed"]], (family, data["cells"])
+        stale = [c["dtype"] for c in data["cells"] if c["passed"] and (c["expected"] or {}).get("kind") == "xfail"]
+        if family == "atan2":  # the port registers int64, which 2.7.0a0's test_mps expects to fail: a stale entry
+            assert (rc, data["verdict"], stale) == (1, "FAIL", ["int64"])
+        else:
+            assert (rc, data["verdict"], stale) == (0, "PASS", [])
         assert _cell(data, cell, "float16")["passed"] > 0
 
 
