@@ -298,7 +298,7 @@ def test_mps010_naming():
     ]
 
 
-def test_mps011_to_014_host_sites():
+def test_mps011_host_site():
     assert lint(MINI, "MPS011") == [
         (
             HIST_MM,
@@ -313,11 +313,17 @@ def test_mps011_to_014_host_sites():
             None,
         ),
     ]
+
+
+def test_mps012_host_sites():
     sub = "inside a with_32bit_indexing() loop addresses the whole tensor, not the sub-iterator"
     assert lint(MINI, "MPS012") == [
         (HIST_MM, 32, 26, 32, 39, None, "histc_sum_rows", None, f"sub.tensor(0) {sub}", None),
         (HIST_MM, 32, 41, 32, 54, None, "histc_sum_rows", None, f"sub.tensor(1) {sub}", None),
     ]
+
+
+def test_mps013_host_site():
     assert lint(MINI, "MPS013") == [
         (
             HIST_MM,
@@ -332,6 +338,9 @@ def test_mps011_to_014_host_sites():
             None,
         ),
     ]
+
+
+def test_mps014_host_site():
     assert lint(MINI, "MPS014") == [
         (
             HIST_MM,
@@ -586,6 +595,34 @@ def test_mps011_readback_outside_any_function_is_reported(tmp_path):
     mm = "static double g = t.item<double>();\nTensor& a_mps(const Tensor& t, Tensor& out) {\n  return out;\n}\n"
     root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/R.mm": mm})
     assert [f[:7] for f in lint(root, "MPS011")] == [(f"{OPS}/R.mm", 1, 20, 1, 35, None, None)]
+
+
+def test_mps011_a_guard_is_searched_in_the_read_s_own_file_not_a_same_named_function_elsewhere(tmp_path):
+    """Two files may define a static helper of one name: the guard's search starts at the start of the read's own
+    function, not at that of the other file's (which starts here between the guard and the read)."""
+    guarded = "static double helper(const Tensor& t) {\n  if (!t.is_mps()) {\n    return t.item<double>();\n  }\n  return 0;\n}\n"
+    other = "// " + "x" * 40 + "\nstatic double helper(const Tensor& t) {\n  return 0;\n  // " + "y" * 200 + "\n}\n"
+    files = {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/A.mm": other, f"{OPS}/R.mm": guarded}
+    assert guarded.index("if (") < other.index("static") < guarded.index(".item")
+    assert lint(write_tree(tmp_path, files), "MPS011") == []
+
+
+def lambda_read(distance: int) -> str:
+    """A namespace-scope lambda (no host function around it) whose read ``.item`` starts ``distance`` bytes after
+    the ``if`` of its guard."""
+    guard = "if (!t.is_mps()) {\n    //\n    return t"
+    body = guard.replace("//", "//" + "x" * (distance - len(guard)))
+    return "static auto g = [](const Tensor& t) {\n  " + body + ".item<double>();\n  }\n  return 0.0;\n};\n"
+
+
+@pytest.mark.parametrize(("distance", "reported"), [(200, False), (4000, False), (4001, True)])
+def test_mps011_a_read_outside_any_function_looks_for_its_guard_4000_bytes_back(tmp_path, distance, reported):
+    text = lambda_read(distance)
+    assert text.index(".item") - text.index("if (") == distance
+    root = write_tree(tmp_path, {YAML: "- func: a(Tensor self) -> Tensor\n", f"{OPS}/R.mm": text})
+    assert [(f[1], f[6]) for f in lint(root, "MPS011")] == (
+        [(text[: text.index(".item")].count("\n") + 1, None)] if reported else []
+    )
 
 
 def test_mps005_only_mm_files_lose_includes(tmp_path):
@@ -876,16 +913,22 @@ def unread_tree(tmp_path):
     return root
 
 
-def test_a_partly_parsed_host_file_hides_the_names_it_mentions(unread_tree):
-    """MPS003/004/006/007 leave out what Garbled.mm may hold (the names it mentions), and only that; a dead
-    function defined in Garbled.mm itself is still dead."""
+def test_mps003_a_kernel_a_file_read_in_part_may_define_is_not_reported(unread_tree):
+    """MPS003/004/006/007 leave out what Garbled.mm (a host file parsed in part) may hold, the names it mentions,
+    and only that (MPS007's: test_mps007_a_functor_a_file_read_in_part_may_register_is_not_reported)."""
     assert [f[5] for f in lint(unread_tree, "MPS003")] == ["zz_undefined.out"]  # erfinv.out: hidden
+
+
+def test_mps004_a_function_a_file_read_in_part_may_use_is_not_reported(unread_tree):
+    """A dead function defined in Garbled.mm itself is still dead."""
     assert [(f[0], f[6]) for f in lint(unread_tree, "MPS004")] == [
         (f"{OPS}/Garbled.mm", "zz_dead_mps"),  # named only in its own file
         (UN_MM, "exp_out_mps"),  # atan2_out_mps (first in the mini tree): hidden
     ]
+
+
+def test_mps006_a_stub_a_file_read_in_part_may_register_is_not_reported(unread_tree):
     assert lint(unread_tree, "MPS006") == []  # fmax_stub may be registered in Garbled.mm
-    assert [(f[0], f[6]) for f in lint(unread_tree, "MPS007")] == [(f"{OPS}/BinaryKernel.mm", "zz_missing")]
 
 
 def test_an_unreadable_metal_file_hides_every_missing_functor(unread_tree):
