@@ -17,6 +17,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from migrate.source.tokens import scrub
+
 from .toolchain import shim_dir
 
 GNUSTEP_FOUNDATION = Path("/usr/include/GNUstep/Foundation")
@@ -26,9 +28,9 @@ _PROPERTY = re.compile(r"@property\s*(\(([^)]*)\))?[^;]*?(\w+)\s*(?:API_\w+\([^)
 _KEYWORD = re.compile(r"(\w+)\s*:")
 
 
-def _blank_comments_and_strings(text: str) -> str:
-    pattern = re.compile(r'//[^\n]*|/\*.*?\*/|@?"(?:\\.|[^"\\\n])*"', re.S)
-    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+def _code(text: str) -> str:
+    """``text`` with comments and literal contents blanked (the source layer's scrub; offsets kept)."""
+    return scrub(text.encode("utf-8", "surrogateescape"))[0].decode("utf-8", "surrogateescape")
 
 
 def _top_level(body: str) -> str:
@@ -101,7 +103,7 @@ def _first_branches(text: str) -> str:
 
 def sends(text: str) -> Counter:
     """The selectors sent in one Objective-C++ file, with counts (macro bodies pasting a selector are left out)."""
-    text = _first_branches(_blank_comments_and_strings(text))
+    text = _first_branches(_code(text))
     found: Counter = Counter()
     stack: list[int] = []
     for i, ch in enumerate(text):
@@ -120,7 +122,7 @@ def sends(text: str) -> Counter:
 
 
 def _declared_selectors(text: str) -> set[str]:
-    text = _blank_comments_and_strings(text)
+    text = _code(text)
     out = set()
     for m in _METHOD.finditer(text):
         decl = m.group(0)

@@ -65,6 +65,15 @@ def _reference(op, case: dict, upcast: torch.dtype | None = None):
         return None, f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
+def _with_references(op, case: dict, wide: bool = True) -> dict:
+    """``case`` with its CPU reference (or the error CPU raised) and, for half and bfloat16, the reference computed
+    in float32 and rounded once (``wide``: not for an out= case, whose output dtype is the out tensor's)."""
+    case["reference"], case["reference_error"] = _reference(op, case)
+    if wide and case["dtype"] in UPCAST and case["reference_error"] is None:
+        case["wide_reference"], _ = _reference(op, case, _dtype(UPCAST[case["dtype"]]))
+    return case
+
+
 def _opinfos(selection: dict, op_db) -> tuple[list, list[str]]:
     by_key = {(o.name, o.variant_test_name): o for o in op_db}
     chosen, notes = [], []
@@ -112,10 +121,7 @@ def _draw(selection: dict) -> tuple[list[dict], list[str]]:
                 case = {"index": len(cases), "opinfo": label, "dtype": dname, "call": call, "args": args,
                         "kwargs": kwargs, "xfail_key": "" if derived else opinfo.name + opinfo.variant_test_name}  # fmt: skip
                 op = callable_of(call, {"op_db": {(o.name, o.variant_test_name): o for o in opinfos}})
-                case["reference"], case["reference_error"] = _reference(op, case)
-                if dname in UPCAST and case["reference_error"] is None:
-                    case["wide_reference"], _ = _reference(op, case, _dtype(UPCAST[dname]))
-                cases.append(case)
+                cases.append(_with_references(op, case))
     if not derived:
         cases += _own(selection["family"], opinfos, len(cases))
     return cases, notes
@@ -139,12 +145,9 @@ def _own(family: str, opinfos: list, start: int) -> list[dict]:
         for own in own_cases(family, arity_of(opinfo), _dtype(dname)):
             case = {"index": start + len(cases), "opinfo": f"{family} (own cases)", "dtype": dname, "call": call,
                     **own}  # fmt: skip
-            case["reference"], case["reference_error"] = _reference(op, case)
-            if (case["reference_error"] or "").startswith("TypeError"):
-                continue
-            if dname in UPCAST and case["reference_error"] is None and not case["kwargs"]:
-                case["wide_reference"], _ = _reference(op, case, _dtype(UPCAST[dname]))
-            cases.append(case)
+            _with_references(op, case, wide=not case["kwargs"])
+            if not (case["reference_error"] or "").startswith("TypeError"):
+                cases.append(case)
     return cases
 
 

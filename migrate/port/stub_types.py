@@ -7,22 +7,9 @@ from __future__ import annotations
 
 import re
 
+from migrate.source.params import split_params
+
 _ALIAS = r"\busing\s+{name}\s*=\s*([^;]+);"
-
-
-def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        depth += ch in "(<[{"
-        depth -= ch in ")>]}"
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur).strip())
-    return parts
 
 
 def declared_params(ix, stub: str) -> list[str] | None:
@@ -41,7 +28,7 @@ def declared_params(ix, stub: str) -> list[str] | None:
     head = text.rfind("DECLARE_DISPATCH", 0, span.start)
     if head < 0:
         return None
-    args = _split_top(text[text.index("(", head) + 1 : span.start].rstrip().rstrip(","))
+    args = split_params(text[text.index("(", head) + 1 : span.start].rstrip().rstrip(",").encode())
     if len(args) != 1:
         return None
     fn_type = " ".join(args[0].split())
@@ -58,7 +45,7 @@ def declared_params(ix, stub: str) -> list[str] | None:
         depth -= fn_type[i] == "("
         if depth == 0:
             break
-    return _split_top(fn_type[i + 1 : -1])
+    return split_params(fn_type[i + 1 : -1].encode())
 
 
 def scalar_param(ix, stub: str, name: str, position: int = 1) -> str:
