@@ -183,7 +183,7 @@ def test_ports_planned_on_an_overlay_keep_each_others_cleanup(tree27):
 def test_binary_stubs_call_one_promoting_wrapper_that_verify_recognises(tree27):
     """2.7's binary_mps_impl reads both inputs as input(0)'s dtype; the port adds, once, a wrapper that
     casts to the common dtype on MPS, stubs call it, and verify's convention detection sees it (by body)."""
-    from migrate.port.era27 import PROMOTING_WRAPPER
+    from migrate.port.host_name_kernels import PROMOTING_WRAPPER
     from migrate.verify.conventions import find_site
 
     overlay: dict[str, bytes] = {}
@@ -199,7 +199,7 @@ def test_binary_stubs_call_one_promoting_wrapper_that_verify_recognises(tree27):
 
 def test_unary_instantiates_every_floating_out_dtype(tree27):
     """exec_unary_kernel asks for NAME_{out}_{in} and never casts; the old graph cast to any out=."""
-    from migrate.port.era27 import out_cast_pairs
+    from migrate.port.host_name_kernels import out_cast_pairs
 
     text = "".join(
         e.replacement for e in plan_port(Index(load_tree(tree27)), "sqrt").edits if e.path.endswith(".metal")

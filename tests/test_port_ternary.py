@@ -4,7 +4,7 @@ after the chain of ports it waits for, and verify's emulation of both ternary la
 
 Modern (fixtures/port): ``REGISTER_TERNARY_OP(clamp, T, T)`` launched by ``lib.exec_ternary_kernel``.  2.7
 (fixtures/port27 and the real 2.7.0a0 tree): the port-written ``ternary_mps_impl`` and its kernels
-(migrate/port/ternary27.py)."""
+(migrate/port/ternary_launcher.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
 from migrate.conventions.launch import Site
 from migrate.verify.iterator import Operand, build_iter
-from migrate.verify.legacy_host import LegacyHost
+from migrate.verify.template_host import TemplateHost
 from migrate.verify.run import Options, verify
 from tests.corpus import pytorch_270a0_root
 from tests.helpers import FIXTURES, KERNELS, OPS
@@ -155,14 +155,14 @@ def test_the_27_launch_emulation_binds_shape_and_byte_strides():
     lo = torch.zeros(4)  # broadcast over the rows: stride 0
     hi = torch.full((3, 1), 5.0)  # broadcast over the columns
     it = build_iter([Operand(x), Operand(lo), Operand(hi)], None, torch.float32, torch.float32)
-    launch = LegacyHost(_site()).plan(3, it, "clamp")
+    launch = TemplateHost(_site()).plan(3, it, "clamp")
     assert launch.kernel == "clamp_float" and launch.variant == "strided"
     sizes, strides, ndim = launch.args[4:]
     assert sizes.tolist() == [4, 3] and ndim.tolist() == [2]  # fastest dimension first
     # per dimension (output, input, other1, other2) in bytes
     assert strides.tolist() == [4, 4, 4, 0, 16, 16, 0, 4]
     dense = build_iter([Operand(x), Operand(x), Operand(x)], None, torch.float32, torch.float32)
-    assert LegacyHost(_site()).plan(3, dense, "clamp").kernel == "clamp_dense_float"
+    assert TemplateHost(_site()).plan(3, dense, "clamp").kernel == "clamp_dense_float"
 
 
 def test_the_27_launch_emulation_casts_to_the_common_dtype():
@@ -170,7 +170,7 @@ def test_the_27_launch_emulation_casts_to_the_common_dtype():
     lo = torch.tensor(1.5, dtype=torch.float64)  # a CPU scalar
     hi = torch.full((6,), 4, dtype=torch.int64)
     it = build_iter([Operand(x), Operand(lo, cpu_scalar=True), Operand(hi)], None, torch.float32, torch.float32)
-    launch = LegacyHost(_site()).plan(3, it, "clamp")
+    launch = TemplateHost(_site()).plan(3, it, "clamp")
     assert launch.kernel.endswith("_float") and all(a.dtype == torch.float32 for a in launch.args[:4])
     assert "casts input 0 (torch.int32), input 1 (torch.float64, a CPU scalar)" in launch.notes[0]
 

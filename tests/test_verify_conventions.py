@@ -15,7 +15,7 @@ from migrate.index import Index
 from migrate.tree import load_tree
 from migrate.verify.conventions import HandWritten, find_site, fmt_format, name_pattern
 from migrate.verify.iterator import Operand, build_iter
-from migrate.verify.legacy_host import kernel_offsets
+from migrate.verify.template_host import kernel_offsets
 from migrate.verify.report import to_text
 from migrate.verify.run import Options, verify
 
@@ -452,19 +452,19 @@ def test_a_promoting_wrapper_is_detected_by_its_body_and_emulated(tmp_path):
 
 
 def test_promoting_wrapper_emulation_binds_cast_inputs():
-    """LegacyHost with a promoting wrapper: other (int32) and a CPU double scalar reach the kernel as the
+    """TemplateHost with a promoting wrapper: other (int32) and a CPU double scalar reach the kernel as the
     common dtype, on the device; without the wrapper other is bound as is (binary_mps_impl's reading)."""
     from migrate.conventions.launch import Site
-    from migrate.verify.legacy_host import LegacyHost
+    from migrate.verify.template_host import TemplateHost
 
     a, b = torch.arange(6, dtype=torch.float32), torch.arange(6, dtype=torch.int32)
     site = Site("binary_offsets", "fmax", "binary_mps_impl", 2, "x.mm", 1, "fmax_legacy", dense=True, promotes="w")
-    launch = LegacyHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    launch = TemplateHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
     assert launch.kernel == "fmax_dense_float" and launch.args[1].dtype == torch.float32
     assert launch.notes[0] == "w casts input 1 (torch.int32) to torch.float32 on the device, then a fresh iterator"
     scalar = Operand(torch.tensor(-2.0, dtype=torch.float64), cpu_scalar=True)
-    launch = LegacyHost(site).plan(2, build_iter([scalar, Operand(a)], None, torch.float32, torch.float32), "fmax")
+    launch = TemplateHost(site).plan(2, build_iter([scalar, Operand(a)], None, torch.float32, torch.float32), "fmax")
     assert launch.args[0].dtype == torch.float32 and launch.args[0].item() == -2.0
     site.promotes = ""
-    launch = LegacyHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    launch = TemplateHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
     assert launch.args[1].dtype == torch.int32

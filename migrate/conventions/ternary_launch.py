@@ -1,9 +1,9 @@
 """The ``ternary_offsets`` launch (rules/launch_conventions.yaml): the file-local ``ternary_mps_impl(iter,
-"name")`` a 2.7-era port writes (migrate/port/ternary27.py).
+"name")`` a 2.7-era port writes (migrate/port/ternary_launcher.py).
 
 Detected from the tree's code, as the scalar launchers are (scalar_launch.py): a host function of the
 family calls the launcher, and the launcher's definition in the tree binds exactly the convention's
-``binds`` through ``mtl_setArgs`` (anything else is not this convention).  LegacyHost emulates it.
+``binds`` through ``mtl_setArgs`` (anything else is not this convention).  TemplateHost emulates it.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from migrate.port.emit import Plan, functor, struct_name
 from migrate.conventions.launch import conventions
 from migrate.port.host_edits import dispatch_line, stub_function_params
 from migrate.port.text_edits import struct_end
-from migrate.port.era27 import _guarded
+from migrate.port.host_name_kernels import _guarded
 from migrate.port.fmt import format_text
 from migrate.port.style import KIND, Target
 from migrate.port.translate import PortBlocked

@@ -137,7 +137,7 @@ def _ternary(ix, kpath, mf, hpath, hf, traits, guard, kdata) -> Target:
     """Modern: the tree's c10/metal/indexing.h defines REGISTER_TERNARY_OP(NAME, DTYPEI, DTYPEO) and the host
     file launches through ``lib.exec_*_kernel`` (its first ternary stub follows the binary ones).  2.7: the
     binary file's own launch (binary_mps_impl) is there; the port adds a ternary one in its style
-    (migrate/port/ternary27.py)."""
+    (migrate/port/ternary_launcher.py)."""
     if b"c10/metal/indexing.h" in kdata:
         where = indexing_header(ix.tree.root)
         if where is None or not TERNARY_MACRO.search(where[1]):

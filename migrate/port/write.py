@@ -1,5 +1,5 @@
-"""A family's port written: its kernel in the target files' convention (migrate/port/style.py picks the
-era's module: ``era27``, ``scalar27``, ``ternary27``, ``params``, else a modern functor), the host stub and
+"""A family's port written: its kernel in the target files' convention (migrate/port/style.py reads it from the
+tree; ``host_name_kernels``, ``scalar_launcher``, ``ternary_launcher``, ``params``, else a functor), the host stub and
 dispatch, then the reroute of MPS onto the shared CPU line and the old code's cleanup."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from migrate.model import Edit
 from migrate.port.dag import Dag
 from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
 from migrate.port import params as struct_port
-from migrate.port import scalar27
-from migrate.port import ternary27
-from migrate.port.era27 import binary_host_edits, kernel_edits
+from migrate.port import scalar_launcher
+from migrate.port import ternary_launcher
+from migrate.port.host_name_kernels import binary_host_edits, kernel_edits
 from migrate.port.fmt import format_edits
 from migrate.port.host_edits import check_stub_takes, host_stub_edits, registration_lines, ufunc_body_edits
 from migrate.port.locate import Impl
@@ -119,17 +119,17 @@ def write_kernel(
             kdata = ix.tree.sources[target.kpath]
             if arity == 1:
                 port.convention = "unary_1d_scalar"
-                port.edits += scalar27.unary_scalar_edits(target, kdata, name, emitted, plan)
-                port.edits += scalar27.helper_edits(ix, target)
+                port.edits += scalar_launcher.unary_scalar_edits(target, kdata, name, emitted, plan)
+                port.edits += scalar_launcher.helper_edits(ix, target)
                 port.edits += host_stub_edits(
-                    ix, target.hpath, target.hf, arity, name, stub, alpha, scalar27.stub_body(name, alpha)
+                    ix, target.hpath, target.hf, arity, name, stub, alpha, scalar_launcher.stub_body(name, alpha)
                 )
             else:
                 port.convention = "binary_offsets_scalar"
-                port.edits += scalar27.binary_kernel_edits(target, kdata, name, emitted, plan)
-                port.edits += scalar27.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
+                port.edits += scalar_launcher.binary_kernel_edits(target, kdata, name, emitted, plan)
+                port.edits += scalar_launcher.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
             return _finish(ix, family, port, fb, reroute)
-        if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary27)
+        if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary_launcher)
             if alpha is not None:
                 raise PortBlocked(
                     f"{target.hpath}: the 2.7 ternary launch the port writes takes no run-time scalar; "
@@ -137,8 +137,8 @@ def write_kernel(
                     "run-time scalar (era)",
                     dag.source,
                 )
-            port.edits += ternary27.kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
-            port.edits += ternary27.host_edits(ix, target, name, stub)
+            port.edits += ternary_launcher.kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
+            port.edits += ternary_launcher.host_edits(ix, target, name, stub)
             return _finish(ix, family, port, fb, reroute)
         if target.convention != "functor_registry":
             if alpha is not None:

@@ -60,7 +60,7 @@ def compile_source(source, root: Path, opts):
     """The compiled library of ``source``: raises ``MetalCompileError`` when the file does not compile,
     ``CannotRun`` when it cannot be compiled here at all."""
     from migrate.device import mps_available
-    from migrate.verify.legacy_host import TemplateLibrary
+    from migrate.verify.template_host import TemplateLibrary
 
     if opts.backend == "mps" or (opts.backend == "auto" and mps_available()):
         # the runner binds CPU tensors and reads CpuLibrary.kernel_names (known gap)

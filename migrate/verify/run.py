@@ -19,7 +19,7 @@ from migrate.verify.host import Host
 from migrate.verify.iterator import Operand, build_iter
 from migrate.verify.conventions import locate
 from migrate.verify.kernel_source import KernelSource
-from migrate.verify.legacy_host import HostError, LegacyHost
+from migrate.verify.template_host import HostError, TemplateHost
 from migrate.verify.references import NotApplicable, Reference, ReferenceUnavailable, TorchCpuReference
 
 
@@ -145,7 +145,7 @@ class Runner:
 
             return host_for(self.source.site, self.names)
         if self.source.convention != "functor_registry":
-            return LegacyHost(self.source.site)
+            return TemplateHost(self.source.site)
         alpha = self.source.site.scalar if self.source.site is not None else None
         return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read, alpha)
 

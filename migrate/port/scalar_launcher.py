@@ -16,7 +16,7 @@ from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
 from migrate.port.host_edits import dispatch_line
-from migrate.port.era27 import _guarded, unary_edits
+from migrate.port.host_name_kernels import _guarded, unary_edits
 from migrate.port.style import Target
 from migrate.conventions.launch import conventions
 

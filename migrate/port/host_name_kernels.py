@@ -71,7 +71,7 @@ def unary_edits(
 ) -> list[Edit]:
     """The kernel text appended at the end of the file (after the file's last instantiations).
     ``scalar``: a run-time scalar the kernel takes as ``constant T1& SCALAR [[buffer(2)]]``
-    (migrate/port/scalar27.py); ``pairs``: the (in, out) dtypes to instantiate (default: the plan's
+    (migrate/port/scalar_launcher.py); ``pairs``: the (in, out) dtypes to instantiate (default: the plan's
     with every floating ``out=`` dtype)."""
     param = [f"    constant T1& {scalar} [[buffer(2)]],"] if scalar else []
     arg = f", {scalar}" if scalar else ""

@@ -49,7 +49,7 @@ def kernel_offsets(it: Iter) -> torch.Tensor:
     return out.to(torch.int32)
 
 
-class LegacyHost:
+class TemplateHost:
     def __init__(self, site: Site):
         self.site = site
         self.conv = conventions()[site.convention]
@@ -64,7 +64,7 @@ class LegacyHost:
         return self._unary(it, name)
 
     def _ternary(self, it: Iter, name: str) -> Launch:
-        """ternary_mps_impl (migrate/port/ternary27.py): inputs of another dtype than the common one, or CPU
+        """ternary_mps_impl (migrate/port/ternary_launcher.py): inputs of another dtype than the common one, or CPU
         scalars, cast to it on the device; an output of another dtype computed in a common-dtype temporary
         copied back; then the dense kernel for a contiguous iterator, else the strided one with the
         iterator's shape, its byte strides per dimension (output, input, other1, other2) and ndim."""
@@ -233,7 +233,7 @@ class LegacyHost:
 class TemplateLibrary:
     """An inline ``MetalShaderLibrary(SOURCE, n)``: one library per parameter list, compiled on first use.
 
-    Kernels are named ``function<param,...>`` (LegacyHost.kernel_name writes them so).
+    Kernels are named ``function<param,...>`` (TemplateHost.kernel_name writes them so).
     """
 
     def __init__(self, compile_text, template: str):

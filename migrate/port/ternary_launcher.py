@@ -26,8 +26,8 @@ from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, functor
 from migrate.port.host_edits import dispatch_line
-from migrate.port.era27 import _guarded
-from migrate.port.scalar27 import _continued
+from migrate.port.host_name_kernels import _guarded
+from migrate.port.scalar_launcher import _continued
 from migrate.port.style import Target
 from migrate.port.translate import PortBlocked
 from migrate.conventions.launch import conventions
