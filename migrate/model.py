@@ -179,9 +179,9 @@ class ParseError:
 
 @dataclass(frozen=True)
 class HostSite:
-    """A code site the host-side rules judge (MPS011-MPS014, MPS018)."""
+    """A code site the host-side rules judge (MPS011-MPS014, MPS018, MPS023)."""
 
-    kind: str  # readback | subiter_tensor | narrow_numel | setbytes_chain | fast_math
+    kind: str  # readback | subiter_tensor | narrow_numel | setbytes_chain | fast_math | shadowed_launch
     path: str
     span: Span
     function: str | None  # enclosing host function

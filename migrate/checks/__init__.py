@@ -23,6 +23,7 @@ from migrate.checks import (
     mps020_handrolled_reduction,
     mps021_narrow_offset,
     mps022_shadowed_dispatch_key,
+    mps023_shadowed_launch_size,
     mps900_parse_error,
 )
 
@@ -49,6 +50,7 @@ RULES = (
     mps020_handrolled_reduction.RULE,
     mps021_narrow_offset.RULE,
     mps022_shadowed_dispatch_key.RULE,
+    mps023_shadowed_launch_size.RULE,
     mps900_parse_error.RULE,
 )
 mps900_parse_error.READS.update((r.code, r.reads) for r in RULES)

@@ -1,4 +1,4 @@
-"""Code sites for the host-side rules (MPS011-MPS014, MPS018's compile options), see domain.md section 4.
+"""Code sites for the host-side rules (MPS011-MPS014, MPS018's compile options, MPS023), see domain.md section 4.
 
 Candidates come from regexes over the scrubbed code (comments and literals
 blanked); tree-sitter nodes around each candidate decide.  Each site is
@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import tree_sitter
 
+from . import launch_shadow
 from .cpp_unit import FnNode, Unit
 from migrate.source.literal_search import matches_at
 
@@ -123,7 +124,7 @@ def _anchors(words: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
 
 def needs_nodes(code: bytes):
     """``(start, end) -> bool``: may find_sites read nodes between these offsets of ``code``?"""
-    words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS
+    words = (_NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else _NODE_WORDS) + launch_shadow.dispatch_words()
     inside = within(code, words)
     if b"numel" not in code:  # no narrowing to look for: the node words alone decide
         return inside
@@ -153,6 +154,8 @@ def find_sites(unit: Unit) -> list[RawSite]:
         sites += _subiter_tensors(unit)
     if b"mtl_setBytes" in code:
         sites += _setbytes_chains(unit)
+    if any(w in code for w in launch_shadow.dispatch_words()):
+        sites += launch_shadow.find(unit)
     if b"astMath" in code or b"MTLMathModeFast" in code:  # setFastMath..., fastMathEnabled
         sites += [
             ("fast_math", m.start(), m.end(), _fn_name(unit, m.start()), _text(unit, m.start(), m.end()))
