@@ -13,7 +13,8 @@ import pytest
 
 from migrate.cli import main
 from migrate.index import Index
-from migrate.port.patch import apply_edits, plan_port
+from migrate.port.patch import plan_port
+from migrate.port.text_edits import apply_edits
 from migrate.port.style import detect
 from migrate.tree import load_tree
 from tests.helpers import FIXTURES

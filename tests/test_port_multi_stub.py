@@ -11,7 +11,8 @@ import torch
 
 from migrate.index import Index
 from migrate.conventions.cpu_iter import definition
-from migrate.port.patch import apply_edits, plan_port
+from migrate.port.patch import plan_port
+from migrate.port.text_edits import apply_edits
 from migrate.conventions.specialise import PRESENT
 from migrate.conventions.stub_choice import stub_choices
 from migrate.tree import load_tree

@@ -13,7 +13,8 @@ from migrate.port.batch import combined_kernels, plan_all
 from migrate.conventions.cpu_iter import calls_stub_on_its_iterator, iterator_inputs, negated_scalars, positions
 from migrate.port.listing import verdict
 from migrate.port.locate import scalar_feeds
-from migrate.port.patch import apply_edits, plan_port, translate_family
+from migrate.port.patch import plan_port, translate_family
+from migrate.port.text_edits import apply_edits
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree
 from migrate.verify.run import Options, verify

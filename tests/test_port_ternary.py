@@ -18,7 +18,8 @@ from migrate.cli import main
 from migrate.index import Index
 from migrate.batch_verify import verify_all
 from migrate.port.batch import plan_all
-from migrate.port.patch import apply_edits, plan_port
+from migrate.port.patch import plan_port
+from migrate.port.text_edits import apply_edits
 from migrate.port.style import detect
 from migrate.port.translate import PortBlocked
 from migrate.tree import load_tree

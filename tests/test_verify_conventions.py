@@ -13,7 +13,8 @@ from tests.corpus import pytorch_260_root, pytorch_270a0_root
 from migrate.cli import main
 from migrate.index import Index
 from migrate.tree import load_tree
-from migrate.verify.conventions import HandWritten, find_site, fmt_format, name_pattern
+from migrate.conventions.launch import HandWritten, name_pattern
+from migrate.verify.conventions import find_site, fmt_format
 from migrate.verify.iterator import Operand, build_iter
 from migrate.verify.template_host import kernel_offsets
 from migrate.verify.report import to_text

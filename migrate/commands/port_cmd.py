@@ -128,7 +128,7 @@ def _blocked(args, exc) -> str:
 
 def _planned(args, plan, ix: Index):
     """``plan(ix, family)``; None (the reason printed) when there is nothing to port; a block is a UsageError."""
-    from migrate.port.patch import NothingToPort
+    from migrate.port.write import NothingToPort
     from migrate.port.translate import PortBlocked
 
     try:
@@ -143,8 +143,8 @@ def _planned(args, plan, ix: Index):
 
 
 def _skeleton(args, root: Path, tree, ix: Index) -> int:
-    from migrate.port.patch import apply_edits
     from migrate.port.skeleton import plan_skeleton
+    from migrate.port.text_edits import apply_edits
 
     port = _planned(args, plan_skeleton, ix)
     if port is None:
@@ -172,7 +172,8 @@ def _run_all(args, root: Path, tree, ix: Index) -> int:
     """port --all: plan every family, verify each, print the table; --write / --patch-dir as asked."""
     from migrate.batch_verify import verify_all
     from migrate.port.batch import plan_all, table
-    from migrate.port.patch import apply_edits, plan_port
+    from migrate.port.patch import plan_port
+    from migrate.port.text_edits import apply_edits
 
     rows = plan_all(ix)
 
