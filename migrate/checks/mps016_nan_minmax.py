@@ -113,7 +113,6 @@ RULE = Rule(
     code="MPS016",
     name="nan-dropping-minmax",
     severity=Severity.WARNING,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

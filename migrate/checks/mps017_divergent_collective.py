@@ -100,7 +100,6 @@ RULE = Rule(
     code="MPS017",
     name="divergent-collective",
     severity=Severity.ERROR,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

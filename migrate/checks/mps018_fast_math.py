@@ -44,7 +44,6 @@ RULE = Rule(
     code="MPS018",
     name="fast-math",
     severity=Severity.WARNING,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

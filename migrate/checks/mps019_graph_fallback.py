@@ -131,7 +131,6 @@ RULE = Rule(
     code="MPS019",
     name="graph-fallback",
     severity=Severity.WARNING,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

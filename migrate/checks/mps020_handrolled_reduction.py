@@ -87,7 +87,6 @@ RULE = Rule(
     code="MPS020",
     name="hand-rolled-threadgroup-reduction",
     severity=Severity.ADVICE,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

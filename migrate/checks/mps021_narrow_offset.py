@@ -172,7 +172,6 @@ RULE = Rule(
     code="MPS021",
     name="narrow-kernel-offset",
     severity=Severity.WARNING,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(

@@ -46,7 +46,6 @@ RULE = Rule(
     code="MPS900",
     name="parse-error",
     severity=Severity.ERROR,
-    reads=(),
     message=message,
     check=check,
     doc=Doc(
