@@ -559,16 +559,41 @@ template <class T> __MSL_INLINE T extract_bits(T x, uint off, uint bits) {
   return T((U(x) >> off) & m);
 }
 
-namespace precise { using metal::sin; using metal::cos; using metal::tan; using metal::asin;
-  using metal::acos; using metal::atan; using metal::atan2; using metal::sinh; using metal::cosh;
-  using metal::tanh; using metal::asinh; using metal::acosh; using metal::atanh; using metal::exp;
-  using metal::exp2; using metal::exp10; using metal::log; using metal::log2; using metal::log10;
-  using metal::sqrt; using metal::rsqrt; using metal::pow; using metal::powr; using metal::fmod;
-  using metal::sinpi; using metal::cospi; using metal::tanpi; using metal::divide; using metal::sincos;
-  using metal::fabs; using metal::floor; using metal::ceil; using metal::trunc; using metal::round;
-  using metal::fmin; using metal::fmax; using metal::fract; using metal::copysign; using metal::cbrt;
-  using metal::abs; using metal::max; using metal::min; using metal::clamp; using metal::normalize;
-  using metal::length; using metal::distance; }
+// precise:: and fast:: declare float overloads only (scalars and float vectors), as Apple's do (fast and precise
+// are the two FP32 variants): a half or bfloat argument converts to float and the result is float, so
+// `precise::atan2(h, 1.0 + h)` (half, float) and `precise::abs(bf)` resolve where metal::'s per-type sets are ambiguous.
+template <class T> constexpr bool __msl_is_fvec = __msl_is_vec<T> && std::is_same<__msl_elem_t<T>, float>::value;
+#define __MSL_P1(NAME)                                                                              \
+  __MSL_INLINE float NAME(float x) { return metal::NAME(x); }                                       \
+  template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V NAME(V x) { return metal::NAME(x); } \
+  __MSL_INT1(NAME)
+#define __MSL_P2(NAME)                                                                                  \
+  __MSL_INLINE float NAME(float x, float y) { return metal::NAME(x, y); }                               \
+  template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V NAME(V x, V y) { return metal::NAME(x, y); } \
+  __MSL_INT2(NAME)
+#define __MSL_P2S(NAME) __MSL_P2(NAME)                                                                          \
+  template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V NAME(V x, float y) { return metal::NAME(x, V(y)); } \
+  template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V NAME(float x, V y) { return metal::NAME(V(x), y); }
+namespace precise {
+__MSL_P1(sin) __MSL_P1(cos) __MSL_P1(tan) __MSL_P1(asin) __MSL_P1(acos) __MSL_P1(atan) __MSL_P1(sinh)
+__MSL_P1(cosh) __MSL_P1(tanh) __MSL_P1(asinh) __MSL_P1(acosh) __MSL_P1(atanh) __MSL_P1(exp) __MSL_P1(exp2)
+__MSL_P1(exp10) __MSL_P1(log) __MSL_P1(log2) __MSL_P1(log10) __MSL_P1(sqrt) __MSL_P1(rsqrt) __MSL_P1(sinpi)
+__MSL_P1(cospi) __MSL_P1(tanpi) __MSL_P1(fabs) __MSL_P1(floor) __MSL_P1(ceil) __MSL_P1(trunc) __MSL_P1(round)
+__MSL_P1(fract) __MSL_P1(cbrt) __MSL_P1(abs)
+__MSL_P2(atan2) __MSL_P2(pow) __MSL_P2(powr) __MSL_P2(fmod) __MSL_P2(divide) __MSL_P2(copysign)
+__MSL_P2S(fmin) __MSL_P2S(fmax) __MSL_P2S(min) __MSL_P2S(max)
+__MSL_INLINE float clamp(float x, float lo, float hi) { return metal::clamp(x, lo, hi); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V clamp(V x, V lo, V hi) { return metal::clamp(x, lo, hi); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V clamp(V x, float lo, float hi) { return metal::clamp(x, lo, hi); }
+__MSL_INLINE float sincos(float x, float& c) { return metal::sincos(x, c); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V sincos(V x, V& c) { return metal::sincos(x, c); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE V normalize(V a) { return metal::normalize(a); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE float length(V a) { return metal::length(a); }
+template <class V, enable_if_t<__msl_is_fvec<V>, int> = 0> __MSL_INLINE float distance(V a, V b) { return metal::distance(a, b); }
+}  // namespace precise
+#undef __MSL_P1
+#undef __MSL_P2
+#undef __MSL_P2S
 namespace fast { using namespace precise; }
 
 // ----------------------------------------------------------------- atomics

@@ -185,3 +185,79 @@ def test_half_conversions_bit_exact(lib):
     out = torch.empty(x.numel(), dtype=torch.float16)
     lib.to_half(out, x, threads=[x.numel()])
     assert torch.equal(out.view(torch.int16), x.half().view(torch.int16))
+
+
+# ------------------------------------------- literals and precise::/fast:: overload sets
+# Metal has no double: an unsuffixed floating literal is a float (the pre-pass suffixes it), so `1.0 + h` is a
+# float and `x + 1e-10` rounds in float. precise:: and fast:: hold float overloads only (Apple's FP32 variants): a
+# half or bfloat argument converts to float and gives a float, where metal::'s per-type set keeps half.
+LITERALS = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void literal_types(device float* o, constant float* x, constant half* h, uint i [[thread_position_in_grid]]) {
+  o[0] = (x[0] + 1e-10) - x[0];
+  o[1] = sizeof(0.5);
+  o[2] = sizeof(1.0 + h[0]);
+  o[3] = sizeof(h[0] * 2.);
+}
+template <typename T>
+kernel void precise_args(device float* o, constant T* x, uint i [[thread_position_in_grid]]) {
+  const T v = x[i];
+  o[4 * i] = ::precise::atan2(v, 1.0 + v);
+  o[4 * i + 1] = float(precise::abs(v)) + fast::pow(2, v);
+  o[4 * i + 2] = sizeof(precise::sqrt(v)) * 10 + sizeof(metal::sqrt(v));
+  o[4 * i + 3] = sizeof(fast::exp(v));
+}
+template [[host_name("precise_args_half")]] kernel void precise_args<half>(device float*, constant half*, uint);
+template [[host_name("precise_args_bfloat")]] kernel void precise_args<bfloat>(device float*, constant bfloat*, uint);
+template <typename T>
+kernel void precise_complex(device T* o, constant T* x, uint i [[thread_position_in_grid]]) {
+  const T z = x[i];
+  o[i] = T(precise::sqrt((z.x + z.y) * .5), ::precise::atan2(z.y, 1.0 + z.x));
+}
+template [[host_name("precise_complex_half2")]] kernel void precise_complex<half2>(device half2*, constant half2*, uint);
+"""
+
+
+@pytest.fixture(scope="module")
+def lits(cpu):
+    return cpu.compile_shader(LITERALS, filename="literals.metal", opt=0)
+
+
+def test_unsuffixed_literals_are_float(lits):
+    o = torch.zeros(4)
+    lits.literal_types(o, torch.tensor([1.0]), torch.tensor([0.5], dtype=torch.float16), threads=[1])
+    assert o.tolist() == [0.0, 4.0, 4.0, 4.0]  # a double literal: 1e-10, 8, 8, 8
+
+
+@pytest.mark.parametrize("name, dtype", [("half", torch.float16), ("bfloat", torch.bfloat16)])
+def test_precise_and_fast_take_floats_only(lits, name, dtype):
+    x = torch.tensor([-1.5, 0.25, 3.0], dtype=dtype)
+    o = torch.zeros(12)
+    getattr(lits, f"precise_args_{name}")(o, x, threads=[3])
+    got, xf = o.reshape(3, 4), x.float()
+    torch.testing.assert_close(got[:, 0], torch.atan2(xf, 1.0 + xf))  # in float: (half, float) resolves
+    torch.testing.assert_close(got[:, 1], xf.abs() + torch.pow(2.0, xf))
+    assert got[:, 2].tolist() == [42.0] * 3 and got[:, 3].tolist() == [4.0] * 3  # float results; metal:: keeps half
+
+
+def test_precise_complex_half_lanes(lits):
+    z = torch.tensor([[0.5, 2.0], [3.0, -0.75]], dtype=torch.float16)
+    o = torch.zeros(2, 2, dtype=torch.float16)
+    lits.precise_complex_half2(o, z, threads=[2])
+    zf = z.float()
+    ref = torch.stack([torch.sqrt((zf[:, 0] + zf[:, 1]) * 0.5), torch.atan2(zf[:, 1], 1.0 + zf[:, 0])], 1)
+    assert torch.equal(o, ref.half())  # computed in float, rounded once
+
+
+def test_the_cuda_backend_models_the_same_rules(tmp_path, monkeypatch):
+    from migrate.device.cuda import toolchain
+
+    if toolchain.libdevice() is None:
+        pytest.skip("no libdevice.10.bc on this machine")
+    from migrate.device import get_backend
+
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path))
+    lib = get_backend("cuda").compile_shader(LITERALS, filename="literals.metal", opt=0)
+    assert {"literal_types", "precise_args_half", "precise_args_bfloat", "precise_complex_half2"} <= set(lib.kernel_names)
+    assert ".f64" not in lib.ptx  # no literal reached the GPU as a double
