@@ -3,6 +3,8 @@ simdgroup_matrix, [[threadgroup(N)]] parameters, constant expressions."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -261,3 +263,32 @@ def test_the_cuda_backend_models_the_same_rules(tmp_path, monkeypatch):
     lib = get_backend("cuda").compile_shader(LITERALS, filename="literals.metal", opt=0)
     assert {"literal_types", "precise_args_half", "precise_args_bfloat", "precise_complex_half2"} <= set(lib.kernel_names)
     assert ".f64" not in lib.ptx  # no literal reached the GPU as a double
+
+
+NEWER = Path(__file__).resolve().parents[1] / "data" / "msl" / "unary_functors_newer.metal"
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_a_newer_unary_file_compiles(tmp_path, monkeypatch, backend):
+    """The shape of newer trees' UnaryKernel.metal (own fixture): functors over float2/half2 complex numbers calling
+    precise:: with unsuffixed literals and half lanes; it compiles on both backends, and runs as torch on the CPU."""
+    from migrate.device import get_backend
+
+    if backend == "cuda":
+        from migrate.device.cuda import toolchain
+
+        if toolchain.libdevice() is None:
+            pytest.skip("no libdevice.10.bc on this machine")
+    monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path))
+    lib = get_backend(backend).compile_shader(NEWER.read_text(), filename=NEWER.name, opt=0)
+    assert {"log1p_half2", "exp2_bfloat", "abs_bfloat", "sqrt_half2", "angle_half"} <= set(lib.kernel_names)
+    if backend != "cpu":
+        return
+    z = torch.tensor([0.5 + 2j, -0.25 - 0.75j, 3 + 0j], dtype=torch.complex64)
+    o = torch.empty_like(z)
+    lib.log1p_float2(o, z, threads=[3])
+    torch.testing.assert_close(o, torch.log1p(z))
+    x = torch.tensor([-1.5, 0.0, 2.25], dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    lib.exp2_bfloat(y, x, threads=[3])
+    assert torch.equal(y, torch.exp2(x.float()).bfloat16())
