@@ -261,7 +261,9 @@ def test_the_cuda_backend_models_the_same_rules(tmp_path, monkeypatch):
 
     monkeypatch.setenv("MPS_MIGRATE_CACHE", str(tmp_path))
     lib = get_backend("cuda").compile_shader(LITERALS, filename="literals.metal", opt=0)
-    assert {"literal_types", "precise_args_half", "precise_args_bfloat", "precise_complex_half2"} <= set(lib.kernel_names)
+    assert {"literal_types", "precise_args_half", "precise_args_bfloat", "precise_complex_half2"} <= set(
+        lib.kernel_names
+    )
     assert ".f64" not in lib.ptx  # no literal reached the GPU as a double
 
 
