@@ -90,3 +90,41 @@ def line_at(data: bytes, offset: int) -> int:
 def function_body(ix, fn) -> bytes:
     """The text of a host function of the tree."""
     return host_text(ix, fn.path)[fn.span.start : fn.span.end]
+
+
+def launcher_binds(body: str) -> list[str] | None:
+    m = re.search(r"\bmtl_setArgs\s*\(", body)
+    if m is None:
+        return None
+    depth, cur, args = 0, "", []
+    for ch in body[m.end() :]:
+        if ch in "([{<" and not (ch == "<" and cur.strip() == ""):
+            depth += ch in "([{"
+        if ch in ")]}":
+            if depth == 0:
+                args.append(cur.strip())
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return args[1:]  # after the encoder
+
+
+def launcher_call(ix, fns, conv: dict, more_args: bytes = b""):
+    """The first call ``HELPER(iter, "name"MORE_ARGS);`` in ``fns`` of a launcher ``conv`` names, whose definition
+    in the tree binds exactly ``conv["binds"]``: (fn, HELPER, its definition's body, the call's match); else None."""
+    for helper in conv["calls"]:
+        rx = re.compile(rb"\b" + helper.encode() + rb'\s*\(\s*\w+\s*,\s*"(\w+)"' + more_args + rb"\s*\)\s*;")
+        for fn in fns:
+            m = rx.search(function_body(ix, fn))
+            if m is None:
+                continue
+            defn = ix.definition(helper)
+            body = function_body(ix, defn) if defn is not None else b""
+            if defn is None or launcher_binds(body.decode("utf-8", "replace")) != conv["binds"]:
+                return None  # a launcher of that name that binds otherwise: not this convention
+            return fn, helper, body, m
+    return None

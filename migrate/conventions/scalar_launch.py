@@ -12,63 +12,33 @@ from __future__ import annotations
 
 import re
 
-from migrate.conventions.launch import Site, conventions, function_body, host_text, line_at
+from migrate.conventions.launch import Site, conventions, host_text, launcher_call, line_at
 
 FALLBACK_SCALAR = 2.0  # an integer: integral dtypes accept it as alpha
-
-
-def launcher_binds(body: str) -> list[str] | None:
-    m = re.search(r"\bmtl_setArgs\s*\(", body)
-    if m is None:
-        return None
-    depth, cur, args = 0, "", []
-    for ch in body[m.end() :]:
-        if ch in "([{<" and not (ch == "<" and cur.strip() == ""):
-            depth += ch in "([{"
-        if ch in ")]}":
-            if depth == 0:
-                args.append(cur.strip())
-                break
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-            continue
-        cur += ch
-    return args[1:]  # after the encoder
-
-
 SCALAR_CONVENTIONS = {"unary_1d_scalar": 1, "binary_offsets_scalar": 2}  # convention -> arity
 
 
 def scalar_site(ix, fns) -> Site | None:
     for key, arity in SCALAR_CONVENTIONS.items():
         conv = conventions()[key]
-        for helper in conv["calls"]:
-            rx = re.compile(rb"\b" + helper.encode() + rb'\s*\(\s*\w+\s*,\s*"(\w+)"\s*,\s*([^()]+?)\s*\)\s*;')
-            for fn in fns:
-                m = rx.search(function_body(ix, fn))
-                if m is None:
-                    continue
-                defn = ix.definition(helper)
-                if defn is None or launcher_binds(function_body(ix, defn).decode("utf-8", "replace")) != conv["binds"]:
-                    return None
-                data = host_text(ix, fn.path)
-                marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
-                body = function_body(ix, defn)
-                promotes = helper if arity == 2 and all(k.encode() in body for k in marks) else ""
-                return Site(
-                    key,
-                    m.group(1).decode(),
-                    helper,
-                    arity,
-                    fn.path,
-                    line_at(data, fn.span.start + m.start()),
-                    fn.name,
-                    dense="dense_kernel" in conv,
-                    extra=m.group(2).decode().strip(),
-                    promotes=promotes,
-                )
+        found = launcher_call(ix, fns, conv, rb"\s*,\s*([^()]+?)")
+        if found is None:
+            continue
+        fn, helper, body, m = found
+        marks = conventions()["binary_offsets"]["promoting_wrapper"].values()
+        promotes = helper if arity == 2 and all(k.encode() in body for k in marks) else ""
+        return Site(
+            key,
+            m.group(1).decode(),
+            helper,
+            arity,
+            fn.path,
+            line_at(host_text(ix, fn.path), fn.span.start + m.start()),
+            fn.name,
+            dense="dense_kernel" in conv,
+            extra=m.group(2).decode().strip(),
+            promotes=promotes,
+        )
     return None
 
 

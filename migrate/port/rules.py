@@ -62,37 +62,30 @@ class Table:
         return None
 
 
+def _op_rule(table: str, name: str, d: dict, selector: str, arity: int | None = None) -> OpRule:
+    if d["class"] not in CLASSES:
+        raise ValueError(f"rules/{table}: {name}: unknown class {d['class']!r}")
+    return OpRule(
+        name,
+        selector,
+        d["class"],
+        d.get("metal"),
+        d.get("metal_int"),
+        str(d["torch"]),
+        d.get("torch_int"),
+        tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]),
+        arity,
+        d.get("requires"),
+    )
+
+
 @lru_cache(maxsize=1)
 def table() -> Table:
     raw = load_table("mpsgraph.yaml")
-    ops = {}
-    for name, d in raw["ops"].items():
-        if d["class"] not in CLASSES:
-            raise ValueError(f"rules/mpsgraph.yaml: {name}: unknown class {d['class']!r}")
-        ops[name] = OpRule(
-            name,
-            d["selector"],
-            d["class"],
-            d.get("metal"),
-            d.get("metal_int"),
-            str(d["torch"]),
-            d.get("torch_int"),
-            tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]),
-        )
+    ops = {name: _op_rule("mpsgraph.yaml", name, d, d["selector"]) for name, d in raw["ops"].items()}
     by_selector = {r.selector: r for r in ops.values()}
     for name, d in (load_table("port_idioms.yaml").get("ops") or {}).items():
-        ops[name] = OpRule(
-            name,
-            "",
-            d["class"],
-            d.get("metal"),
-            d.get("metal_int"),
-            str(d["torch"]),
-            d.get("torch_int"),
-            tuple(d.get("dtypes") or _DEFAULT_DTYPES[d["class"]]),
-            int(d["arity"]),
-            d.get("requires"),
-        )
+        ops[name] = _op_rule("port_idioms.yaml", name, d, "", int(d["arity"]))
     return Table(
         ops,
         by_selector,
