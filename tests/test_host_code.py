@@ -143,15 +143,6 @@ def test_verify_host_turns_a_host_crash_into_fail_with_the_signal(tree, tmp_path
     assert "SIGSEGV" in p.stdout
 
 
-def test_a_family_whose_host_code_only_builds_an_mpsgraph_is_not_run(tree):
-    p = _cli("verify", "triu", "--root", str(tree), "--host")
-    assert p.returncode == 2
-    assert p.stderr.strip() == (
-        "mps-migrate: verify could not run: triu's host code builds an MPSGraph (TriangularOps.mm), "
-        "which is not run off-Apple"
-    )
-
-
 def test_a_dtype_the_host_code_refuses_for_every_sample_is_reported_apart():
     from migrate.host_code.run import Cell, _mark_refused
 

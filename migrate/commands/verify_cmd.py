@@ -116,6 +116,7 @@ def _run_host(args, root: Path) -> int:
         data = {"path": "host", **dataclasses.asdict(report)}  # the tree's host code ran (not an emulation)
         data["fallbacks"] = sorted(report.fallbacks)
         data["verdict"] = report.verdict
+        data["references"], data["old_vs_cpu"] = report.references, report.old_vs_cpu
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(render(report) + "\n")

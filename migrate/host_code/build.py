@@ -13,7 +13,7 @@ from pathlib import Path
 from . import registrations, stubs, toolchain
 from .units import MPS_DIR, TreeUnits, UnitResult, _write, cache_root, compile_object
 
-RUNTIME = ("objc_glue.c", "metal.mm", "metal_device.mm", "aten_mps.mm")
+RUNTIME = ("objc_glue.c", "metal.mm", "metal_device.mm", "aten_mps.mm", "mpsgraph.mm")
 
 
 @dataclass

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.errors import UsageError
-from migrate.model import Impl
 
 from .build import HostBuild, build_family, build_preload
 from .units import TreeUnits, cache_root
@@ -42,6 +41,8 @@ class Cell:
     refused: str = ""  # the host code has no kernel for the dtype (one clean error), or the samples reach MPSGraph
     refused_cases: list[str] = field(default_factory=list)  # own cases (a layout) the host code refuses cleanly
     expected: dict | None = None  # the tree's test_mps expectation for this cell (verify.expectations), if any
+    graph_cases: int = 0  # cases whose host code ran an MPSGraph (the emulation: the old-mpsgraph reference)
+    error: str = ""  # the host code reached a selector the emulation lacks (with its call sites)
 
     @property
     def ok(self) -> bool:
@@ -50,6 +51,8 @@ class Cell:
     @property
     def status(self) -> str:
         """PASS, FAIL, REFUSED or none; XFAIL (fails as the tree expects) and XPASS (an xfail that passes: stale)."""
+        if self.error:
+            return "ERROR"
         if self.failed and self.expected:
             return "XFAIL"
         if self.ok and self.expected and self.expected["kind"] == "xfail":
@@ -77,7 +80,19 @@ class HostReport:
             return "NO-CASES"
         if any(f.partition(".")[0] == self.family for f in self.fallbacks):  # the host code did not run them
             return "INCOMPLETE"
-        return "FAIL" if any(c.status in ("FAIL", "XPASS") for c in self.cells) else "PASS"
+        if any(c.status in ("FAIL", "XPASS") for c in self.cells):
+            return "FAIL"
+        return "INCOMPLETE" if any(c.status == "ERROR" for c in self.cells) else "PASS"
+
+    @property
+    def references(self) -> list[str]:
+        """torch CPU always; old-mpsgraph when the tree's host code ran an MPSGraph (through the emulation)."""
+        return ["torch-cpu"] + (["old-mpsgraph"] if any(c.graph_cases for c in self.cells) else [])
+
+    @property
+    def old_vs_cpu(self) -> list[str]:
+        """The cells where the old MPSGraph code (emulated) and torch CPU disagree."""
+        return [f"{c.opinfo} {c.dtype}" for c in self.cells if c.graph_cases and c.status in ("FAIL", "XFAIL", "XPASS")]
 
 
 def plan(index, family: str) -> tuple[list[Path], set[str]]:
@@ -95,11 +110,6 @@ def plan(index, family: str) -> tuple[list[Path], set[str]]:
                 files.append(full)
     if not files:
         raise UsageError(f"{family} has no MPS host code in the tree (no overload's route reaches a host file)")
-    impls = {index.routes[o].impl for o in _overloads(entries) if o in index.routes} - {Impl.DELEGATING, Impl.UNDEFINED}
-    if impls == {Impl.MPSGRAPH}:
-        raise NotRunnable(
-            f"{family}'s host code builds an MPSGraph ({', '.join(p.name for p in files)}), which is not run off-Apple"
-        )
     return files, {family} | (shared_views(index) - runtime_operators())
 
 
@@ -300,6 +310,9 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
     listed, notes, rows = run_worker(build, index, selection(index, family), timeout, worker)
     stages["worker"] = time.perf_counter() - t0 - stages["build"]
     cells, fallbacks = collect_cells(listed, rows, notes)
+    for cell in cells:
+        if cell.error:
+            cell.error += call_sites([*files, root / "aten/src/ATen/native/mps/OperationUtils.mm"], cell.error, root)
     missed = sorted(f for f in fallbacks if f.partition(".")[0] == family)
     if missed:
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
@@ -307,6 +320,32 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
         family, rel, sorted(build.registered), cells, notes, [], fallbacks, time.perf_counter() - t0,
         stages,
     )  # fmt: skip
+
+
+_SELECTOR = re.compile(r"-\[MPSGraph ([\w:]+)\]")
+
+
+def call_sites(paths: list[Path], message: str, root: Path, most: int = 3) -> str:
+    """``" (sent at FILE:LINE, ...)"``: where the host files send the selector ``message`` names (its first
+    label followed by its second, as a send spells them)."""
+    m = _SELECTOR.search(message)
+    if not m:
+        return ""
+    labels = m.group(1).rstrip(":").split(":")
+    pattern = re.compile(r"\b" + r"\s*:[^\]]*?\b".join(map(re.escape, labels[:2])) + r"\s*:")
+    found = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for hit in pattern.finditer(text):
+            rel = path.relative_to(root) if path.is_relative_to(root) else path
+            found.append(f"{rel}:{text.count(chr(10), 0, hit.start()) + 1}")
+    if not found:
+        return ""
+    more = f" and {len(found) - most} more" if len(found) > most else ""
+    return f" (sent at {', '.join(found[:most])}{more})"
 
 
 def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tuple[list[Cell], set[str]]:
@@ -321,6 +360,7 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
         row = rows.get(i, {"failure": "no result"})
         fallbacks |= {f.removeprefix("aten::") for f in row.get("fallbacks", ())}
         cell.expected = cell.expected or row.get("expected")
+        cell.graph_cases += row.get("graph_runs", 0) > 0
         if "failure" in row and layout and _REFUSAL.search(row["failure"]):
             cell.refused_cases.append(f"{layout} {i}: {row['failure'].removeprefix('the host code raised ')}")
         elif "failure" in row:
@@ -347,6 +387,7 @@ _REFUSAL = re.compile(
 
 
 _NOT_RUN = "not run off-Apple"
+_NOT_EMULATED = "MPSGraph selector not emulated"
 
 
 def _mark_refused(cell: Cell) -> None:
@@ -356,7 +397,11 @@ def _mark_refused(cell: Cell) -> None:
     if not cell.failed:
         return
     messages = {f.split(": ", 1)[1] for f in cell.failed}
-    if all(_NOT_RUN in m for m in messages):
+    missing = sorted(m for m in messages if _NOT_EMULATED in m)
+    if missing and len(missing) == len(messages):
+        cell.error = missing[0].removeprefix("the host code raised ").removeprefix("RuntimeError: ")
+        cell.failed = []
+    elif all(_NOT_RUN in m for m in messages):
         cell.refused = "MPSGraph (not run off-Apple): " + sorted(messages)[0].rsplit(": ", 1)[-1]
         cell.failed = []
     elif all(_REFUSAL.search(m) for m in messages):  # one refusal, perhaps of several kernel variants
@@ -384,6 +429,9 @@ def render(report: HostReport) -> str:
         for c in cells:
             total = c.passed + len(c.failed)
             status = c.status
+            if c.error:
+                lines.append(f"  ERROR {op} {c.dtype}: {c.error}")
+                continue
             if c.refused.startswith("MPSGraph"):
                 lines.append(f"  NOT RUN {op} {c.dtype}: {c.refused}")
                 continue
@@ -402,6 +450,13 @@ def render(report: HostReport) -> str:
                              f"{c.expected['reason']}")  # fmt: skip
             lines += [f"       {f}" for f in c.failed[:5]]
             lines += [f"       refused (a clean error; torch CPU computes it): {r}" for r in c.refused_cases[:3]]
+    refs = ", ".join(report.references)
+    if "old-mpsgraph" in report.references:
+        n = sum(1 for c in report.cells if c.graph_cases)
+        refs += f" (the tree's MPSGraph host code through the shim's emulation, in {n} cell(s))"
+    lines.append(f"  references: {refs}")
+    if report.old_vs_cpu:
+        lines.append(f"  old-mpsgraph and torch CPU disagree: {'; '.join(report.old_vs_cpu)}")
     lines += [f"  note: {n}" for n in report.notes]
     others = sorted(report.fallbacks - set(report.registered))
     if others:

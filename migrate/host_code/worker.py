@@ -138,6 +138,9 @@ def main() -> int:
     resolver = MetalResolver(Path(job["root"]), job["exports"])
     callback = RESOLVER(resolver)
     lib.mps_shim_set_resolver(callback)
+    from .graph_eval import attach
+
+    graphs = attach(lib)  # the MPSGraph emulation
     from migrate.verify.dtypes import table
 
     lib.mps_shim_set_fill_byte(int(table()["sentinel_byte"]))
@@ -155,7 +158,9 @@ def main() -> int:
         if case["index"] in skip:
             continue
         (out_dir / "started").write_text(str(case["index"]))
+        runs = graphs.runs
         row = _run_case(case, op_cache)
+        row["graph_runs"] = graphs.runs - runs
         expected = expectations.lookup(case["xfail_key"], case["dtype"]) if case.get("xfail_key") else None
         if expected is not None:
             row["expected"] = expected.json()

@@ -26,6 +26,7 @@
 extern "C" id mps_shim_new_buffer(size_t length);
 extern "C" void* mps_shim_buffer_contents(id buffer);
 extern "C" void mps_shim_release(id obj);
+extern "C" void mps_shim_run_graph(MPSGraph* graph, NSDictionary* feeds, NSDictionary* results);
 
 namespace {
 std::atomic<size_t> g_allocated{0};
@@ -238,8 +239,9 @@ void MPSStream::copy_and_sync(MTLBuffer_t src, MTLBuffer_t dst, size_t length, s
                               bool, uint64_t profileId) {
   copy(src, dst, length, srcOffset, dstOffset, profileId, SyncType::NONE);
 }
-void MPSStream::executeMPSGraph(MPSGraph*, NSDictionary*, NSDictionary*, SyncType) {
-  TORCH_CHECK(false, "MPSGraph is not run off-Apple: executeMPSGraph (mps-migrate runs native Metal host code only)");
+void MPSStream::executeMPSGraph(MPSGraph* graph, NSDictionary* feeds, NSDictionary* results, SyncType) {
+  endKernelCoalescing();
+  mps_shim_run_graph(graph, feeds, results);  // mpsgraph.mm: evaluated by the worker's emulation
 }
 void MPSStream::addCompletedHandler(MTLCommandBufferHandler block) {
   block(commandBuffer());

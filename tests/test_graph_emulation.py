@@ -1,0 +1,112 @@
+"""The host shim's MPSGraph emulation: the evaluator's Apple rules (rules/mpsgraph.yaml emulation.rules), the
+argument kinds the shim reads, and, with the toolchain, the 2.7.0a0 tree's graph host code run through it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from migrate.host_code import graph_eval as ge
+
+F32 = ge.TORCH_CODES[torch.float32]
+I32 = ge.TORCH_CODES[torch.int32]
+
+
+def _run(sel: str, *tensors, extra=()):
+    values = dict(enumerate(tensors))
+    return ge.evaluate({"sel": sel, "args": [{"t": i} for i in range(len(tensors))] + list(extra)}, values, "cpu")
+
+
+NAN = float("nan")
+
+
+def test_maximum_drops_nan_and_the_nan_propagating_form_keeps_it():
+    a, b = torch.tensor([NAN, 1.0, 3.0]), torch.tensor([2.0, NAN, 1.0])
+    dropped = _run("maximumWithPrimaryTensor:secondaryTensor:name:", a, b, extra=[None])
+    kept = _run("maximumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:", a, b, extra=[None])
+    assert dropped.tolist() == [2.0, 1.0, 3.0]
+    assert math.isnan(kept[0]) and math.isnan(kept[1]) and kept[2] == 3.0
+
+
+def test_round_takes_halfway_cases_away_from_zero_and_rint_to_even():
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5])
+    assert _run("roundWithTensor:name:", x, extra=[None]).tolist() == [1.0, 2.0, 3.0, -1.0, -3.0]
+    assert _run("rintWithTensor:name:", x, extra=[None]).tolist() == [0.0, 2.0, 2.0, -0.0, -2.0]
+
+
+def test_integer_division_truncates_toward_zero():
+    a, b = torch.tensor([7, -7], dtype=torch.int32), torch.tensor([2, 2], dtype=torch.int32)
+    out = _run("divisionWithPrimaryTensor:secondaryTensor:name:", a, b, extra=[None])
+    assert out.tolist() == [3, -3] and out.dtype == torch.int32
+
+
+def test_cast_to_integer_saturates_and_maps_nan_to_zero():
+    x = torch.tensor([NAN, 1e10, -1e10, 2.9, -2.9, 300.0])
+    out = ge.evaluate({"sel": "castTensor:toType:name:", "args": [{"t": 0}, I32, None]}, {0: x}, "cpu")
+    assert out.tolist() == [0, 2**31 - 1, -(2**31), 2, -2, 300]
+    u8 = ge._cast(torch.tensor([300.0, -5.0]), torch.uint8)
+    assert u8.tolist() == [255, 0]
+    assert ge._cast(torch.tensor([NAN, 0.0]), torch.bool).tolist() == [True, False]
+    assert ge._cast(torch.tensor([1e30]), torch.int64).tolist() == [2**63 - 1]
+
+
+def test_reduction_maximum_ignores_nan_and_the_propagate_form_does_not():
+    x = torch.tensor([[NAN, 1.0], [NAN, NAN]])
+    dropped = _run("reductionMaximumWithTensor:axis:name:", x, extra=[1, None])
+    kept = _run("reductionMaximumPropagateNaNWithTensor:axes:name:", x, extra=[[1], None])
+    assert dropped.shape == (2, 1) and dropped[0, 0] == 1.0 and math.isnan(dropped[1, 0])
+    assert math.isnan(kept[0, 0])
+
+
+def test_reductions_keep_the_reduced_axes_and_the_input_dtype():
+    x = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    s = _run("reductionSumWithTensor:axes:name:", x, extra=[[0, 1], None])
+    assert s.shape == (1, 1) and s.dtype == torch.int32 and s.item() == 15
+    am = _run("reductionArgMaximumWithTensor:axis:name:", x, extra=[1, None])
+    assert am.dtype == torch.int32 and am.tolist() == [[2], [2]]
+
+
+def test_the_shim_reads_argument_kinds_from_the_selector_labels():
+    assert ge.arg_kinds("additionWithPrimaryTensor:secondaryTensor:name:") == ["t", "t", "s"]
+    assert ge.arg_kinds("castTensor:toType:name:") == ["t", "dt", "s"]
+    assert ge.arg_kinds("concatTensors:dimension:name:") == ["ts", "i", "s"]
+    assert ge.arg_kinds("reductionSumWithTensor:axes:name:") == ["t", "ints", "s"]
+    lines = dict(line.split(" ", 1) for line in ge.shim_table().splitlines())
+    assert lines["splitTensor:numSplits:axis:name:"] == "t,u,i,s,->ts"
+    assert "constantWithScalar:dataType:" not in lines  # a method of its own (its double is no generic argument)
+
+
+def test_infer_gives_the_dtype_and_shape_the_host_code_reads_back():
+    spec = ge.infer(
+        {
+            "node": {"sel": "reductionSumWithTensor:axes:name:", "args": [{"t": 3}, [1], None]},
+            "inputs": {"3": {"dtype": F32, "shape": [2, 5]}},
+        }
+    )
+    assert spec == f"{F32} 2 2 1"
+    unranked = ge.infer({"node": {"sel": "#placeholder", "args": [None, I32]}, "inputs": {}})
+    assert unranked == f"{I32} -1"
+    pred = ge.infer(
+        {
+            "node": {"sel": "lessThanWithPrimaryTensor:secondaryTensor:name:", "args": [{"t": 0}, {"t": 1}, None]},
+            "inputs": {"0": {"dtype": F32, "shape": [4]}, "1": {"dtype": F32, "shape": []}},
+        }
+    )
+    assert pred == f"{ge.TORCH_CODES[torch.bool]} 1 4"
+
+
+def test_an_unknown_selector_raises_naming_it():
+    with pytest.raises(LookupError, match=r"not emulated: -\[MPSGraph bandPartWithTensor:numLower:numUpper:name:\]"):
+        ge.evaluate({"sel": "bandPartWithTensor:numLower:numUpper:name:", "args": []}, {}, "cpu")
+
+
+def test_call_sites_name_the_file_and_line_of_each_send(tmp_path):
+    from migrate.host_code.run import call_sites
+
+    f = tmp_path / "ops" / "Tri.mm"
+    f.parent.mkdir()
+    f.write_text("x\n  auto t = [mpsGraph bandPartWithTensor:a\n   numLower:1 numUpper:2 name:nil];\n")
+    msg = "MPSGraph selector not emulated: -[MPSGraph bandPartWithTensor:numLower:numUpper:name:] (...)"
+    assert call_sites([f], msg, tmp_path) == " (sent at ops/Tri.mm:2)"
