@@ -132,6 +132,41 @@ def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subproces
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def built_before(root: Path, k1: str, suffix: str, usable=lambda manifest: True) -> tuple[Path, dict] | None:
+    """What manifest ``<k1>`` points at (``<k2><suffix>`` and its metadata) while its header dependencies
+    are unchanged; None to build."""
+    try:
+        man = json.loads((root / f"{k1}.manifest.json").read_text())
+        built, meta_path = root / f"{man['key']}{suffix}", root / f"{man['key']}.json"
+        if built.exists() and _deps_valid(man["deps"]) and usable(man):
+            return built, json.loads(meta_path.read_text())
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def preprocessed(root: Path, k1: str, source: str, include_dirs: list[Path], filename: str, timeout: float):
+    """The source written under ``src/<k1>/``, through clang -E and the pre-pass: (its path, the pre-pass)."""
+    src = root / "src" / k1 / filename
+    if not src.exists() or src.read_text() != source:
+        _atomic_write(src, source.encode())
+    pre = _run(toolchain.preprocess_cmd(src, include_dirs), timeout, "preprocessing", filename)
+    if pre.returncode != 0:
+        raise _compile_error("preprocessing", pre.stderr, src, filename, source)
+    return src, prepass(pre.stdout, str(src))
+
+
+def write_manifest(root: Path, k1: str, k2: str, src: Path, files, name=str, **extra) -> None:
+    """Manifest ``<k1>``: build key ``k2`` and the hash of each header the source read (not the runtime's)."""
+    deps = []
+    for f in files:
+        p = Path(f)
+        if f == str(src) or not p.is_file() or str(p).startswith(str(toolchain.msl_dir())):
+            continue
+        deps.append([name(p), _sha(p.read_bytes())])
+    _atomic_write(root / f"{k1}.manifest.json", json.dumps({"key": k2, "deps": deps, **extra}).encode())
+
+
 def build(
     source: str,
     include_dirs: list[Path],
@@ -147,22 +182,10 @@ def build(
             [FORMAT, toolchain.runtime_fingerprint(), source, filename, [str(p) for p in include_dirs], opt]
         ).encode()
     )
-    manifest = root / f"{k1}.manifest.json"
-    try:
-        man = json.loads(manifest.read_text())
-        so, meta_path = root / f"{man['key']}.so", root / f"{man['key']}.json"
-        if so.exists() and _deps_valid(man["deps"]):
-            return Built(so, json.loads(meta_path.read_text()), True, time.perf_counter() - t0)
-    except (OSError, ValueError, KeyError):
-        pass
-
-    src = root / "src" / k1 / filename
-    if not src.exists() or src.read_text() != source:
-        _atomic_write(src, source.encode())
-    pre = _run(toolchain.preprocess_cmd(src, include_dirs), timeout, "preprocessing", filename)
-    if pre.returncode != 0:
-        raise _compile_error("preprocessing", pre.stderr, src, filename, source)
-    result = prepass(pre.stdout, str(src))
+    hit = built_before(root, k1, ".so")
+    if hit is not None:
+        return Built(*hit, True, time.perf_counter() - t0)
+    src, result = preprocessed(root, k1, source, include_dirs, filename, timeout)
     cpp = result.text + "\n" + launchers(result.kernels)
     cpp = cpp.replace(str(src), filename)  # diagnostics and __FILE__ name the user's file
     flags = toolchain.compile_cmd(Path("x.cpp"), Path("x.so"), opt)[3:]
@@ -196,11 +219,5 @@ def build(
                 raise _compile_error("compilation", cc.stderr, src, filename, source)
             _atomic_write(meta_path, json.dumps(meta).encode())
             os.replace(out, so)
-    deps = []
-    for f in result.files:
-        p = Path(f)
-        if f == str(src) or not p.is_file() or str(p).startswith(str(toolchain.msl_dir())):
-            continue
-        deps.append([str(p), _sha(p.read_bytes())])
-    _atomic_write(manifest, json.dumps({"key": k2, "deps": deps}).encode())
+    write_manifest(root, k1, k2, src, result.files)
     return Built(so, meta, cached, time.perf_counter() - t0)

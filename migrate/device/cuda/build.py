@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpu import toolchain as cpu_toolchain
-from ..cpu.build import _atomic_write, _compile_error, _deps_valid, _run, _sha
-from ..cpu.prepass import prepass
+from ..cpu.build import _atomic_write, _compile_error, _run, _sha, built_before, preprocessed, write_manifest
 from ..errors import BackendUnavailable, MetalCompileError
 from . import toolchain
 from .launchers import launchers
@@ -86,14 +85,9 @@ def build(
             [FORMAT, toolchain.runtime_fingerprint(), source, filename, [_rel(p) for p in include_dirs], opt]
         ).encode()
     )
-    manifest = root / f"{k1}.manifest.json"
-    try:
-        man = json.loads(manifest.read_text())
-        ptx, meta_path = root / f"{man['key']}.ptx", root / f"{man['key']}.json"
-        if ptx.exists() and _deps_valid(man["deps"]) and (not assemble or man.get("assembled")):
-            return Built(ptx, json.loads(meta_path.read_text()), True, time.perf_counter() - t0)
-    except (OSError, ValueError, KeyError):
-        pass
+    hit = built_before(root, k1, ".ptx", lambda man: not assemble or man.get("assembled"))
+    if hit is not None:
+        return Built(*hit, True, time.perf_counter() - t0)
 
     lib = toolchain.libdevice()
     if lib is None:
@@ -105,13 +99,7 @@ def build(
         cpu_toolchain.compiler_id()
     except Exception as e:  # pragma: no cover
         raise BackendUnavailable(f"CUDA backend: the compiler (ziglang) is missing: {e}") from None
-    src = root / "src" / k1 / filename
-    if not src.exists() or src.read_text() != source:
-        _atomic_write(src, source.encode())
-    pre = _run(cpu_toolchain.preprocess_cmd(src, include_dirs), timeout, "preprocessing", filename)
-    if pre.returncode != 0:
-        raise _compile_error("preprocessing", pre.stderr, src, filename, source)
-    result = prepass(pre.stdout, str(src))
+    src, result = preprocessed(root, k1, source, include_dirs, filename, timeout)
     # threadgroup objects: the CPU pre-pass makes them `static thread_local` (one per worker); a block's shared memory here
     text = re.sub(r"\bstatic\s+thread_local\b", "__shared__", result.text)
     cu = text + "\n" + launchers(result.kernels)
@@ -160,13 +148,7 @@ def build(
     if assemble and toolchain.ptxas():
         check_ptx(ptx, filename, timeout)
         assembled = True
-    deps = []
-    for f in result.files:
-        p = Path(f)
-        if f == str(src) or not p.is_file() or str(p).startswith(str(toolchain.msl_dir())):
-            continue
-        deps.append([_rel(p), _sha(p.read_bytes())])
-    _atomic_write(manifest, json.dumps({"key": k2, "deps": deps, "assembled": assembled}).encode())
+    write_manifest(root, k1, k2, src, result.files, _rel, assembled=assembled)
     return Built(ptx, meta, cached, time.perf_counter() - t0)
 
 
