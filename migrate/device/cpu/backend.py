@@ -30,7 +30,49 @@ def c10_metal_dirs(root: Path | None, include_dirs: list[Path]) -> list[Path]:
     return dirs
 
 
-class CpuBackend:
+class BuildingBackend:
+    """torch.mps.compile_shader's API for a backend that builds the MSL here (CPU, CUDA): the argument
+    checks and include path; a subclass builds (``_build``) and wraps the result (``_library``)."""
+
+    name = ""
+    root: Path | None
+    opt: int
+    checked = False
+    last_build = None
+
+    def compile_shader(
+        self,
+        source: str,
+        include_dirs: list[str | Path] | None = None,
+        *,
+        filename: str = "shader.metal",
+        opt: int | None = None,
+        checked: bool | None = None,
+    ):
+        if not isinstance(source, str):
+            raise KernelArgumentError(f"compile_shader needs MSL source text, got {type(source).__name__}")
+        level = self.opt if opt is None else opt
+        self._building()
+        if level not in (0, 1, 2, 3):
+            raise KernelArgumentError(f"opt must be 0-3, got {level!r}")
+        try:
+            built = self._build(source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level)
+        except OSError as e:
+            raise BackendUnavailable(f"{self.name.upper()} backend cannot build: {e}") from e
+        self.last_build = built
+        return self._library(built, self.checked if checked is None else checked)
+
+    def _building(self) -> None:
+        """Work to start while the shader builds."""
+
+    def _build(self, source: str, dirs: list[Path], filename: str, level: int):
+        raise NotImplementedError
+
+    def _library(self, built, checked: bool):
+        raise NotImplementedError
+
+
+class CpuBackend(BuildingBackend):
     """isolate=True (default): kernels run in a confined worker process (migrate.device.isolation),
     `timeout` wall-clock seconds per launch, `memory` bytes of address space; isolate=False loads
     them into this process (fastest; a crashing kernel takes the process down).
@@ -80,32 +122,16 @@ class CpuBackend:
         """A copy of `t` (same sizes, strides, storage offset) a launch takes without copies; in process: t."""
         return self._memory()[2](t, memo)
 
-    def compile_shader(
-        self,
-        source: str,
-        include_dirs: list[str | Path] | None = None,
-        *,
-        filename: str = "shader.metal",
-        opt: int | None = None,
-        checked: bool | None = None,
-    ) -> LibraryBase:
-        if not isinstance(source, str):
-            raise KernelArgumentError(f"compile_shader needs MSL source text, got {type(source).__name__}")
-        level = self.opt if opt is None else opt
+    def _building(self) -> None:
         if self.isolate:  # the worker starts while the shader builds
             from ..isolation.client import POOL
 
             POOL.get(self.limits)
-        if level not in (0, 1, 2, 3):
-            raise KernelArgumentError(f"opt must be 0-3, got {level!r}")
-        try:
-            built = build(
-                source, c10_metal_dirs(self.root, list(include_dirs or [])), filename, level, self.compile_timeout
-            )
-        except OSError as e:
-            raise BackendUnavailable(f"CPU backend cannot build: {e}") from e
-        self.last_build = built
-        checked = self.checked if checked is None else checked
+
+    def _build(self, source: str, dirs: list[Path], filename: str, level: int) -> Built:
+        return build(source, dirs, filename, level, self.compile_timeout)
+
+    def _library(self, built: Built, checked: bool) -> LibraryBase:
         if self.isolate:
             from ..isolation.library import IsolatedLibrary
 
