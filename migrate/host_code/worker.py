@@ -41,7 +41,7 @@ class MetalResolver:
         if key not in self.built:
             built = build(source, self.dirs, filename, opt=1)
             names = [k["name"] for k in sorted(built.meta["kernels"], key=lambda k: k["index"])]
-            self.built[key] = "\n".join([str(built.so_path), *names])
+            self.built[key] = "\n".join([str(built.path), *names])
         return self.built[key]
 
     def __call__(self, kind: bytes, arg: bytes, out: int, out_len: int) -> int:

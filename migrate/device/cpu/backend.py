@@ -135,5 +135,5 @@ class CpuBackend(BuildingBackend):
         if self.isolate:
             from ..isolation.library import IsolatedLibrary
 
-            return IsolatedLibrary(built.so_path, built.meta, checked, self.limits)
-        return CpuLibrary(built.so_path, built.meta, checked)
+            return IsolatedLibrary(built.path, built.meta, checked, self.limits)
+        return CpuLibrary(built.path, built.meta, checked)

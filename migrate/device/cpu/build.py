@@ -38,7 +38,7 @@ def cache_root() -> Path:
 
 @dataclass(frozen=True)
 class Built:
-    so_path: Path
+    path: Path  # the library (.so) or, for CUDA, the PTX
     meta: dict
     cached: bool
     seconds: float

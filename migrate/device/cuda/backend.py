@@ -35,4 +35,4 @@ class CudaBackend(BuildingBackend):
     def _library(self, built: Built, checked: bool):
         from .library import CudaLibrary
 
-        return CudaLibrary(built.ptx_path, built.meta)
+        return CudaLibrary(built.path, built.meta)

@@ -16,11 +16,10 @@ import re
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpu import toolchain as cpu_toolchain
-from ..cpu.build import _atomic_write, _compile_error, _run, _sha, built_before, preprocessed, write_manifest
+from ..cpu.build import Built, _atomic_write, _compile_error, _run, _sha, built_before, preprocessed, write_manifest
 from ..errors import BackendUnavailable, MetalCompileError
 from . import toolchain
 from .launchers import launchers
@@ -32,14 +31,6 @@ def cache_root() -> Path:
     from migrate.cache import cache_base
 
     return cache_base() / FORMAT
-
-
-@dataclass(frozen=True)
-class Built:
-    ptx_path: Path
-    meta: dict
-    cached: bool
-    seconds: float
 
 
 def _rel(p: Path | str) -> str:
