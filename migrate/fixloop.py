@@ -62,12 +62,17 @@ def write_outcome(root: Path, outcome: FixOutcome) -> None:
     for path, old in outcome.original.items():
         try:
             current = (root / path).read_bytes()
+        except FileNotFoundError as exc:
+            if old:
+                raise UsageError(f"cannot read before writing: {exc.strerror or exc}", str(root / path)) from None
+            current = b""  # a file the change creates
         except OSError as exc:
             raise UsageError(f"cannot read before writing: {exc.strerror or exc}", str(root / path)) from None
         if current != old:
             raise UsageError("file changed on disk since it was read; nothing written", str(root / path))
     for path in sorted(outcome.new):
-        atomic_write(root / path, outcome.new[path], outcome.original[path])
+        old = outcome.original[path]
+        atomic_write(root / path, outcome.new[path], old if old or (root / path).exists() else None)
 
 
 def family_of(f: Finding, index) -> str | None:

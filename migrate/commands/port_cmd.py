@@ -100,7 +100,7 @@ def run(args) -> int:
                 sys.stdout.write(unified_diff(path, part.before[path], part.after[path]))
         return 0
     new = combined(parts)
-    write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
+    write_outcome(root, FixOutcome(original={p: tree.sources.get(p, b"") for p in new}, new=new))
     for part in parts:
         port = part.port
         what = ", ".join(f"{p.name}_functor for {p.stub}" for p in port.parts)
@@ -159,7 +159,7 @@ def _skeleton(args, root: Path, tree, ix: Index) -> int:
         for path in sorted(new):
             sys.stdout.write(unified_diff(path, tree.sources[path], new[path]))
         return 0
-    write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in new}, new=new))
+    write_outcome(root, FixOutcome(original={p: tree.sources.get(p, b"") for p in new}, new=new))
     print(
         f"wrote a skeleton for {args.family}: {port.kind} functor {port.name}_functor (placeholder), "
         f"{len(new)} file(s) written",
@@ -203,7 +203,7 @@ def _run_all(args, root: Path, tree, ix: Index) -> int:
             overlay.update(new)
             written.append(r.family)
         if overlay:
-            write_outcome(root, FixOutcome(original={p: tree.sources[p] for p in overlay}, new=overlay))
+            write_outcome(root, FixOutcome(original={p: tree.sources.get(p, b"") for p in overlay}, new=overlay))
     if args.format == "json":
         print(json.dumps({"families": [r.as_json() for r in rows], "written": written}, indent=1))
     else:

@@ -51,7 +51,7 @@ def plan_chain(ix: Index, family: str) -> list[Part]:
                 raise
             raise blocks[-1] from None  # the prerequisite has nothing to port: the dependant stays blocked
         new = apply_edits(current.tree.sources, port.edits)
-        parts.append(Part(fam, port, {p: current.tree.sources[p] for p in new}, new, why, needed_by))
+        parts.append(Part(fam, port, {p: current.tree.sources.get(p, b"") for p in new}, new, why, needed_by))
         overlay.update(new)
         pending.pop()
         if blocks and len(blocks) >= len(pending):

@@ -36,6 +36,15 @@ def _verdict(ix: Index, family: str) -> Verdict:
         for e in ix.families[family]
         if ix.routes[e.overload_name].impl in ("mpsgraph", "mixed") and ix.routes[e.overload_name].via == "explicit"
     )
+    from migrate.port.reduce.plan import plan_reduction
+
+    try:
+        reduction = plan_reduction(ix, family, cleanup=False)
+    except PortBlocked as exc:
+        return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
+    if reduction is not None:
+        kernels = ", ".join(n for n in reduction.notes[0].split("(")[1].split(")")[0].split(", "))
+        return Verdict(family, "portable", overloads, f"reduction: {kernels}")
     try:
         impls, dag = translate_family(ix, family, own_impls(ix, family))
     except PortBlocked as exc:

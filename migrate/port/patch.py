@@ -38,6 +38,11 @@ def plan_port(ix: Index, family: str, torch_dtypes: bool = True, cleanup: bool =
 
 
 def _plan_port(ix: Index, family: str, torch_dtypes: bool, cleanup: bool) -> Port:
+    from migrate.port.reduce.plan import plan_reduction
+
+    reduction = plan_reduction(ix, family, cleanup)  # rules/reductions.yaml: reductions, softmax, norms, losses
+    if reduction is not None:
+        return reduction  # type: ignore[return-value]
     done = _hand_written(ix, family) or _onto_registered_stub(ix, family)
     if done is not None:
         fb = FixBuilder(ix)

@@ -33,7 +33,7 @@ def apply_edits(sources: dict[str, bytes], edits: list[Edit]) -> dict[str, bytes
         for (_, a), (_, b) in zip(items, items[1:]):
             if b.start < a.end:
                 raise ValueError(f"overlapping edits in {path} at bytes {a.start}-{a.end} and {b.start}-{b.end}")
-        data = sources[path]
+        data = sources.get(path, b"")  # a path the tree lacks: a file the edits create
         for _, e in reversed(items):
             data = data[: e.start] + e.replacement.encode() + data[e.end :]
         out[path] = data

@@ -1,0 +1,243 @@
+"""The host side of a reduction port: the launch helper header written once per tree, and each overload's
+new body, rendered from rules/reductions.yaml with the host function's own parameter names."""
+
+from __future__ import annotations
+
+import re
+from string import Template
+
+from migrate.model import NativeEntry
+from migrate.port.reduce.kernel import THREADS
+from migrate.port.translate import PortBlocked
+from migrate.source import SourceFile
+from migrate.source.literal_search import closing_brace
+from migrate.source.params import definition_params
+
+HEADER = "aten/src/ATen/native/mps/operations/ReduceLaunch.h"
+INCLUDE = "ATen/native/mps/operations/ReduceLaunch.h"
+
+HEADER_TEXT = f"""#pragma once
+// Host side of the reductions ported from MPSGraph by mps-migrate: the reduced dims, the output shape, and
+// the launch of a generated reduction kernel (one threadgroup per output element, 64-bit offsets).
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/mps/OperationUtils.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace at::native {{
+
+constexpr uint32_t kReduceThreads = {THREADS}; // the kernels' REDUCE_THREADS
+
+// The dims a reduction runs over, wrapped: every dim where none are named, none for a 0-dim tensor.
+static inline std::vector<int64_t> reduce_dims(const TensorBase& t, OptionalIntArrayRef dims) {{
+  std::vector<int64_t> out;
+  if (t.dim() == 0) {{
+    return out;
+  }}
+  if (!dims.has_value() || dims->empty()) {{
+    for (int64_t d = 0; d < t.dim(); ++d) {{
+      out.push_back(d);
+    }}
+    return out;
+  }}
+  for (const auto d : *dims) {{
+    const auto wrapped = maybe_wrap_dim(d, t.dim());
+    if (std::find(out.begin(), out.end(), wrapped) == out.end()) {{
+      out.push_back(wrapped);
+    }}
+  }}
+  return out;
+}}
+
+static inline DimVector reduced_shape(const TensorBase& t, IntArrayRef dims, bool keepdim) {{
+  DimVector shape;
+  for (int64_t d = 0; d < t.dim(); ++d) {{
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) {{
+      shape.push_back(t.size(d));
+    }} else if (keepdim) {{
+      shape.push_back(1);
+    }}
+  }}
+  return shape;
+}}
+
+// torch's vector norm special-cases these orders; the kernels do too.
+static inline std::string norm_kernel(double ord) {{
+  if (ord == 0) {{
+    return "norm_zero";
+  }}
+  if (ord == 1) {{
+    return "norm_one";
+  }}
+  if (ord == 2) {{
+    return "norm_two";
+  }}
+  if (std::isinf(ord)) {{
+    return ord > 0 ? "norm_inf" : "norm_neg_inf";
+  }}
+  return "norm_p";
+}}
+
+// Runs kernel `name`_<dtype of inputs[0]>: the kept dims of inputs[0] first (one threadgroup per element),
+// then `dims`; each tensor's strides in that order. An output with the input's rank is indexed by the
+// same dims (keepdim, or a softmax row); a smaller one by the kept dims in order.
+static inline void launch_reduction(const std::string& name,
+                                    const std::vector<Tensor>& inputs,
+                                    const std::vector<Tensor>& outputs,
+                                    IntArrayRef dims,
+                                    bool keepdim,
+                                    std::vector<float> params = {{}}) {{
+  using namespace mps;
+  const auto& x = inputs[0];
+  for (const auto& o : outputs) {{
+    if (o.numel() == 0) {{
+      return;
+    }}
+  }}
+  const int64_t ndim = x.dim();
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; ++d) {{
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) {{
+      order.push_back(d);
+    }}
+  }}
+  const uint32_t kept = order.size();
+  order.insert(order.end(), dims.begin(), dims.end());
+  std::vector<int64_t> sizes{{1}};
+  int64_t groups = 1, reduce_size = 1;
+  for (uint32_t k = 0; k < order.size(); ++k) {{
+    const int64_t size = x.size(order[k]);
+    (k < kept ? groups : reduce_size) *= size;
+    if (k == 0) {{
+      sizes[0] = size;
+    }} else {{
+      sizes.push_back(size);
+    }}
+  }}
+  if (groups == 0) {{
+    return;
+  }}
+  std::vector<std::vector<int64_t>> strides;
+  for (const auto& t : inputs) {{
+    std::vector<int64_t> s(std::max<size_t>(order.size(), 1), 0);
+    for (uint32_t k = 0; k < order.size(); ++k) {{
+      s[k] = t.stride(order[k]);
+    }}
+    strides.push_back(s);
+  }}
+  for (const auto& t : outputs) {{
+    std::vector<int64_t> s(std::max<size_t>(order.size(), 1), 0);
+    for (uint32_t k = 0; k < order.size(); ++k) {{
+      if (t.dim() == ndim) {{
+        s[k] = t.stride(order[k]);
+      }} else if (k < kept && k < static_cast<uint32_t>(t.dim())) {{
+        s[k] = t.stride(k);
+      }}
+    }}
+    strides.push_back(s);
+  }}
+  if (params.empty()) {{
+    params.push_back(0.0f);
+  }}
+  const std::array<uint32_t, 2> ndims{{kept, static_cast<uint32_t>(order.size()) - kept}};
+  const std::string kernel = name + "_" + scalarToMetalTypeString(x);
+  MPSStream* stream = getCurrentMPSStream();
+  dispatch_sync_with_rethrow(stream->queue(), ^() {{
+    @autoreleasepool {{
+      id<MTLComputeCommandEncoder> encoder = stream->commandEncoder();
+      id<MTLComputePipelineState> pso = MetalShaderLibrary::getBundledLibrary().getPipelineStateForFunc(kernel);
+      [encoder setComputePipelineState:pso];
+      unsigned idx = 0;
+      for (const auto& t : inputs) {{
+        mtl_setBuffer(encoder, t, idx++);
+      }}
+      for (const auto& t : outputs) {{
+        mtl_setBuffer(encoder, t, idx++);
+      }}
+      mtl_setBytes(encoder, sizes, idx++);
+      for (const auto& s : strides) {{
+        mtl_setBytes(encoder, s, idx++);
+      }}
+      mtl_setBytes(encoder, ndims, idx++);
+      mtl_setBytes(encoder, reduce_size, idx++);
+      mtl_setBytes(encoder, params, idx++);
+      uint32_t threads = 1;
+      while (threads < reduce_size && threads < kReduceThreads) {{
+        threads *= 2;
+      }}
+      threads = std::min<uint32_t>(threads, [pso maxTotalThreadsPerThreadgroup]);
+      [encoder dispatchThreadgroups:MTLSizeMake(groups, 1, 1) threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
+    }}
+  }});
+}}
+
+}} // namespace at::native
+"""
+
+
+def schema_names(e: NativeEntry) -> list[str]:
+    """Argument names of a schema, out= tensors included, in order (``*`` dropped)."""
+    inner = e.func[e.func.index("(") + 1 : e.func.rindex(") ->")]
+    names, depth, cur = [], 0, ""
+    for c in inner + ",":
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if c == "," and depth == 0:
+            part = cur.strip()
+            cur = ""
+            if part and part != "*":
+                names.append(part.split("=")[0].split()[-1])
+            continue
+        cur += c
+    return names
+
+
+def body_span(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """(after the body's ``{``, at its ``}``) of the function defined in data[start:end]."""
+    code = SourceFile(data).code
+    depth, k = 0, start
+    while k < end:
+        c = code[k : k + 1]
+        if c == b"(":
+            depth += 1
+        elif c == b")":
+            depth -= 1
+        elif c == b"{" and depth == 0:
+            close = closing_brace(code, k)
+            if close is None:
+                break
+            return k + 1, close
+        k += 1
+    raise PortBlocked("cannot find the function's body", "unreadable code")
+
+
+def render_body(template: str, entry: NativeEntry, fn_text: str, line: int, kernel: str, where: str) -> str:
+    """The new body: the template with each $argument the host parameter at the schema argument's place."""
+    params = definition_params(fn_text, line)
+    names = schema_names(entry)
+    if len(params) != len(names):
+        raise PortBlocked(
+            f"{entry.overload_name}: the host function takes {len(params)} parameters, the schema {len(names)}",
+            "stub signature",
+            where,
+        )
+    binding = {n: p.name for n, p in zip(names, params)}
+    binding["kernel"] = kernel
+    try:
+        text = Template(template).substitute(binding)
+    except (KeyError, ValueError) as exc:
+        raise PortBlocked(
+            f"{entry.overload_name}: the port's body names {exc}, which the schema does not have",
+            "stub signature",
+            where,
+        ) from None
+    lines = [ln for ln in text.rstrip("\n").split("\n")]
+    return "\n" + "\n".join(("  " + ln) if ln else "" for ln in lines) + "\n"
+
+
+def uses_return(text: str) -> bool:
+    return re.search(r"\breturn\b", text) is not None
