@@ -218,8 +218,8 @@ def test_dropping_an_old_complex_path_is_a_behaviour_change(real_ix):
     assert not [n for n in plan_port(real_ix, "atan2").notes if "(complex)" in n]
 
 
-def test_a_scalar_launch_runs_no_opinfo_sample(real_ix):
-    """add's launch binds alpha = 2 for every case; OpInfo's samples use alpha's default 1: not run."""
+def test_a_scalar_launch_runs_opinfo_samples_with_their_alpha(real_ix):
+    """add's launch binds alpha = 2 for verify's own cases; each OpInfo sample's case binds the sample's alpha."""
     from migrate.apply import unified_diff
 
     port = plan_port(real_ix, "add")
@@ -232,8 +232,8 @@ def test_a_scalar_launch_runs_no_opinfo_sample(real_ix):
         Options(dtypes=[torch.float32], layouts=["contiguous", "opinfo"]),
     )
     assert rep.ran and rep.ok, [c.failures or c.stats.first for c in rep.cells if c.status == "FAIL"]
-    assert not [c for c in rep.cells if c.layout.startswith("opinfo:")]
-    assert any("OpInfo samples (their own or the default scalar) are not run" in n for n in rep.notes)
+    assert [c.status for c in rep.cells if c.layout.startswith("opinfo:")] == ["pass"]
+    assert any("binds the sample's own alpha" in n for n in rep.notes)
 
 
 @pytest.mark.parametrize("family", ["leaky_relu", "leaky_relu_backward", "_prelu_kernel", "signbit", "add"])

@@ -208,3 +208,30 @@ def test_flag_without_default_reaches_the_reference(real_ix):
 def test_real_tree_ports_use_torchs_formulation(capsys, family, idiom):
     rc, out, err = port(capsys, family, "--root", str(pytorch_270a0_root()))
     assert rc == 0 and f"behaviour change ({idiom})" in err
+
+
+# ------------------------------------------- OpInfo samples with their own run-time scalars
+@pytest.mark.parametrize(
+    "family, uses, hardwired, samples",
+    [
+        # nn.functional.softshrink's samples pass lambd=0.0, 0.5 and the default (0.5, verify's own value)
+        ("softshrink", "(input[index], lambd)", "(input[index], T1(0.5f))", 5),
+        # add's pass alpha=2 (verify's own value), -3.125 and the default 1
+        ("add", "float(b), float(alpha), float(a)", "float(b), 2.0f, float(a)", 11),
+    ],
+)
+def test_opinfo_samples_run_with_their_own_scalars_on_the_real_tree(capsys, family, uses, hardwired, samples):
+    """A run-time scalar launch binds each OpInfo sample's own scalar (as the operator receives it): every sample of
+    the real 2.7.0a0 tree's port runs and agrees; a kernel hardwired to verify's own value passes the generated cases
+    and fails the samples passing another one."""
+    root = pytorch_270a0_root()
+    rc, patch, _ = port(capsys, family, "--root", str(root))
+    assert rc == 0 and uses in patch
+    opts = lambda: Options(dtypes=[torch.float32], layouts=["contiguous", "opinfo"])  # noqa: E731
+    rep = verify(root, family, (patch, f"<port {family}>"), opts())
+    sampled = [c for c in rep.cells if c.layout.startswith("opinfo:")]
+    assert rep.ok and sum(c.cases for c in sampled) == samples and all(c.passed == c.cases for c in sampled)
+    rep = verify(root, family, (patch.replace(uses, hardwired), f"<port {family}>"), opts())
+    by_layout = {c.layout: c.status for c in rep.cells}
+    assert by_layout["contiguous"] == "pass" and rep.exit_code == 1
+    assert [s for k, s in by_layout.items() if k.startswith("opinfo:")] == ["FAIL"]

@@ -39,6 +39,11 @@ class Case:
     out: torch.Tensor | None = None
     seed: int = 0
     expected_dtype: torch.dtype | None = None  # set from the first reference that ran
+    # an OpInfo sample's run-time scalar arguments: as it passes them (the reference gets them too) and as the
+    # operator receives them (name -> value, defaults filled in: what the launch binds for this case)
+    scalar_args: tuple = ()
+    scalar_kwargs: dict | None = None
+    scalars: dict | None = None
 
     def reference_args(self) -> list:
         return [a.value if isinstance(a, PyScalar) else a.tensor if isinstance(a, CpuScalar) else a for a in self.args]

@@ -54,15 +54,32 @@ def overload_name(func) -> str:
 
 
 class _Recorder(TorchDispatchMode):
-    """Top-level aten overloads a call dispatches (what the MPS dispatch key would receive)."""
+    """Top-level aten overloads a call dispatches (what the MPS dispatch key would receive); with ``names``, also
+    the values of those arguments in the first call whose schema has them all (defaults filled in)."""
 
-    def __init__(self, seen: set[str]):
+    def __init__(self, seen: set[str], names: tuple[str, ...] = ()):
         super().__init__()
-        self.seen = seen
+        self.seen, self.names = seen, names
+        self.values: dict | None = None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.seen.add(overload_name(func))
+        if self.names and self.values is None:
+            self.values = argument_values(func, args, kwargs or {}, self.names)
         return func(*args, **(kwargs or {}))
+
+
+def argument_values(func, args, kwargs: dict, names: tuple[str, ...]) -> dict | None:
+    """{name: value} of the aten call ``func(*args, **kwargs)`` for each of ``names`` (its schema's default where
+    the call leaves it out), or None when the schema lacks one of them."""
+    params = {a.name: (i, a) for i, a in enumerate(func._schema.arguments)}
+    if not all(n in params for n in names):
+        return None
+    out = {}
+    for n in names:
+        i, a = params[n]
+        out[n] = args[i] if i < len(args) else kwargs.get(n, a.default_value)
+    return out
 
 
 class OpInfoReference:
@@ -70,15 +87,17 @@ class OpInfoReference:
 
     name = "torch-cpu"
 
-    def __init__(self, opinfo, overloads: set[str]):
+    def __init__(self, opinfo, overloads: set[str], scalars: tuple[str, ...] = ()):
         self.opinfo, self.overloads = opinfo, overloads
+        self.scalars = scalars  # the launch's run-time scalars: read from the operator's call into case.scalars
 
     def compute(self, case: Case) -> torch.Tensor:
         args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case.reference_args()]
         seen: set[str] = set()
+        rec = _Recorder(seen, self.scalars)
         try:
-            with _Recorder(seen):
-                out = self.opinfo(*args)
+            with rec:
+                out = self.opinfo(*args, *case.scalar_args, **(case.scalar_kwargs or {}))
         except TypeError as exc:
             raise NotApplicable(str(exc).splitlines()[0]) from None
         except (RuntimeError, NotImplementedError) as exc:
@@ -86,6 +105,10 @@ class OpInfoReference:
         self.overloads |= seen
         if not isinstance(out, torch.Tensor):
             raise NotApplicable(f"{self.opinfo.name} returned {type(out).__name__}")
+        if self.scalars:
+            if rec.values is None:
+                raise NotApplicable(f"no operator call of this sample takes {', '.join(self.scalars)}")
+            case.scalars = rec.values
         return out
 
 
@@ -152,12 +175,23 @@ def _record_skipped(opinfo, sample, seen: set[str]) -> None:
         pass
 
 
+def _number(x) -> bool:
+    return x is None or (isinstance(x, (bool, int, float)) and not isinstance(x, torch.Tensor))
+
+
 def sample_cases(
-    opinfo, dtype: torch.dtype, arity: int, run: OpInfoRun, seen: set[str], expect: dict | None = None
+    opinfo,
+    dtype: torch.dtype,
+    arity: int,
+    run: OpInfoRun,
+    seen: set[str],
+    expect: dict | None = None,
+    scalars: tuple[str, ...] = (),
 ) -> list[Case]:
     """The OpInfo's samples for ``dtype`` as Cases; skipped samples are counted in ``run``
     (and the overloads they call added to ``seen``).  ``expect``: the arguments that reach the one stub
-    verified (rounding_mode="trunc"): a sample passing others calls another stub."""
+    verified (rounding_mode="trunc"): a sample passing others calls another stub.  ``scalars``: the run-time
+    scalars the launch binds: a sample may pass them (keywords among them, numbers after the operands)."""
     layout = f"opinfo:{opinfo.formatted_name}"
     if dtype not in opinfo.supported_dtypes("cpu"):
         run.unsupported = f"the OpInfo does not list {str(dtype).removeprefix('torch.')} on CPU"
@@ -171,11 +205,14 @@ def sample_cases(
             shown = ", ".join(f"{k}={v!r}" for k, v in s.kwargs.items()) or "no kwargs"
             run.skipped[f"{shown}: another stub than the one verified"] += 1
             continue
-        if s.kwargs:
+        raw, extra = [s.input, *s.args], ()
+        if scalars and set(s.kwargs) <= set(scalars) and all(_number(v) for v in s.kwargs.values()):
+            if len(raw) > arity and all(_number(x) for x in raw[arity:]):  # the scalars passed by position
+                raw, extra = raw[:arity], tuple(raw[arity:])
+        elif s.kwargs:
             run.skipped[f"kwargs {', '.join(sorted(s.kwargs))} not expressible by the functor"] += 1
             _record_skipped(opinfo, s, seen)
             continue
-        raw = [s.input, *s.args]
         ops = [_operand(x) for x in raw]
         if any(o is None for o in ops):
             _record_skipped(opinfo, s, seen)
@@ -189,7 +226,7 @@ def sample_cases(
             _record_skipped(opinfo, s, seen)
             run.skipped[f"{len(ops)} operand(s), the kernel takes {arity}"] += 1
             continue
-        cases.append(Case(dtype, layout, tuple(ops)))
+        cases.append(Case(dtype, layout, tuple(ops), scalar_args=extra, scalar_kwargs=dict(s.kwargs) or None))
     return cases
 
 

@@ -255,11 +255,10 @@ def prepare(source, references: list, opts, family: str) -> list[str]:
         if type(r) is TorchCpuReference:
             r.scalar_values = values
     references[:] = [r if type(r) is TorchCpuReference else WithScalars(r, values, source.site) for r in references]
-    opts.opinfo = False
     shown = ", ".join(f"{k}={v}" for k, v in table.items())
     return [
         f"run-time scalars {shown} (rules/scalar_args.yaml) passed to the kernel and every reference; "
-        f"OpInfo samples carry their own scalars and are not run for this launch"
+        f"an OpInfo sample's case binds the sample's own (as the operator receives them)"
     ]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -135,19 +135,33 @@ class Runner:
         self.source, self.lib, self.refs, self.opts = source, lib, refs, opts
         self.names = set(lib.kernel_names) if lib is not None else set()
         self.compile_failures: list[CompileFailure] = []  # shared with the OpInfo runners (run_opinfo)
+        self.scalar_names: tuple[str, ...] = ()  # the launch's run-time scalars, as the operator names them
+        self.negated = False  # the CPU kernel hands the stub -scalar (sub_out: add_stub(-alpha))
 
     def _flavors(self) -> list[str]:
         return table()["flavors"] if self.source.convention == "functor_registry" else ["default"]
 
-    def _host(self, flavor: str):
+    def _host(self, flavor: str, case: Case | None = None):
+        site = self._site(case)
         if self.source.convention in ("params_1d", "functor_params"):
             from migrate.verify.params_host import host_for
 
-            return host_for(self.source.site, self.names)
+            return host_for(site, self.names)
         if self.source.convention != "functor_registry":
-            return TemplateHost(self.source.site)
-        alpha = self.source.site.scalar if self.source.site is not None else None
+            return TemplateHost(site)
+        alpha = site.scalar if site is not None else None
         return Host(self.names, None if flavor == "default" else flavor, self.opts.scalar_read, alpha)
+
+    def _site(self, case: Case | None):
+        """The launch site, with the run-time scalars of ``case`` (an OpInfo sample's own) where it has them."""
+        site = self.source.site
+        got = case.scalars if case is not None else None
+        if not got or site is None:
+            return site
+        if site.scalar_values is not None:  # a parameter struct: the fields' arguments in the table's order
+            return replace(site, scalar_values=[got[k] for k in self.scalar_names])
+        value = got[site.extra]
+        return replace(site, scalar=-value if self.negated else value)
 
     def empty_strided(self, size, stride, dtype):
         """An output the kernel takes without copies (the isolated worker's arena); torch's elsewhere."""
@@ -205,7 +219,7 @@ class Runner:
         seen: set[str] = set()
         alts = None
         for flavor in self._flavors():
-            host = self._host(flavor)
+            host = self._host(flavor, case)
             out = self.empty_strided(case.out.shape, case.out.stride(), out_dtype) if case.out is not None else None
             ops = _operands(case)
             if self.source.operand_order is not None and len(ops) == len(self.source.operand_order):
@@ -410,6 +424,7 @@ def _verify(
         lib, failed = compile_or_block(source, root, opts) if runnable else (None, None)  # nothing to run: no compile
     notes: list[str] = []
     default_references = references is None
+    negated = False  # the CPU kernel negates the scalar before its stub (sub_out: add_stub(-alpha))
     if references is None:
         try:
             cpu = TorchCpuReference(family, base)
@@ -424,7 +439,6 @@ def _verify(
                 f"{opts.stub}: torch CPU called with "
                 + (", ".join(f"{k}={v!r}" for k, v in chosen.items()) or "the arguments' defaults")
             )
-        negated = False  # the CPU kernel negates the scalar before its stub (sub_out: add_stub(-alpha))
         if source.site is not None and source.site.scalar is not None:
             site = source.site
             value = int(site.scalar) if float(site.scalar).is_integer() else site.scalar  # integral inputs take it
@@ -436,9 +450,8 @@ def _verify(
                 f"run-time scalar {site.extra} = {site.scalar:g} ({site.scalar_from})"
                 + (f"; {negated}: the reference gets {site.extra}={-value}" if negated else "")
                 + "".join(f"; the reference gets {k}={v}" for k, v in site.reference_kwargs)
-                + "; OpInfo samples (their own or the default scalar) are not run for this launch"
+                + f"; an OpInfo sample's case binds the sample's own {site.extra} (as the operator receives it)"
             )
-            opts.opinfo = False  # the launch binds one value for every case; a sample's would differ
         references = [cpu]
         from migrate.verify.references import old_reference, old_reference_at_head
 
@@ -482,6 +495,7 @@ def _verify(
         raise UsageError(f"unknown layout(s) {', '.join(unknown)} (known: {', '.join(table()['layouts'])})")
     runner = Runner(source, lib, references, opts)
     runner.compile_failures = report.compile_failures
+    runner.scalar_names, runner.negated = _scalar_names(source, family), bool(negated)
     if failed is not None:
         report.compile_failures.append(failed)
     work = [(d, nonzero_divisors(build_cases(d, source.arity, layouts, seed), family)) for d in dtypes]
@@ -509,6 +523,18 @@ def _verify(
     return report
 
 
+def _scalar_names(source: KernelSource, family: str) -> tuple[str, ...]:
+    """The run-time scalars the launch binds, as the operator's schema names them (none: a plain launch)."""
+    site = source.site
+    if site is None:
+        return ()
+    if site.scalar_values is not None:
+        from migrate.verify.params_host import scalar_args
+
+        return tuple(scalar_args(family) or ())
+    return (site.extra,) if site.scalar is not None else ()
+
+
 def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Reference], dtypes, overlay=None) -> None:
     """The installed torch's OpInfo samples of the family, one cell per (dtype, OpInfo), each judged against
     the tree's own expectations (``overlay``: the patch's files, whose expectations win)."""
@@ -520,11 +546,18 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
     report.notes += sel.notes
     expectations = load(index.tree.root, {**index.tree.sources, **(overlay or {})}) if sel.opinfos else None
     reached: dict[str, set[str]] = {}
+    names = runner.scalar_names
+    if names and extra_refs and sel.opinfos:  # each sample binds its own scalars; the old graph holds one value
+        report.notes.append(
+            "OpInfo samples: compared with torch CPU only (the old MPSGraph reference holds one scalar)"
+        )
+        extra_refs = []
     for op in sel.opinfos:
         report.opinfo_names.append(op.formatted_name)
         seen = reached.setdefault(op.formatted_name, set())
-        sub = Runner(runner.source, runner.lib, [ops.OpInfoReference(op, seen), *extra_refs], runner.opts)
+        sub = Runner(runner.source, runner.lib, [ops.OpInfoReference(op, seen, names), *extra_refs], runner.opts)
         sub.compile_failures = runner.compile_failures
+        sub.scalar_names, sub.negated = names, runner.negated
         for d in dtypes:
             run = ops.OpInfoRun(op.formatted_name, d)
             expect = None
@@ -532,7 +565,7 @@ def run_opinfo(report: Report, index, runner: "Runner", extra_refs: list[Referen
                 from migrate.conventions.stub_choice import call_kwargs
 
                 expect = call_kwargs(runner.opts.known)
-            cases = ops.sample_cases(op, d, runner.source.arity, run, seen, expect)
+            cases = ops.sample_cases(op, d, runner.source.arity, run, seen, expect, names)
             cell = Cell(
                 dtype_name(d),
                 f"opinfo:{op.formatted_name}",
