@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.cache import cache_base
+from migrate.device.cpu.build import run_stopped_after
 from migrate.device.errors import Diagnostic
 
 from . import declarations, toolchain
@@ -121,16 +121,10 @@ class TreeUnits:
 
 
 def _spawn(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
-    proc = subprocess.Popen(
-        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    proc = run_stopped_after(cmd, timeout)
+    if proc is None:
         return subprocess.CompletedProcess(cmd, -9, "", f"the compiler did not finish within {timeout:g} s")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return proc
 
 
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): (?P<msg>.*)$")

@@ -115,8 +115,8 @@ def _compile_error(stage: str, stderr: str, user_src: Path, filename: str, sourc
     return MetalCompileError(head + "\n" + "\n".join(text), tuple(errors))
 
 
-def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subprocess.CompletedProcess:
-    """Run a compiler stage in its own process group; past `timeout` the whole group is killed."""
+def run_stopped_after(cmd: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """Run a compiler in its own process group; past ``timeout`` the whole group is killed (None)."""
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -125,11 +125,18 @@ def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subproces
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subprocess.CompletedProcess:
+    proc = run_stopped_after(cmd, timeout)
+    if proc is None:
         raise MetalCompileError(
             f"Metal compile error in {filename}\n{stage} did not finish within {timeout:g} s "
             "and was stopped (a template explosion or endless #include?)"
-        ) from None
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        )
+    return proc
 
 
 def built_before(root: Path, k1: str, suffix: str, usable=lambda manifest: True) -> tuple[Path, dict] | None:
