@@ -144,3 +144,25 @@ def test_an_expected_failure_is_xfail_with_the_trees_reason():
     out = to_text(r)
     assert "XFAIL complex64 opinfo:sqrt: the tree expects it: UNIMPLEMENTED_XFAILLIST (test/test_mps.py:" in out
     assert json.loads(to_json(r))["cells"][0]["expected"]["reason"] == "planted: complex sqrt differs"
+
+
+@pytest.mark.parametrize(
+    "family, dtype, link, shown",
+    [
+        # OpInfo's copysign(t, -3.14): binary_mps_impl binds the wrapped float64 scalar's bytes as a float
+        ("copysign", torch.float32, "https://github.com/pytorch/pytorch/issues/152582", "pytorch/pytorch#152582"),
+        # 3.80+0.0057j: the tree's complex sqrt cancels in |z| - re, in float as on a Mac
+        ("sqrt", torch.complex64, "aten/src/ATen/native/mps/kernels/UnaryKernel.metal", "sqrt_complex_kernel"),
+    ],
+)
+def test_a_mismatch_a_mac_shares_is_labelled_upstream(family, dtype, link, shown):
+    """A FAIL cell that rules/verify.yaml ``upstream`` explains keeps failing (the tree's test_mps fails the same way
+    on a Mac) and says why, in text and JSON; a cell that passes carries no label."""
+    r = verify(pytorch_270a0_root(), family, opts=Options(layouts=["opinfo"], dtypes=[dtype, torch.float16]))
+    cells = {c["dtype"]: c for c in json.loads(to_json(r))["cells"]}
+    failing = cells[str(dtype).removeprefix("torch.")]
+    assert failing["status"] == "FAIL" and failing["upstream"]["link"] == link and shown in failing["upstream"]["what"]
+    assert cells["float16"]["status"] == "pass" and cells["float16"]["upstream"] is None
+    text = to_text(r)
+    assert "  upstream: " in text and shown in text and "1 failed (1 upstream behaviour a Mac shares)" in text
+    assert r.exit_code == 1

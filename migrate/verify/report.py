@@ -5,7 +5,24 @@ from __future__ import annotations
 import json
 
 from migrate.verify.compare import Stats
+from migrate.verify.dtypes import table
 from migrate.verify.run import Cell, Report, first_failure
+
+
+def upstream(family: str, c: Cell) -> dict | None:
+    """The rules/verify.yaml ``upstream`` entry explaining a FAIL cell (the tree's own behaviour, a Mac's too)."""
+    if c.status != "FAIL":
+        return None
+    reason = c.stats.first.reason if c.stats.first is not None else ""
+    for e in table().get("upstream") or ():
+        if (
+            ("reason" not in e or e["reason"] in reason)
+            and ("kernel" not in e or any(k.startswith(e["kernel"]) for k in c.kernels))
+            and e.get("dtype", c.dtype) == c.dtype
+            and e.get("family", family) == family
+        ):
+            return {"what": e["what"], "link": e["link"]}
+    return None
 
 
 def _num(x: float) -> str:
@@ -79,6 +96,7 @@ def to_json(r: Report) -> str:
                 "failures": c.failures,
                 "skipped": c.skipped,
                 "expected": c.expected.json() if c.expected is not None else None,
+                "upstream": upstream(r.family, c),
                 "references_disagree": _stats_json(c.old_vs_cpu),
             }
             for c in r.cells
@@ -171,8 +189,13 @@ def to_text(r: Report) -> str:
     fmt = lambda cols: "  ".join(x.ljust(w) for x, w in zip(cols, widths)).rstrip()  # noqa: E731
     lines += [fmt(head), fmt(["-" * w for w in widths])] + [fmt(x) for x in rows]
     fails = [c for c in r.cells if c.status == "FAIL"]
+    known = 0
     for c in fails:
         lines.append(f"FAIL {c.dtype} {c.layout}: {first_failure(c)}")
+        why = upstream(r.family, c)
+        if why is not None:
+            known += 1
+            lines.append(f"  upstream: {why['what']} ({why['link']}; rules/verify.yaml upstream)")
     for c in r.cells:
         if c.status == "XFAIL":
             lines.append(
@@ -207,7 +230,9 @@ def to_text(r: Report) -> str:
     xfail, xpass = (sum(c.status == s for c in r.cells) for s in ("XFAIL", "XPASS"))
     extra = (f"{xfail} xfail, " if xfail else "") + (f"{xpass} xpass, " if xpass else "")
     lines.append(
-        f"{passed} passed, {len(fails)} failed, "
+        f"{passed} passed, {len(fails)} failed"
+        + (f" ({known} upstream behaviour a Mac shares)" if known else "")
+        + ", "
         + (f"{blocked} blocked, " if blocked else "")
         + extra
         + f"{skipped} skipped (dtype x layout)"
