@@ -124,7 +124,24 @@ def _draw(selection: dict) -> tuple[list[dict], list[str]]:
                 cases.append(_with_references(op, case))
     if not derived:
         cases += _own(selection["family"], opinfos, len(cases))
+    cases += _reduction_own(selection["family"], opinfos, len(cases))
     return cases, notes
+
+
+def _reduction_own(family: str, opinfos: list, start: int) -> list[dict]:
+    """verify's own cases for a reduction, softmax, norm or loss family (``reduction_cases.py``), in the dtypes its
+    OpInfo takes on MPS and CPU, with CPU references."""
+    from .reduction_cases import reduction_cases
+
+    if not opinfos:
+        return []
+    on_mps, on_cpu = opinfos[0].supported_dtypes("mps"), opinfos[0].supported_dtypes("cpu")
+    dtypes = [d for d in map(_dtype, MPS_DTYPES) if d in on_mps and d in on_cpu and not d.is_complex]
+    cases = []
+    for own in reduction_cases(family, dtypes):
+        case = {"index": start + len(cases), "opinfo": f"{family} (own cases)", **own}
+        cases.append(_with_references(callable_of(own["call"], {}), case))
+    return cases
 
 
 def _own(family: str, opinfos: list, start: int) -> list[dict]:
@@ -151,10 +168,15 @@ def _own(family: str, opinfos: list, start: int) -> list[dict]:
     return cases
 
 
+_DRAWN_BY = ("samples.py", "derived.py", "own_cases.py", "reduction_cases.py")  # the modules whose code decides the cases drawn
+
+
 def load_cases(selection: dict, cache_dir: Path) -> tuple[list[dict], list[str]]:
     """The selection's cases and references: from the cache, else drawn (and cached)."""
     key = hashlib.sha256(
-        json.dumps([FORMAT, torch.__version__, selection, Path(__file__).read_bytes().hex()]).encode()
+        json.dumps(
+            [FORMAT, torch.__version__, selection, *(Path(__file__).with_name(f).read_bytes().hex() for f in _DRAWN_BY)]
+        ).encode()
     ).hexdigest()[:24]
     path = cache_dir / f"{key}.pt"
     try:

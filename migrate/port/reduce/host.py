@@ -226,6 +226,13 @@ def render_body(template: str, entry: NativeEntry, fn_text: str, line: int, kern
             where,
         )
     binding = {n: p.name for n, p in zip(names, params)}
+    local = set(re.findall(r"\b(?:auto|float|double)\s+(\w+)\s*=", template))
+    if clash := sorted(local & set(binding.values())):
+        raise PortBlocked(
+            f"{entry.overload_name}: the port's body declares {', '.join(clash)}, a parameter of the host function",
+            "stub signature",
+            where,
+        )
     binding["kernel"] = kernel
     try:
         text = Template(template).substitute(binding)

@@ -388,7 +388,7 @@ def section(recipe: Recipe, lib: Library, existing: str) -> str:
         if spec.form == "welford" and "welford_merge(" not in have:
             parts.append(WELFORD_HELPER)
             have += WELFORD_HELPER
-        if f"{spec.name}_kernel(" in have:
+        if re.search(rf"\b{spec.name}_kernel\(", have):
             continue
         parts.append(kernel_text(spec, lib))
         macro, definition = register_macro(spec)
