@@ -60,6 +60,12 @@ def test_reduction_maximum_ignores_nan_and_the_propagate_form_does_not():
     assert math.isnan(kept[0, 0])
 
 
+def test_band_part_keeps_the_band_a_negative_count_keeps_the_whole_side():
+    x = torch.ones(3, 3)
+    upper = _run("bandPartWithTensor:numLower:numUpper:name:", x, extra=[0, -1, None])
+    assert upper.tolist() == torch.triu(x).tolist()
+
+
 def test_reductions_keep_the_reduced_axes_and_the_input_dtype():
     x = torch.arange(6, dtype=torch.int32).reshape(2, 3)
     s = _run("reductionSumWithTensor:axes:name:", x, extra=[[0, 1], None])
@@ -98,8 +104,8 @@ def test_infer_gives_the_dtype_and_shape_the_host_code_reads_back():
 
 
 def test_an_unknown_selector_raises_naming_it():
-    with pytest.raises(LookupError, match=r"not emulated: -\[MPSGraph bandPartWithTensor:numLower:numUpper:name:\]"):
-        ge.evaluate({"sel": "bandPartWithTensor:numLower:numUpper:name:", "args": []}, {}, "cpu")
+    with pytest.raises(LookupError, match=r"not emulated: -\[MPSGraph reverseTensor:axes:name:\]"):
+        ge.evaluate({"sel": "reverseTensor:axes:name:", "args": []}, {}, "cpu")
 
 
 def test_call_sites_name_the_file_and_line_of_each_send(tmp_path):
@@ -110,3 +116,72 @@ def test_call_sites_name_the_file_and_line_of_each_send(tmp_path):
     f.write_text("x\n  auto t = [mpsGraph bandPartWithTensor:a\n   numLower:1 numUpper:2 name:nil];\n")
     msg = "MPSGraph selector not emulated: -[MPSGraph bandPartWithTensor:numLower:numUpper:name:] (...)"
     assert call_sites([f], msg, tmp_path) == " (sent at ops/Tri.mm:2)"
+
+
+# ------------------------------------------------------------------ the 2.7.0a0 tree's graph code, run
+
+
+@pytest.fixture(scope="module")
+def tree():
+    from tests.corpus import pytorch_270a0_root
+    from tests.host_trees import toolchain_or_skip
+
+    toolchain_or_skip()
+    return pytorch_270a0_root()
+
+
+def _verify_json(*args):
+    import json
+
+    from tests.host_trees import cli
+
+    p = cli("verify", *args, "--host", "--format", "json")
+    try:
+        return p.returncode, json.loads(p.stdout)
+    except ValueError:
+        raise AssertionError(p.stdout + p.stderr) from None
+
+
+def test_an_mpsgraph_family_runs_through_the_emulation_with_old_mpsgraph_as_reference(tree):
+    rc, data = _verify_json("hypot", "--root", str(tree))
+    assert data["references"] == ["torch-cpu", "old-mpsgraph"]
+    cells = {(c["opinfo"], c["dtype"]): c for c in data["cells"]}
+    assert cells[("hypot", "float32")]["graph_cases"] > 0 and cells[("hypot", "float32")]["failed"] == []
+    # the old graph squares and adds: it overflows where torch CPU's hypot does not
+    assert "hypot (own cases) float32" in data["old_vs_cpu"] and rc == 1
+
+
+def test_a_selector_the_emulation_lacks_is_an_error_cell_naming_it_and_its_call_site(tree):
+    rc, data = _verify_json("flip", "--root", str(tree))  # flip's graph reverses, which the table lacks
+    errors = {c["error"] for c in data["cells"] if c["error"]}
+    assert rc == 2 and data["verdict"] == "INCOMPLETE"
+    expected = (
+        "MPSGraph selector not emulated: -[MPSGraph reverseTensor:axes:name:] (rules/mpsgraph.yaml has no entry) "
+        "(sent at aten/src/ATen/native/mps/operations/Indexing.mm:"
+    )
+    assert errors and all(e.startswith(expected) for e in errors), errors
+
+
+def test_a_planted_port_that_drops_nan_is_a_behaviour_change_against_the_old_revision(tree, tmp_path):
+    import subprocess
+
+    from tests.host_trees import mps_copy
+
+    root = mps_copy(tree, tmp_path)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "old"], check=True)
+    host = root / "aten/src/ATen/native/mps/operations/BinaryOps.mm"
+    text = host.read_text()
+    planted = text.replace("(maximum_out_mps, maximumWithNaNPropagationAndIntFallback,", "(maximum_out_mps, maximum,")
+    assert planted != text
+    host.write_text(planted)
+    rc, data = _verify_json("maximum", "--root", str(root), "--old", "HEAD")
+    assert rc == 1 and data["references"][0] == "torch-cpu" and data["references"][1].startswith("old-mpsgraph (HEAD")
+    changed = set(data["behaviour_changes"])
+    assert {"maximum (own cases) float32", "maximum (own cases) float16"} <= changed
+    assert not any("int" in c for c in changed)  # integers never see NaN: no change there
+    cell = next(c for c in data["cells"] if c["opinfo"] == "maximum (own cases)" and c["dtype"] == "float32")
+    assert any("nan" in line for line in cell["changed"])
+    assert data["old_vs_cpu"] == []  # the old graph propagated NaN, as torch CPU does

@@ -57,6 +57,11 @@ def add_arguments(p) -> None:
         help="run the family's overloads through the tree's own .mm host code (compiled as Objective-C++ against "
         "the shim SDK) on fake-MPS tensors, with the OpInfo samples, against torch CPU",
     )
+    p.add_argument(
+        "--old",
+        metavar="REV|PATH",
+        help="with --host: compare with the old implementation from a git revision of the tree or another tree",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -103,10 +108,17 @@ def _run_host(args, root: Path) -> int:
 
     if args.patch or args.backend != "cpu":
         raise UsageError("--host runs the tree as it is on the CPU backend (no --patch, no --backend)")
+    old = None
+    if args.old:
+        from migrate.host_code.old_tree import old_root
+
+        old_path, label = old_root(root, args.old)
+        old = (old_path, lambda: Index(load_tree(old_path)), label)
     try:
         report = verify_host(
-            root, lambda: Index(load_tree(root)), args.family, timeout=max(args.timeout, 120.0), progress=_progress()
-        )
+            root, lambda: Index(load_tree(root)), args.family, timeout=max(args.timeout, 120.0), progress=_progress(),
+            old=old,
+        )  # fmt: skip
     except ToolchainMissing as exc:
         raise UsageError(str(exc)) from None
     except NotRunnable as exc:
@@ -117,6 +129,7 @@ def _run_host(args, root: Path) -> int:
         data["fallbacks"] = sorted(report.fallbacks)
         data["verdict"] = report.verdict
         data["references"], data["old_vs_cpu"] = report.references, report.old_vs_cpu
+        data["behaviour_changes"] = report.behaviour_changes
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(render(report) + "\n")
@@ -125,6 +138,8 @@ def _run_host(args, root: Path) -> int:
 
 def run(args) -> int:
     root = find_root(args.root, (args.command, args.family))
+    if args.old and not args.host:
+        raise UsageError("--old compares through the host path: add --host")
     if args.host:  # this process never imports torch: the worker does
         return _run_host(args, root)
     from migrate.verify.dtypes import from_name

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import torch
 
-from migrate.tables import load_table
+from .graph_table import arg_kinds, graph_selectors, raw, shim_table  # noqa: F401 - re-exported
 
 EVALUATOR = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 
@@ -34,15 +34,10 @@ def to_torch(code: int) -> torch.dtype:
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict:
-    return load_table("mpsgraph.yaml")
-
-
-@lru_cache(maxsize=1)
 def elementwise() -> dict[str, dict]:
     """selector -> its ``ops`` entry (with the compiled torch functions)."""
     out = {}
-    for name, d in _table()["ops"].items():
+    for name, d in raw()["ops"].items():
         entry = dict(d, op=name, fn=_torch_fn(str(d["torch"])))
         entry["fn_int"] = _torch_fn(str(d["torch_int"])) if d.get("torch_int") else None
         out[d["selector"]] = entry
@@ -56,46 +51,6 @@ def _torch_fn(spec: str):
     for part in spec.split(".")[1:]:
         obj = getattr(obj, part)
     return obj
-
-
-@lru_cache(maxsize=1)
-def graph_selectors() -> dict[str, dict]:
-    """selector -> {"eval": name, "returns": "t" | "ts"} for the non-elementwise selectors."""
-    out = {}
-    for sel, spec in _table()["emulation"]["graph"].items():
-        spec = {"eval": spec} if isinstance(spec, str) else dict(spec)
-        spec.setdefault("returns", "t")
-        out[sel] = spec
-    return out
-
-
-def arg_kinds(selector: str) -> list[str]:
-    labels = _table()["emulation"]["labels"]
-    out = []
-    for label in selector.rstrip(":").split(":"):
-        if label.endswith("Tensors"):
-            out.append("ts")
-        elif label.endswith("Tensor"):
-            out.append("t")
-        elif label in labels:
-            out.append(labels[label])
-        else:
-            raise ValueError(f"rules/mpsgraph.yaml emulation.labels: no kind for label {label!r} of {selector}")
-    return out
-
-
-def emulated() -> set[str]:
-    return set(elementwise()) | set(graph_selectors()) | set(_table()["constants"])
-
-
-def shim_table() -> str:
-    """The lines the shim reads: ``selector kind,kind,...,->returns`` for each selector its generic method
-    answers (the constants and placeholders are methods of their own)."""
-    lines = []
-    for sel in sorted(set(elementwise()) | set(graph_selectors())):
-        returns = graph_selectors().get(sel, {}).get("returns", "t")
-        lines.append(f"{sel} {','.join(arg_kinds(sel))},->{returns}")
-    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------ evaluation
@@ -206,7 +161,20 @@ EVALUATORS = {
     "variance": _reduce(lambda x, d: x.var(d, keepdim=True, correction=0)),
     "softmax": lambda x, axis, *_: torch.softmax(x, axis),
     "matmul": lambda a, b, *_: torch.matmul(a, b),
+    "band_part": lambda x, lower, upper, *_: x if x.is_meta else _band_part(x, int(lower), int(upper)),
+    "real": lambda x, *_: torch.view_as_real(x)[..., 0] if x.is_complex() else x,
+    "imag": lambda x, *_: torch.view_as_real(x)[..., 1] if x.is_complex() else torch.zeros_like(x),
+    "complex": lambda re, im, *_: torch.complex(re.float(), im.float()),
 }
+
+
+def _band_part(x: torch.Tensor, lower: int, upper: int) -> torch.Tensor:
+    """Keeps the elements of the last two dimensions within ``lower`` below and ``upper`` above the diagonal (a
+    negative count keeps that whole side)."""
+    rows = torch.arange(x.shape[-2], device=x.device).unsqueeze(1)
+    cols = torch.arange(x.shape[-1], device=x.device).unsqueeze(0)
+    keep = ((lower < 0) | (rows - cols <= lower)) & ((upper < 0) | (cols - rows <= upper))
+    return torch.where(keep, x, torch.zeros((), dtype=x.dtype, device=x.device))
 
 
 def _prod(x, dims):

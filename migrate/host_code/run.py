@@ -43,6 +43,9 @@ class Cell:
     expected: dict | None = None  # the tree's test_mps expectation for this cell (verify.expectations), if any
     graph_cases: int = 0  # cases whose host code ran an MPSGraph (the emulation: the old-mpsgraph reference)
     error: str = ""  # the host code reached a selector the emulation lacks (with its call sites)
+    changed: list[str] = field(default_factory=list)  # cases whose output differs from the old implementation's
+    old_cases: int = 0  # cases compared with the old implementation (--old)
+    old_graph_cases: int = 0  # of them, those whose old code ran an MPSGraph
 
     @property
     def ok(self) -> bool:
@@ -71,6 +74,8 @@ class HostReport:
     fallbacks: set[str]  # overloads the fake device's CPU fallback answered
     seconds: float
     stages: dict[str, float] = field(default_factory=dict)  # seconds: build (index, plan, build), worker
+    old: str = ""  # the old implementation compared with (--old): a revision or a tree
+    old_disagree: list[str] = field(default_factory=list)  # --old: the cells where it and torch CPU disagree
 
     @property
     def verdict(self) -> str:
@@ -80,18 +85,32 @@ class HostReport:
             return "NO-CASES"
         if any(f.partition(".")[0] == self.family for f in self.fallbacks):  # the host code did not run them
             return "INCOMPLETE"
-        if any(c.status in ("FAIL", "XPASS") for c in self.cells):
+        if any(c.status in ("FAIL", "XPASS") for c in self.cells) or self.behaviour_changes:
             return "FAIL"
         return "INCOMPLETE" if any(c.status == "ERROR" for c in self.cells) else "PASS"
 
     @property
     def references(self) -> list[str]:
         """torch CPU always; old-mpsgraph when the tree's host code ran an MPSGraph (through the emulation)."""
-        return ["torch-cpu"] + (["old-mpsgraph"] if any(c.graph_cases for c in self.cells) else [])
+        if not self.old:
+            return ["torch-cpu"] + (["old-mpsgraph"] if any(c.graph_cases for c in self.cells) else [])
+        refs = ["torch-cpu"]
+        if self.old:
+            kind = "old-mpsgraph" if any(c.old_graph_cases for c in self.cells) else "old"
+            refs.append(f"{kind} ({self.old})")
+        return refs
+
+    @property
+    def behaviour_changes(self) -> list[str]:
+        """The cells where the new code's output differs from the old implementation's (--old)."""
+        return [f"{c.opinfo} {c.dtype}" for c in self.cells if c.changed]
 
     @property
     def old_vs_cpu(self) -> list[str]:
-        """The cells where the old MPSGraph code (emulated) and torch CPU disagree."""
+        """The cells where the old MPSGraph code (emulated) and torch CPU disagree: the tree's own graph code, or
+        with --old the old implementation's."""
+        if self.old:
+            return self.old_disagree
         return [f"{c.opinfo} {c.dtype}" for c in self.cells if c.graph_cases and c.status in ("FAIL", "XFAIL", "XPASS")]
 
 
@@ -233,7 +252,7 @@ class Worker:
 
 
 def run_worker(
-    build: HostBuild, index, chosen: dict, timeout: float, first: Worker | None = None
+    build: HostBuild, index, chosen: dict, timeout: float, first: Worker | None = None, extra: dict | None = None
 ) -> tuple[list, list[str], dict]:
     """(the cases' (opinfo, dtype), the worker's notes, every case's row). A case that crashed or timed out gets
     a row naming the signal, and the cases after it run in a new worker."""
@@ -248,7 +267,7 @@ def run_worker(
         with tempfile.TemporaryDirectory(prefix="mps-host-run-") as tmp:
             job = {
                 "library": str(build.library), "root": str(root), "exports": exports, "selection": chosen,
-                "cache_dir": str(cache_root() / "cases"), "result_dir": tmp, "skip": sorted(rows),
+                "cache_dir": str(cache_root() / "cases"), "result_dir": tmp, "skip": sorted(rows), **(extra or {}),
             }  # fmt: skip
             worker = worker or Worker(build.preload)
             why = worker.run(job, timeout)
@@ -285,8 +304,12 @@ def _death(returncode: int, stderr: str) -> str | None:
     return f"the host process exited with {returncode}: {tail[0]}".rstrip(": ")
 
 
-def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, progress=None) -> HostReport:
-    """``load_index``: the tree's Index, or a function making it (called once the worker is starting)."""
+def verify_host(
+    root: Path, load_index, family: str, timeout: float = 300.0, progress=None, old: tuple | None = None
+) -> HostReport:
+    """``load_index``: the tree's Index, or a function making it (called once the worker is starting). ``old``:
+    (tree, its load_index, label) of the old implementation, run first on the same cases; each case of the new
+    run is compared with its output."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     units = TreeUnits(root, progress)
@@ -307,7 +330,18 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
             worker.cancel()
         errors = [f.first_error() or "" for f in build.failures]
         return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0, stages)
-    listed, notes, rows = run_worker(build, index, selection(index, family), timeout, worker)
+    chosen = selection(index, family)
+    with tempfile.TemporaryDirectory(prefix="mps-host-old-") as saved:
+        extra, old_disagree = None, []
+        if old is not None:
+            problem, old_disagree = _run_old(old, family, chosen, timeout, saved, progress)
+            if problem:
+                if worker:
+                    worker.cancel()
+                return HostReport(family, rel, [], [], [], [problem], set(), time.perf_counter() - t0, stages,
+                                  old=old[2])  # fmt: skip
+            extra = {"old_dir": saved}
+        listed, notes, rows = run_worker(build, index, chosen, timeout, worker, extra)
     stages["worker"] = time.perf_counter() - t0 - stages["build"]
     cells, fallbacks = collect_cells(listed, rows, notes)
     for cell in cells:
@@ -316,10 +350,32 @@ def verify_host(root: Path, load_index, family: str, timeout: float = 300.0, pro
     missed = sorted(f for f in fallbacks if f.partition(".")[0] == family)
     if missed:
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
+    if old is not None:
+        missing = sum(1 for r in rows.values() if "old_missing" in r)
+        if missing:
+            notes.append(f"{missing} case(s) have no old output to compare with (the old code could not run them)")
     return HostReport(
         family, rel, sorted(build.registered), cells, notes, [], fallbacks, time.perf_counter() - t0,
-        stages,
+        stages, old[2] if old else "", old_disagree,
     )  # fmt: skip
+
+
+def _run_old(old: tuple, family: str, chosen: dict, timeout: float, saved: str, progress) -> tuple[str | None, list]:
+    """Runs the old implementation's host code on the cases, saving each output in ``saved``: (None, or why it
+    could not run; the cells where its outputs and torch CPU disagree)."""
+    old_root, load_old, label = old
+    units = TreeUnits(old_root, progress)
+    index = load_old() if callable(load_old) else load_old
+    files, operators = plan(index, family)
+    build = build_closure(units, index, files, operators, progress)
+    if not build.ok:
+        return f"the old implementation ({label}) does not build: {build.failures[0].first_error()}", []
+    listed, notes, rows = run_worker(build, index, chosen, timeout, None, {"save_dir": saved})
+    started = [n for n in notes if n.startswith("the worker could not start")]
+    if started:
+        return f"the old implementation ({label}): {started[0]}", []
+    cells, _ = collect_cells(listed, rows, [])
+    return None, [f"{c.opinfo} {c.dtype}" for c in cells if c.status in ("FAIL", "XFAIL", "XPASS")]
 
 
 _SELECTOR = re.compile(r"-\[MPSGraph ([\w:]+)\]")
@@ -361,6 +417,10 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
         fallbacks |= {f.removeprefix("aten::") for f in row.get("fallbacks", ())}
         cell.expected = cell.expected or row.get("expected")
         cell.graph_cases += row.get("graph_runs", 0) > 0
+        cell.old_cases += "old_graph" in row
+        cell.old_graph_cases += bool(row.get("old_graph"))
+        if "changed" in row:
+            cell.changed.append(f"{layout or 'sample'} {i}: {row['changed']}")
         if "failure" in row and layout and _REFUSAL.search(row["failure"]):
             cell.refused_cases.append(f"{layout} {i}: {row['failure'].removeprefix('the host code raised ')}")
         elif "failure" in row:
@@ -450,13 +510,21 @@ def render(report: HostReport) -> str:
                              f"{c.expected['reason']}")  # fmt: skip
             lines += [f"       {f}" for f in c.failed[:5]]
             lines += [f"       refused (a clean error; torch CPU computes it): {r}" for r in c.refused_cases[:3]]
+    for c in report.cells:
+        if c.changed:
+            lines.append(f"  CHANGED {c.opinfo} {c.dtype}: {len(c.changed)}/{c.old_cases} case(s) differ from the old "
+                         "implementation")  # fmt: skip
+            lines += [f"       {f}" for f in c.changed[:5]]
     refs = ", ".join(report.references)
-    if "old-mpsgraph" in report.references:
+    if report.references[1:2] == ["old-mpsgraph"]:
         n = sum(1 for c in report.cells if c.graph_cases)
         refs += f" (the tree's MPSGraph host code through the shim's emulation, in {n} cell(s))"
     lines.append(f"  references: {refs}")
     if report.old_vs_cpu:
-        lines.append(f"  old-mpsgraph and torch CPU disagree: {'; '.join(report.old_vs_cpu)}")
+        old = f"the old implementation ({report.old})" if report.old else "old-mpsgraph"
+        lines.append(f"  {old} and torch CPU disagree: {'; '.join(report.old_vs_cpu)}")
+    if report.behaviour_changes:
+        lines.append(f"  behaviour changes against {report.old}: {'; '.join(report.behaviour_changes)}")
     lines += [f"  note: {n}" for n in report.notes]
     others = sorted(report.fallbacks - set(report.registered))
     if others:

@@ -99,7 +99,8 @@ def _write(path: Path, data) -> None:
     tmp.replace(path)
 
 
-def _run_case(case: dict, op_cache: dict) -> dict:
+def _run_case(case: dict, op_cache: dict) -> tuple[dict, object, str | None]:
+    """(the case's row, the host code's output, the error it raised)."""
     from .samples import callable_of, compare
 
     row: dict = {"index": case["index"]}
@@ -113,15 +114,39 @@ def _run_case(case: dict, op_cache: dict) -> dict:
             traceback.print_exc()
         if case["reference_error"] is None:
             row["failure"] = f"the host code raised {error}"
-        return row
+        return row, None, error
     if case["reference_error"] is not None:
         row["failure"] = f"CPU raised {case['reference_error']}, the host code did not"
-        return row
+        return row, out, None
     problem, upcast = compare(out, case)
     if problem:
         row["failure"] = problem
     row["upcast"] = upcast
-    return row
+    return row, out, None
+
+
+def _against_old(row: dict, out, error: str | None, saved: Path) -> None:
+    """Compares this case with the old implementation's (``saved``, written by the old tree's run): a difference
+    is a behaviour change (``changed``); an old run that could not compute it is ``old_missing``."""
+    import torch
+
+    from .samples import _assert_close
+
+    if not saved.exists():
+        row["old_missing"] = "the old implementation's run left no result (it crashed or timed out)"
+        return
+    old = torch.load(saved, weights_only=False)
+    row["old_graph"] = old["graph_runs"] > 0
+    if old["error"] and "not emulated" in old["error"]:
+        row["old_missing"] = old["error"]
+    elif old["error"] and error is None:
+        row["changed"] = f"the old implementation raised {old['error']}, the new one did not"
+    elif error and old["error"] is None:
+        row["changed"] = f"the new implementation raised {error}, the old one did not"
+    elif error is None:
+        problem = _assert_close(out, old["out"])
+        if problem:
+            row["changed"] = problem
 
 
 def main() -> int:
@@ -159,8 +184,13 @@ def main() -> int:
             continue
         (out_dir / "started").write_text(str(case["index"]))
         runs = graphs.runs
-        row = _run_case(case, op_cache)
+        row, out, error = _run_case(case, op_cache)
         row["graph_runs"] = graphs.runs - runs
+        if job.get("save_dir"):  # the old implementation's run: its outputs are the new one's reference
+            saved = {"out": out, "error": error, "graph_runs": row["graph_runs"]}
+            torch.save(saved, Path(job["save_dir"]) / f"{case['index']}.pt")
+        if job.get("old_dir"):
+            _against_old(row, out, error, Path(job["old_dir"]) / f"{case['index']}.pt")
         expected = expectations.lookup(case["xfail_key"], case["dtype"]) if case.get("xfail_key") else None
         if expected is not None:
             row["expected"] = expected.json()
