@@ -38,6 +38,8 @@ GOLDENS = {
     "clamp_max": "optional bounds: the shared clamp helper (a void helper filling the cached graph) specialised "
     "for an absent min and a present max; integers through the dtype branch; the Tensor overload rides minimum_stub",
     "rsqrt": "OS-version #ifdef / if inside the graph: the newest macOS's branch",
+    "_prelu_kernel_backward": "two outputs (one functor each, both written by one thread), the stub's TensorIterator& "
+    "type, operands in the CPU iterator's order",
 }
 
 

@@ -200,11 +200,3 @@ def test_port_all_on_the_real_27_tree_ports_and_verifies_clamp():
     assert any("exec_params_kernel(iter, " in e.replacement for e in parts["clamp_scalar_stub"].edits)
     verify_all(root, ix, rows)
     assert {r.family: r.verify for r in rows} == dict.fromkeys(by, "pass"), {r.family: r.detail for r in rows}
-
-
-def test_a_three_input_graph_with_two_outputs_is_refused():
-    """_prelu_kernel_backward's graph reads (grad_output, self, weight) but the op returns (grad_input,
-    grad_weight): a one-output ternary kernel would drop one."""
-    ix = Index(load_tree(pytorch_270a0_root()))
-    with pytest.raises(PortBlocked, match=r"returns \(Tensor, Tensor\): ports write kernels with one output"):
-        plan_port(ix, "_prelu_kernel_backward", torch_dtypes=False, cleanup=False)

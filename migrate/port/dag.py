@@ -105,6 +105,8 @@ class Dag:
     args: list[tuple[str, str]] = field(default_factory=list)  # (type, name) of the host arguments the struct
     # is computed from, when a field is a host expression (``Node.expr``); else the fields are the arguments
     floating_only: bool = False  # those expressions are the host's for floating dtypes only (AT_DISPATCH_FLOATING)
+    members: dict[str, Node] = field(default_factory=dict)  # every cached-graph member a graph op result is
+    # stored into, by name (``output`` among them): an operator returning several tensors reads its outputs here
 
     def nodes(self, integral: bool = False) -> list[Node]:
         """Every node once, operands before users; ``integral``: only those an integral input's overload

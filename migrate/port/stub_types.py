@@ -55,3 +55,12 @@ def scalar_param(ix, stub: str, name: str, position: int = 1) -> str:
     if params and position < len(params) and "Scalar" in params[position] and "&" not in params[position]:
         return f"Scalar {name}"
     return f"const Scalar& {name}"
+
+
+def iterator_param(ix, stub: str) -> str:
+    """The iterator type the stub's function takes: ``TensorIterator&`` (activation_fn) or ``TensorIteratorBase&``."""
+    params = declared_params(ix, stub)
+    first = " ".join(params[0].split()) if params else ""
+    return (
+        "TensorIterator&" if re.fullmatch(r"(?:at::)?TensorIterator\s*&(?:\s*\w+)?", first) else "TensorIteratorBase&"
+    )

@@ -152,9 +152,10 @@ class Translator(Conditions):
                 "several run-time scalars",
                 b.line,
             )
+        members = {k: v for k, v in self.outputs.items() if isinstance(v, Node) and v.op != "input"}
         if len(scalars) > 1:
-            return Dag(inputs, result, self.where, None, notes=notes, params=scalars)
-        return Dag(inputs, result, self.where, scalars[0] if scalars else None, notes=notes)
+            return Dag(inputs, result, self.where, None, notes=notes, params=scalars, members=members)
+        return Dag(inputs, result, self.where, scalars[0] if scalars else None, notes=notes, members=members)
 
     # ----------------------------------------------------------- statements
     def run(self, body: tuple, env: dict, top: bool = False):

@@ -15,6 +15,7 @@ from migrate.port.emit import Plan, alpha_name, functor, plan_dtypes
 from migrate.port import params as struct_port
 from migrate.port import scalar_launcher
 from migrate.port import ternary_launcher
+from migrate.port import two_outputs
 from migrate.port.host_name_kernels import binary_host_edits, kernel_edits
 from migrate.port.fmt import format_edits
 from migrate.port.host_edits import check_stub_takes, host_stub_edits, registration_lines, ufunc_body_edits
@@ -68,7 +69,7 @@ def write_kernel(
     ``reroute``: also MPS's dispatch lines and the old code's cleanup (off for one stub of several)."""
     if stub is None:
         one_stub_each(ix, impls)
-    _one_output(impls, dag)
+    outputs = two_outputs.graph_outputs(ix, impls, dag)  # None: one output
     arity = len(dag.inputs)
     if family not in ix.functor_registrations:
         detect(ix, arity)  # the tree must be able to take the patch before anything else
@@ -112,6 +113,9 @@ def write_kernel(
     if not has_functor:
         target = detect(ix, arity)
         port.convention = target.convention
+        if outputs is not None:  # two outputs: one functor each, the kernel writes both (two_outputs)
+            port.edits += _two_output_edits(ix, port, outputs, plan)
+            return _finish(ix, family, port, fb, reroute)
         if emitted.params:  # several run-time scalars: a parameter struct (migrate/port/params.py)
             port.edits += struct_port.edits(ix, target, name, emitted, plan, stub, iter_type)
             return _finish(ix, family, port, fb, reroute)
@@ -174,17 +178,38 @@ def write_kernel(
     return port
 
 
-def _one_output(impls: list[Impl], dag: Dag) -> None:
-    """Ports write one output per element; an operator returning several tensors (_prelu_kernel_backward's
-    (grad_input, grad_weight)) has a stub whose iterator carries them all."""
-    for im in impls:
-        returns = im.entry.func.rsplit("->", 1)[-1]
-        if len(re.findall(r"\bTensor\b", returns)) > 1:
-            raise PortBlocked(
-                f"{im.entry.overload_name or im.entry.name} returns {returns.strip()}: ports write kernels with one output",
-                "several outputs",
-                dag.source,
-            )
+def _two_output_edits(ix: Index, port: Port, outputs: list, plan: Plan) -> list[Edit]:
+    """Both outputs' functors (each made torch-faithful on its own), the kernels writing them and the launcher,
+    in the 2.7 era's binary_mps_impl file (migrate/port/two_outputs.py)."""
+    from migrate.port.idioms import apply as torch_faithful
+
+    dag = port.dag
+    target = detect(ix, 2)
+    if target.convention != "binary_offsets":
+        raise PortBlocked(
+            f"{port.family} returns two tensors: the port writes two-output kernels beside binary_mps_impl "
+            f"(2.7-era trees); {target.hpath} launches {target.convention}",
+            "several outputs",
+            dag.source,
+        )
+    port.convention = "two_outputs"
+    emitted, plans = [], []
+    for node in outputs:
+        if node is dag.output:
+            emitted.append(port.emitted)
+            plans.append(plan)
+            continue
+        more, changes, notes = torch_faithful(Dag(dag.inputs, node, dag.source), port.name, ix.tree.root)
+        emitted.append(more)
+        plans.append(plan_dtypes(more, bool(plan.int_dtypes)))
+        port.notes += changes + notes
+    port.notes.append(
+        f"two outputs, in the order {port.family} returns them: {port.name}_functor writes the first, "
+        f"{port.name}_out1_functor the second"
+    )
+    data = ix.tree.sources[target.kpath]
+    edits = two_outputs.kernel_edits(target, data, port.name, emitted, plans, dag.source)
+    return edits + two_outputs.host_edits(ix, target, port.name, port.stub, port.arity)
 
 
 def _check_iterator(ix: Index, impls: list[Impl], dag) -> str | None:
