@@ -185,3 +185,33 @@ def test_a_planted_port_that_drops_nan_is_a_behaviour_change_against_the_old_rev
     cell = next(c for c in data["cells"] if c["opinfo"] == "maximum (own cases)" and c["dtype"] == "float32")
     assert any("nan" in line for line in cell["changed"])
     assert data["old_vs_cpu"] == []  # the old graph propagated NaN, as torch CPU does
+
+
+def test_the_emulation_coverage_table_is_generated_from_the_shared_tree():
+    """docs/mpsgraph-emulation.md is `python -m migrate.host_code.graph_coverage` on the 2.7.0a0 tree: regenerate
+    it when the table or the shim changes."""
+    from pathlib import Path
+
+    from migrate.host_code.graph_coverage import table
+    from tests.corpus import pytorch_270a0_root
+    from tests.host_trees import toolchain_or_skip
+
+    toolchain_or_skip()  # GNUstep's headers name NSObject's selectors
+    text = table("2.7.0a0", pytorch_270a0_root())
+    assert (Path(__file__).resolve().parents[1] / "docs/mpsgraph-emulation.md").read_text() == text
+    rows = {ln.split("`")[1]: ln for ln in text.splitlines() if ln.startswith("| `")}
+    assert rows["sinWithTensor:name:"].endswith("| 1 | emulated (ops.sin) |")  # pasted by UnaryOps.mm's macro
+    assert rows["reductionSumWithTensor:axes:name:"].endswith("emulated (graph: sum) |")
+    assert rows["LSTMWithSourceTensor:recurrentWeight:inputWeight:bias:initState:initCell:descriptor:name:"].endswith(
+        "| 1 | not emulated |"
+    )
+
+
+def test_macro_pasted_sends_count_once_per_invocation():
+    from migrate.host_code.graph_coverage import macro_sends
+
+    text = (
+        "#define UNARY(name, sel) \\\n  void name() { [g sel##WithTensor:t name:nil]; }\n"
+        "UNARY(a, sin)\nUNARY(b, cos)\nUNARY(c, sin)\n"
+    )
+    assert macro_sends(text) == {"sinWithTensor:name:": 2, "cosWithTensor:name:": 1}

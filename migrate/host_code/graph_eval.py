@@ -131,6 +131,8 @@ def _expand_dims(x, axes, *_):
 def _concat(*args):
     tensors = args[0] if isinstance(args[0], list) else [args[0], args[1]]
     dim = args[1] if isinstance(args[0], list) else args[2]
+    if isinstance(args[0], list) and args[2] is True:  # interleave: element k of each input, in turn
+        return torch.stack(tensors, dim=dim + 1 if dim >= 0 else dim).flatten(dim, dim + 1 if dim >= 0 else dim)
     return torch.cat(tensors, dim=dim)
 
 
@@ -162,6 +164,16 @@ EVALUATORS = {
     "softmax": lambda x, axis, *_: torch.softmax(x, axis),
     "matmul": lambda a, b, *_: torch.matmul(a, b),
     "band_part": lambda x, lower, upper, *_: x if x.is_meta else _band_part(x, int(lower), int(upper)),
+    "conj": lambda x, *_: x.conj().resolve_conj(),
+    "tile": lambda x, reps, *_: x.repeat(reps),
+    "reverse": lambda x, axes, *_: x.flip(_dims(axes, x.dim())) if x.dim() else x,
+    "shape_of": lambda x, *_: torch.tensor(list(x.shape), dtype=torch.int32, device=x.device),
+    "gather_along": lambda axis, x, idx, *_: torch.gather(x, axis, idx.long()),
+    "cumsum": lambda x, axis, *_: x.cumsum(axis, dtype=x.dtype),
+    "cumprod": lambda x, axis, *_: x.cumprod(axis, dtype=x.dtype),
+    "sort": lambda x, axis, descending=False, *_: x.sort(dim=axis, descending=bool(descending), stable=True)[0],
+    "argsort": lambda x, axis, descending=False, *_: x.sort(dim=axis, descending=bool(descending), stable=True)[1]
+    .to(torch.int32),
     "real": lambda x, *_: torch.view_as_real(x)[..., 0] if x.is_complex() else x,
     "imag": lambda x, *_: torch.view_as_real(x)[..., 1] if x.is_complex() else torch.zeros_like(x),
     "complex": lambda re, im, *_: torch.complex(re.float(), im.float()),
