@@ -5,6 +5,8 @@ gradient of the unfolded shape and ``aten.unfold_backward(grad, input.shape, dim
 ``_prelu_kernel`` and ``_prelu_kernel_backward`` are what ``nn.functional.prelu`` runs: its weight viewed to
 broadcast over the input's channel dimension as ``prelu`` views it, and (backward) a gradient of the input's shape.
 ``_softmax`` and ``_log_softmax`` (and the latter's backward) are what ``softmax`` and ``log_softmax`` run.
+The padding and nearest-resize families take the samples of ``nn.functional.pad`` and ``nn.functional.interpolate``
+that reach them, called as they are.
 """
 
 from __future__ import annotations
@@ -64,12 +66,44 @@ def _log_softmax_backward(sample, dtype):
     return (grad, torch.log_softmax(x, dim), dim, dtype), {}
 
 
-# family -> (the OpInfo whose samples are used, the aten overload called, how a sample becomes its arguments)
+def _pad_of(entries: int):
+    """The samples of ``nn.functional.pad`` whose pad list has ``entries`` values (1-d, 2-d or 3-d padding)."""
+
+    def pick(sample, dtype):
+        pad = sample.args[0] if sample.args else sample.kwargs["pad"]
+        return ((sample.input, *sample.args), dict(sample.kwargs)) if len(pad) == entries else None
+
+    return pick
+
+
+def _resized_dims(dims: int):
+    """The samples of ``nn.functional.interpolate`` that resize ``dims`` trailing dims (input rank dims + 2)."""
+
+    def pick(sample, dtype):
+        return ((sample.input, *sample.args), dict(sample.kwargs)) if sample.input.dim() == dims + 2 else None
+
+    return pick
+
+
+def _every(sample, dtype):
+    return (sample.input, *sample.args), dict(sample.kwargs)
+
+
+# family -> (the OpInfo whose samples are used ("name:variant" for a variant), the aten overload called (None: the
+# OpInfo's own op), how a sample becomes its arguments (None: the sample reaches another family))
 DERIVED = {
     "unfold_backward": ("unfold", "unfold_backward.default", _unfold_backward),
     "_prelu_kernel": ("nn.functional.prelu", "_prelu_kernel.default", _prelu_kernel),
     "_prelu_kernel_backward": ("nn.functional.prelu", "_prelu_kernel_backward.default", _prelu_kernel_backward),
     "_softmax": ("softmax", "_softmax.default", _softmax),
+    "constant_pad_nd": ("nn.functional.pad:constant", None, _every),
+    **{f"reflection_pad{n}d": ("nn.functional.pad:reflect", None, _pad_of(2 * n)) for n in (1, 2, 3)},
+    **{f"replication_pad{n}d": ("nn.functional.pad:replicate", None, _pad_of(2 * n)) for n in (1, 2, 3)},
+    **{f"upsample_nearest{n}d": ("nn.functional.interpolate:nearest", None, _resized_dims(n)) for n in (1, 2)},
+    **{
+        f"_upsample_nearest_exact{n}d": ("nn.functional.interpolate:nearest-exact", None, _resized_dims(n))
+        for n in (1, 2)
+    },
     "_log_softmax": ("log_softmax", "_log_softmax.default", _softmax),
     "_log_softmax_backward_data": ("log_softmax", "_log_softmax_backward_data.default", _log_softmax_backward),
 }

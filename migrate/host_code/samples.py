@@ -102,13 +102,14 @@ def _draw(selection: dict) -> tuple[list[dict], list[str]]:
     derived = DERIVED.get(selection["family"])
     if derived:
         source, overload, make = derived
-        opinfos = [next(o for o in op_db if o.name == source and not o.variant_test_name)]
+        name, _, variant = source.partition(":")  # "nn.functional.pad:reflect": an OpInfo's variant
+        opinfos = [next(o for o in op_db if o.name == name and o.variant_test_name == variant)]
         notes = [f"{selection['family']} has no OpInfo: its cases come from {source}'s samples "
                  "(migrate/host_code/derived.py)"]  # fmt: skip
     else:
         opinfos, notes = _opinfos(selection, op_db)
     for opinfo in opinfos:
-        call = ("aten", derived[1]) if derived else _call_of(opinfo)
+        call = ("aten", derived[1]) if derived and derived[1] else _call_of(opinfo)
         label = f"{selection['family']} (from {derived[0]})" if derived else opinfo.formatted_name
         on_mps, on_cpu = opinfo.supported_dtypes("mps"), opinfo.supported_dtypes("cpu")
         for dname in MPS_DTYPES:
@@ -117,7 +118,10 @@ def _draw(selection: dict) -> tuple[list[dict], list[str]]:
                 continue
             for s in opinfo.sample_inputs("cpu", dtype, requires_grad=False, set_seed=True):
                 s = s.transform(lambda x: x.detach() if isinstance(x, torch.Tensor) else x)
-                args, kwargs = derived[2](s, dtype) if derived else ((s.input, *s.args), dict(s.kwargs))
+                drawn = derived[2](s, dtype) if derived else ((s.input, *s.args), dict(s.kwargs))
+                if drawn is None:  # a sample that reaches another family (a 2-d pad list is reflection_pad1d's)
+                    continue
+                args, kwargs = drawn
                 case = {"index": len(cases), "opinfo": label, "dtype": dname, "call": call, "args": args,
                         "kwargs": kwargs, "xfail_key": "" if derived else opinfo.name + opinfo.variant_test_name}  # fmt: skip
                 op = callable_of(call, {"op_db": {(o.name, o.variant_test_name): o for o in opinfos}})
@@ -168,7 +172,12 @@ def _own(family: str, opinfos: list, start: int) -> list[dict]:
     return cases
 
 
-_DRAWN_BY = ("samples.py", "derived.py", "own_cases.py", "reduction_cases.py")  # the modules whose code decides the cases drawn
+_DRAWN_BY = (
+    "samples.py",
+    "derived.py",
+    "own_cases.py",
+    "reduction_cases.py",
+)  # the modules whose code decides the cases drawn
 
 
 def load_cases(selection: dict, cache_dir: Path) -> tuple[list[dict], list[str]]:

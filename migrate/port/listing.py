@@ -43,8 +43,7 @@ def _verdict(ix: Index, family: str) -> Verdict:
     except PortBlocked as exc:
         return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
     if reduction is not None:
-        kernels = ", ".join(n for n in reduction.notes[0].split("(")[1].split(")")[0].split(", "))
-        return Verdict(family, "portable", overloads, f"reduction: {kernels}")
+        return Verdict(family, "portable", overloads, f"{reduction.kind}: {', '.join(reduction.kernels)}")
     try:
         impls, dag = translate_family(ix, family, own_impls(ix, family))
     except PortBlocked as exc:

@@ -173,6 +173,74 @@ static inline void launch_reduction(const std::string& name,
   }});
 }}
 
+// Padding before each dim, from torch's pad list (the last dim first: before, after, then the dim before it).
+static inline std::vector<int64_t> pad_before(const TensorBase& t, IntArrayRef pad) {{
+  std::vector<int64_t> before(t.dim(), 0);
+  for (size_t i = 0; 2 * i < pad.size(); ++i) {{
+    before[t.dim() - 1 - i] = pad[2 * i];
+  }}
+  return before;
+}}
+
+static inline DimVector padded_shape(const TensorBase& t, IntArrayRef pad) {{
+  DimVector shape(t.sizes().begin(), t.sizes().end());
+  for (size_t i = 0; 2 * i + 1 < pad.size(); ++i) {{
+    shape[t.dim() - 1 - i] += pad[2 * i] + pad[2 * i + 1];
+  }}
+  return shape;
+}}
+
+// Nearest resize: input elements per output element along each resized (last) dim, as torch computes it.
+static inline std::vector<float> nearest_scales(const TensorBase& in,
+                                                const TensorBase& out,
+                                                const std::vector<std::optional<double>>& given) {{
+  std::vector<float> scales(in.dim(), 1.0f);
+  const int64_t first = in.dim() - static_cast<int64_t>(given.size());
+  for (size_t i = 0; i < given.size(); ++i) {{
+    const int64_t d = first + i;
+    scales[d] = given[i].has_value() && *given[i] > 0 ? static_cast<float>(1.0 / *given[i])
+                                                       : static_cast<float>(in.size(d)) / out.size(d);
+  }}
+  return scales;
+}}
+
+// Runs gather kernel `name`_<dtype>: one thread per output element reads the input element its coordinates map
+// to (padding `before` each dim, resize `scales`), or `value` outside the input.
+static inline void launch_gather(const std::string& name,
+                                 const Tensor& input,
+                                 const Tensor& output,
+                                 std::vector<int64_t> before,
+                                 std::vector<float> scales,
+                                 float value) {{
+  using namespace mps;
+  if (output.numel() == 0) {{
+    return;
+  }}
+  const size_t ndim = std::max<size_t>(input.dim(), 1);
+  auto padded = [ndim](IntArrayRef values, int64_t fill) {{
+    std::vector<int64_t> out(values.begin(), values.end());
+    out.resize(ndim, fill);
+    return out;
+  }};
+  const auto out_sizes = padded(output.sizes(), 1), in_sizes = padded(input.sizes(), 1);
+  const auto in_strides = padded(input.strides(), 0), out_strides = padded(output.strides(), 0);
+  before.resize(ndim, 0);
+  scales.resize(ndim, 1.0f);
+  const std::vector<float> params{{value}};
+  const uint32_t dims = input.dim();
+  const std::string kernel = name + "_" + scalarToMetalTypeString(input);
+  MPSStream* stream = getCurrentMPSStream();
+  dispatch_sync_with_rethrow(stream->queue(), ^() {{
+    @autoreleasepool {{
+      id<MTLComputeCommandEncoder> encoder = stream->commandEncoder();
+      id<MTLComputePipelineState> pso = MetalShaderLibrary::getBundledLibrary().getPipelineStateForFunc(kernel);
+      [encoder setComputePipelineState:pso];
+      mtl_setArgs(encoder, input, output, out_sizes, in_sizes, in_strides, out_strides, before, scales, params, dims);
+      mtl_dispatch1DJob(encoder, pso, output.numel());
+    }}
+  }});
+}}
+
 }} // namespace at::native
 """
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from migrate.port.reduce.gather import gather_macro, gather_text
 from migrate.port.reduce.recipes import KernelSpec, Recipe
 
 THREADS = 256  # threadgroup size cap; the host helper's kReduceThreads says the same
@@ -315,6 +316,8 @@ def _body_row(spec: KernelSpec, lib: Library) -> list[str]:
 
 
 def kernel_text(spec: KernelSpec, lib: Library) -> str:
+    if spec.form == "gather":
+        return gather_text(spec)
     body = {
         "reduce": lambda: _body_reduce(spec, lib),
         "arg": lambda: _body_arg(spec),
@@ -333,6 +336,8 @@ def kernel_text(spec: KernelSpec, lib: Library) -> str:
 
 def register_macro(spec: KernelSpec) -> tuple[str, str]:
     """(macro name, its definition): the explicit instantiation of a kernel of this signature."""
+    if spec.form == "gather":
+        return gather_macro()
     name = f"REGISTER_{spec.form.upper()}_{spec.inputs}_{spec.n_outputs}"
     params = _params(spec)
     lines = [

@@ -32,19 +32,16 @@ class ReductionPort:
     kind: str = "reduction"
     convention: str = "reduction kernel + ReduceLaunch.h"
     cleanup: bool = True
+    kernels: tuple[str, ...] = ()
 
 
 def graph_combines(ix: Index, impls: list[Impl]) -> set[str]:
     """The combines the old graph's reduction selectors compute (the family's functions and their helpers)."""
-    stems = selector_combines()
+    stems = sorted(selector_combines().items(), key=lambda kv: -len(kv[0]))  # longest stem first
     out = set()
     for sel, _where in family_selectors(ix, [i.function for i in impls], depth=3):
         head = sel.split(":")[0]
-        for suffix in ("WithTensor", "OfTensor"):
-            if suffix in head:
-                stem = head[: head.index(suffix)]
-                if stem in stems:
-                    out.add(stems[stem])
+        out.update(next(([c] for stem, c in stems if head.startswith(stem)), []))
     return out
 
 
@@ -69,7 +66,8 @@ def plan_reduction(ix: Index, family: str, cleanup: bool = True) -> ReductionPor
     unported = [i.entry.overload_name for i in impls if i.entry.overload_name not in r.bodies]
     if unported:
         raise PortBlocked(f"no port body for {', '.join(unported)}", "reduction overload", where)
-    port = ReductionPort(family, r.kernels[0].name, impls)
+    kind = "gather" if r.kernels[0].form == "gather" else "reduction"
+    port = ReductionPort(family, r.kernels[0].name, impls, kind=kind, kernels=tuple(k.name for k in r.kernels))
     port.edits = _edits(ix, r, impls)
     port.notes = [
         f"{family}: {len(r.kernels)} Metal kernel(s) ({', '.join(k.name for k in r.kernels)}) in "

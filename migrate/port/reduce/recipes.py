@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from migrate.tables import load_table
 
-FORMS = ("reduce", "arg", "welford", "row")
+FORMS = ("reduce", "arg", "welford", "row", "gather")
 COMBINES = ("sum", "prod", "max", "min", "and", "or")
 
 
