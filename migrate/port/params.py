@@ -99,7 +99,7 @@ def _registration_lines(name: str, arity: int, plan: Plan) -> list[str]:
     return out
 
 
-def _kernel_27(name: str, arity: int, plan: Plan, target: Target) -> str:
+def _host_name_kernel(name: str, arity: int, plan: Plan, target: Target) -> str:
     """The template kernel and its ``[[host_name]]`` instantiations (rules/launch_conventions.yaml params_1d)."""
     s, args = struct_name(name), ARGS[arity]
     host = convention("params_1d")["kernel"].format(name=name, out='" #DTYPE0 "', **{"in": '" #DTYPE1 "'})
@@ -155,7 +155,7 @@ def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str, types: list[
     )
 
 
-HELPER_27 = """
+PARAMS_LAUNCHER = """
 // Launches NAME_<out>_<in> with a struct of run-time scalars (written by mps-migrate port): the first
 // ninputs operands (a stub's iterator may carry more than its kernel reads) broadcast to the output and made
 // contiguous in the common dtype, one thread per element.
@@ -215,7 +215,7 @@ def _host_edits(ix, target: Target, name: str, stub: str, body: str, helper: str
         fpos = _line_end(data, max(f.span.end for f in fns) - 1)
     else:
         fpos = _line_end(data, max(r.span.end for r in hf.registrations) - 1) if hf.registrations else len(data)
-    text = (HELPER_27 if helper and not _helper_defined(data, helper) else "") + format_text(
+    text = (PARAMS_LAUNCHER if helper and not _helper_defined(data, helper) else "") + format_text(
         ix.tree.root, hf.path, body
     )
     reg = dispatch_line(data, regs, stub, f"{name}_mps_kernel")
@@ -253,7 +253,7 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
             f"mps::scalarToMetalTypeString(iter.common_dtype())));"
         )
         return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call, types), None)
-    text = "\n" + body + "\n" + _kernel_27(name, arity, plan, target)
+    text = "\n" + body + "\n" + _host_name_kernel(name, arity, plan, target)
     out = [Edit(target.kpath, len(kdata), len(kdata), text if kdata.endswith(b"\n") else "\n" + text)]
     helper = convention("params_1d")["calls"][0]
     call = f'{helper}(iter, "{name}", {arity}, PARAMS);'

@@ -15,8 +15,8 @@ import re
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
-from migrate.port.host_edits import dispatch_line
-from migrate.port.host_name_kernels import _guarded, unary_edits
+from migrate.port.host_name_kernels import unary_edits
+from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
 from migrate.port.style import Target
 from migrate.conventions.launch import conventions
 
@@ -147,27 +147,9 @@ kernel void binary_dense_scalar(
 """
 
 
-def _continued(text: str) -> str:
-    """Backslash-continue the #define block of ``text`` (its lines up to the end)."""
-    lines = text.rstrip("\n").split("\n")
-    start = next(i for i, x in enumerate(lines) if x.startswith("#define"))
-    block = lines[start:]
-    width = max(len(x) for x in block[:-1]) + 1
-    return "\n".join(lines[:start] + [x.ljust(width) + "\\" for x in block[:-1]] + block[-1:]) + "\n"
-
-
 def binary_kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
     """The templates (once), the functor (a, b, scalar) and its registrations, at the end of the file."""
-    pos = len(data)
-    lead = "" if data.endswith(b"\n") else "\n"
-    edits = []
-    if f"#define {binary_macro()}(".encode() not in data:  # its own edit: ports combined share one copy
-        edits.append(Edit(target.kpath, pos, pos, lead + _continued(binary_templates())))
-        lead = ""
-    text = "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
-    dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
-    text += "\n".join(_guarded([f"{binary_macro()}({name}, {t});" for t in dtypes], target)) + "\n"
-    return edits + [Edit(target.kpath, pos, pos, lead + text)]
+    return kernel_file_edits(target, data, name, dag, plan, binary_macro(), binary_templates())
 
 
 def binary_helper_text(impl_call: str) -> str:
@@ -232,33 +214,12 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
 def binary_host_edits(ix, target: Target, name: str, stub: str, scalar: str) -> list[Edit]:
     """The launcher (once, inside the namespace binary_mps_impl lives in, after it), the stub calling it
     and its REGISTER_DISPATCH after the file's last."""
-    data = ix.tree.sources[target.hpath]
-    edits = []
-    ns = target.impl_call.rsplit("::", 1)[0] + "::" if "::" in target.impl_call else ""
-    if not re.search(rb"\b" + binary_helper_name().encode() + rb"\s*\(\s*TensorIteratorBase", data):
-        impl = ix.definition("binary_mps_impl")
-        if impl is None or impl.path != target.hpath:
-            from migrate.port.translate import PortBlocked
-
-            raise PortBlocked(
-                f"{target.hpath} does not define binary_mps_impl: no place for the scalar launcher",
-                "no binary launcher",
-                None,
-            )
-        pos = _line_end(data, impl.span.end - 1)
-        edits.append(Edit(target.hpath, pos, pos, binary_helper_text(target.impl_call)))
-    regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
-    rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
-    fn = f"{name}_mps_kernel"
     from migrate.port.stub_types import scalar_param
 
+    fn = f"{name}_mps_kernel"
     text = (
-        f"\nstatic void {fn}(TensorIteratorBase& iter, {scalar_param(ix, stub, scalar)}) {{\n"
-        f'  {ns}{binary_helper_name()}(iter, "{name}", {scalar});\n}}\n'
+        f"static void {fn}(TensorIteratorBase& iter, {scalar_param(ix, stub, scalar)}) {{\n"
+        f'  {namespace(target)}{binary_helper_name()}(iter, "{name}", {scalar});\n}}\n\n'
     )
-    # the stub goes before the file's REGISTER_DISPATCH block, its registration after it
-    first = min((r.span.start for r in regs), default=rpos)
-    spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos
-    edits.append(Edit(target.hpath, spos, spos, text.lstrip("\n") + "\n"))
-    edits.append(Edit(target.hpath, rpos, rpos, dispatch_line(data, regs, stub, fn)))
-    return edits
+    helper = binary_helper_text(target.impl_call)
+    return host_file_edits(ix, target, binary_helper_name(), helper, stub, fn, text)

@@ -20,19 +20,12 @@ functor and one macro invocation per dtype (bfloat under the file's ``__METAL_VE
 
 from __future__ import annotations
 
-import re
-
-from migrate.fixes import FixBuilder
 from migrate.model import Edit
-from migrate.port.emit import Plan, functor
-from migrate.port.host_edits import dispatch_line
-from migrate.port.host_name_kernels import _guarded
-from migrate.port.scalar_launcher import _continued
+from migrate.port.emit import Plan
+from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
 from migrate.port.style import Target
 from migrate.port.translate import PortBlocked
 from migrate.conventions.launch import conventions
-
-_line_end = FixBuilder.line_end
 
 
 def launcher_name() -> str:
@@ -118,16 +111,7 @@ def kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> lis
             "ternary result dtype",
             dag.source,
         )
-    pos = len(data)
-    lead = "" if data.endswith(b"\n") else "\n"
-    edits = []
-    if f"#define {register_macro()}(".encode() not in data:
-        edits.append(Edit(target.kpath, pos, pos, lead + _continued(kernel_templates())))
-        lead = ""
-    text = "\n" + functor(name, dag, plan, dag.source, target.traits) + "\n"
-    dtypes = list(dict.fromkeys(i for i, _ in plan.pairs()))
-    text += "\n".join(_guarded([f"{register_macro()}({name}, {t});" for t in dtypes], target)) + "\n"
-    return edits + [Edit(target.kpath, pos, pos, lead + text)]
+    return kernel_file_edits(target, data, name, dag, plan, register_macro(), kernel_templates())
 
 
 def launcher_text() -> str:
@@ -207,25 +191,6 @@ static void {fn}(TensorIteratorBase& iter, const std::string& func_name) {{
 def host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     """The launcher (once, after binary_mps_impl, in its namespace), the stub calling it before the file's
     REGISTER_DISPATCH block and its registration after the block's last line."""
-    data = ix.tree.sources[target.hpath]
-    edits = []
-    ns = target.impl_call.rsplit("::", 1)[0] + "::" if "::" in target.impl_call else ""
-    if not re.search(rb"\b" + launcher_name().encode() + rb"\s*\(\s*TensorIteratorBase", data):
-        impl = ix.definition("binary_mps_impl")
-        if impl is None or impl.path != target.hpath:
-            raise PortBlocked(
-                f"{target.hpath} does not define binary_mps_impl: no place for the ternary launcher",
-                "no binary launcher",
-                None,
-            )
-        pos = _line_end(data, impl.span.end - 1)
-        edits.append(Edit(target.hpath, pos, pos, launcher_text()))
-    regs = [r for r in target.hf.registrations if r.macro == "REGISTER_DISPATCH" and not r.via_macro]
-    rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else len(data)
     fn = f"{name}_mps_kernel"
-    text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {ns}{launcher_name()}(iter, "{name}");\n}}\n'
-    first = min((r.span.start for r in regs), default=rpos)
-    spos = data.rfind(b"\n\n", 0, first) + 1 if regs else rpos  # the blank line before the block
-    edits.append(Edit(target.hpath, spos, spos, text))
-    edits.append(Edit(target.hpath, rpos, rpos, dispatch_line(data, regs, stub, fn)))
-    return edits
+    text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {namespace(target)}{launcher_name()}(iter, "{name}");\n}}\n'
+    return host_file_edits(ix, target, launcher_name(), launcher_text(), stub, fn, text)
