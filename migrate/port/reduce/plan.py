@@ -14,7 +14,7 @@ from migrate.port.locate import Impl, family_impls
 from migrate.port.reduce import host as h
 from migrate.port.reduce.kernel import library_of, preamble, section
 from migrate.port.reduce.recipes import Recipe, recipe, selector_combines
-from migrate.port.selectors import family_selectors
+from migrate.port.reduce.specialise import specialised_selectors
 from migrate.port.translate import PortBlocked
 
 KERNELS_DIR = "aten/src/ATen/native/mps/kernels"
@@ -36,10 +36,11 @@ class ReductionPort:
 
 
 def graph_combines(ix: Index, impls: list[Impl]) -> set[str]:
-    """The combines the old graph's reduction selectors compute (the family's functions and their helpers)."""
+    """The combines the old graph's reduction selectors compute (the family's functions and their helpers, each
+    helper specialised for the enum values the family passes it)."""
     stems = sorted(selector_combines().items(), key=lambda kv: -len(kv[0]))  # longest stem first
     out = set()
-    for sel, _where in family_selectors(ix, [i.function for i in impls], depth=3):
+    for sel in specialised_selectors(ix, [i.function for i in impls]):
         head = sel.split(":")[0]
         out.update(next(([c] for stem, c in stems if head.startswith(stem)), []))
     return out
@@ -55,11 +56,12 @@ def plan_reduction(ix: Index, family: str, cleanup: bool = True) -> ReductionPor
         return None
     where = impls[0].function.span.where
     found = graph_combines(ix, impls)
-    missing = [c for c in r.graph if c not in found]
-    if missing:
+    extra = sorted(found - set(r.graph))
+    if extra or not found:  # a reduction already ported (var, for var_mean) is no longer in the graph
+        what = f"also reduces with {', '.join(extra)}" if extra else f"does not reduce with {', '.join(r.graph)}"
         raise PortBlocked(
-            f"the old graph of {family} does not reduce with {', '.join(missing)} (it uses "
-            f"{', '.join(sorted(found)) or 'no reduction selector'}): the recipe does not describe it",
+            f"the old graph of {family} {what} (it uses {', '.join(sorted(found)) or 'no reduction selector'}): "
+            "the recipe does not describe it",
             "reduction recipe",
             where,
         )
