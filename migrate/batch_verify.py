@@ -18,6 +18,7 @@ from migrate.apply import unified_diff
 from migrate.conventions.launch import HandWritten
 from migrate.index import Index
 from migrate.port.batch import Row, kernel_paths, combined_kernels
+from migrate.port.reduce.plan import ReductionPort
 from migrate.port.text_edits import apply_edits
 from migrate.port.style import detect
 from migrate.port.translate import PortBlocked
@@ -26,7 +27,10 @@ from migrate.verify.run import CannotRun, Options, first_failure, verify
 
 def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
     """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
-    ported = [r for r in rows if r.port is not None]
+    reductions = [r for r in rows if r.port is not None and isinstance(r.port, ReductionPort)]
+    if reductions:
+        verify_on_host(root, ix, reductions, progress)
+    ported = [r for r in rows if r.port is not None and r not in reductions]
     combined = combined_kernels(ix, [r for r in ported if not r.standalone])
     combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
     baselines: dict[str, object] = {}
@@ -134,3 +138,52 @@ def _native_families(ix: Index, target) -> list[str]:
     fams = [n.decode() for n in names if n.decode() in ix.families]
     kdata = ix.tree.sources[target.kpath]
     return sorted(dict.fromkeys(fams), key=lambda f: -kdata.count(f"({f},".encode()) - kdata.count(f'"{f}_'.encode()))
+
+
+def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
+    """Rows whose port writes reduction or gather kernels (migrate/port/reduce): their ports applied in order to one
+    scratch copy of the tree, lint run on it once (the generated files must have no finding), then each family
+    verified through the tree's own host code (``verify --host``) there."""
+    import tempfile
+    from pathlib import Path
+
+    from migrate.host_code.run import NotRunnable, verify_host
+    from migrate.host_code.scratch import scratch_copy
+    from migrate.lint import lint_root
+    from migrate.port.patch import plan_port
+    from migrate.tree import load_tree
+
+    with tempfile.TemporaryDirectory(prefix="mps-port-all-") as tmp:
+        scratch = scratch_copy(Path(root), Path(tmp))
+        written: dict[str, set[str]] = {}
+        for r in rows:
+            cur = Index(load_tree(scratch))
+            try:
+                port = plan_port(cur, r.family)
+                new = apply_edits(cur.tree.sources, port.edits)
+            except (PortBlocked, ValueError) as exc:
+                r.verify, r.detail = "not run", f"does not apply after the other reduction ports: {exc}"
+                continue
+            for path, data in new.items():
+                (scratch / path).write_bytes(data)
+            written[r.family] = set(new)
+        findings = lint_root(scratch).findings
+        for k, r in enumerate(rows):
+            if r.family not in written:
+                continue
+            if progress:
+                progress(k, len(rows), r.family)
+            own = [f for f in findings if f.path in written[r.family] and not f.path.endswith(".mm")]
+            if own:
+                r.verify, r.detail = "FAIL", f"lint: {own[0].code} {own[0].message}"[:300]
+                continue
+            try:
+                rep = verify_host(scratch, lambda: Index(load_tree(scratch)), r.family)
+            except NotRunnable as exc:
+                r.verify, r.detail = "not run", str(exc)[:300]
+                continue
+            fails = [c for c in rep.cells if c.status in ("FAIL", "XPASS", "ERROR")]
+            ran = any(c.status == "PASS" for c in rep.cells)
+            r.verify = "FAIL" if fails or rep.build_errors else ("pass" if ran else "not run")
+            what = rep.build_errors[:1] or [f"{c.status} {c.opinfo} {c.dtype}" for c in fails[:4]]
+            r.detail = ("host path: " + ", ".join(what))[:300] if what else "host path"

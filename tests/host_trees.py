@@ -4,7 +4,6 @@ tree that is a real one except for a copied ``mps`` folder in which one host fil
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from migrate.host_code import toolchain
+from migrate.host_code.scratch import scratch_copy
 
 
 def cli(*args, env=None) -> subprocess.CompletedProcess:
@@ -31,22 +31,7 @@ def toolchain_or_skip():
 
 def mps_copy(tree: Path, tmp_path: Path) -> Path:
     """A tree that is ``tree`` (symlinks) except for a copied ``aten/src/ATen/native/mps`` folder and yaml."""
-    root = tmp_path / "tree"
-    native = root / "aten/src/ATen/native"
-    native.mkdir(parents=True)
-    for top in tree.iterdir():
-        if top.name != "aten":
-            (root / top.name).symlink_to(top)
-    for entry in (tree / "aten/src/ATen").iterdir():
-        if entry.name != "native":
-            (root / "aten/src/ATen" / entry.name).symlink_to(entry)
-    for entry in (tree / "aten/src/ATen/native").iterdir():
-        if entry.name == "native_functions.yaml":
-            shutil.copy(entry, native / entry.name)
-        elif entry.name != "mps":
-            (native / entry.name).symlink_to(entry)
-    shutil.copytree(tree / "aten/src/ATen/native/mps", native / "mps")
-    return root
+    return scratch_copy(tree, tmp_path)
 
 
 def tree_with(tree: Path, tmp_path: Path, host_file: str, edit) -> Path:

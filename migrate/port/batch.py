@@ -130,7 +130,7 @@ def _plan(ix: Index, row: Row) -> None:
     row.convention = port.convention or "reroute"
     row.target = next((p for p in sorted(new) if p.endswith(".metal")), "")
     row.changes = [n for n in port.notes if n.startswith("behaviour change")]
-    row.patch = "".join(unified_diff(p, ix.tree.sources[p], new[p]) for p in sorted(new))
+    row.patch = "".join(unified_diff(p, ix.tree.sources.get(p, b""), new[p]) for p in sorted(new))
 
 
 def kernel_paths(port: Port) -> set[str]:
