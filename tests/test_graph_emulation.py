@@ -152,12 +152,14 @@ def test_an_mpsgraph_family_runs_through_the_emulation_with_old_mpsgraph_as_refe
 
 
 def test_a_selector_the_emulation_lacks_is_an_error_cell_naming_it_and_its_call_site(tree):
-    rc, data = _verify_json("flip", "--root", str(tree))  # flip's graph reverses, which the table lacks
+    # pixel_shuffle's graph moves depth to space, which the table lacks
+    rc, data = _verify_json("pixel_shuffle", "--root", str(tree))
     errors = {c["error"] for c in data["cells"] if c["error"]}
     assert rc == 2 and data["verdict"] == "INCOMPLETE"
     expected = (
-        "MPSGraph selector not emulated: -[MPSGraph reverseTensor:axes:name:] (rules/mpsgraph.yaml has no entry) "
-        "(sent at aten/src/ATen/native/mps/operations/Indexing.mm:"
+        "MPSGraph selector not emulated: -[MPSGraph depthToSpace2DTensor:widthAxis:heightAxis:depthAxis:blockSize:"
+        "usePixelShuffleOrder:name:] (rules/mpsgraph.yaml has no entry) "
+        "(sent at aten/src/ATen/native/mps/operations/PixelShuffle.mm:"
     )
     assert errors and all(e.startswith(expected) for e in errors), errors
 
