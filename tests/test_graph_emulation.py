@@ -217,3 +217,23 @@ def test_macro_pasted_sends_count_once_per_invocation():
         "UNARY(a, sin)\nUNARY(b, cos)\nUNARY(c, sin)\n"
     )
     assert macro_sends(text) == {"sinWithTensor:name:": 2, "cosWithTensor:name:": 1}
+
+
+def test_the_report_names_old_mpsgraph_only_when_a_graph_ran_and_lists_where_it_and_cpu_disagree():
+    from migrate.host_code.run import Cell, HostReport
+
+    metal = Cell("exp", "float32", passed=3)
+    graph_ok = Cell("sin", "float32", passed=3, graph_cases=3)
+    graph_bad = Cell("hypot", "float16", passed=1, failed=["own 4: not close"], graph_cases=2)
+    stale = Cell("sin", "complex64", passed=1, graph_cases=1, expected={"kind": "xfail"})  # XPASS: they agree
+
+    def report(*cells, **kw):
+        return HostReport("f", [], [], list(cells), [], [], set(), 0.0, **kw)
+
+    assert report(metal).references == ["torch-cpu"]
+    r = report(metal, graph_ok, graph_bad, stale)
+    assert r.references == ["torch-cpu", "old-mpsgraph"] and r.old_vs_cpu == ["hypot float16"]
+    changed = Cell("maximum", "float32", passed=2, changed=["own 1: nan"], old_cases=2, old_graph_cases=2)
+    r = report(changed, old="HEAD (abc)", old_disagree=["maximum int8"])
+    assert r.references == ["torch-cpu", "old-mpsgraph (HEAD (abc))"]
+    assert r.behaviour_changes == ["maximum float32"] and r.verdict == "FAIL" and r.old_vs_cpu == ["maximum int8"]
