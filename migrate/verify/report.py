@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from migrate.verify.compare import Stats
 from migrate.verify.dtypes import table
@@ -13,14 +14,10 @@ def upstream(family: str, c: Cell) -> dict | None:
     """The rules/verify.yaml ``upstream`` entry explaining a FAIL cell (the tree's own behaviour, a Mac's too)."""
     if c.status != "FAIL":
         return None
-    reason = c.stats.first.reason if c.stats.first is not None else ""
+    text = first_failure(c)
     for e in table().get("upstream") or ():
-        if (
-            ("reason" not in e or e["reason"] in reason)
-            and ("kernel" not in e or any(k.startswith(e["kernel"]) for k in c.kernels))
-            and e.get("dtype", c.dtype) == c.dtype
-            and e.get("family", family) == family
-        ):
+        names = {"family": family, "dtype": c.dtype, "layout": c.layout}
+        if all(re.fullmatch(e.get(k, ".*"), v) for k, v in names.items()) and re.search(e["cause"], text):
             return {"what": e["what"], "link": e["link"]}
     return None
 
@@ -207,7 +204,7 @@ def to_text(r: Report) -> str:
         why = upstream(r.family, c)
         if why is not None:
             known += 1
-            lines.append(f"  upstream: {why['what']} ({why['link']}; rules/verify.yaml upstream)")
+            lines.append(f"  upstream: {why['what']} ({why['link']})")
     for c in r.cells:
         if c.status == "XFAIL":
             lines.append(
@@ -243,7 +240,7 @@ def to_text(r: Report) -> str:
     extra = (f"{xfail} xfail, " if xfail else "") + (f"{xpass} xpass, " if xpass else "")
     lines.append(
         f"{passed} passed, {len(fails)} failed"
-        + (f" ({known} upstream behaviour a Mac shares)" if known else "")
+        + (f" ({known} upstream behaviour: rules/verify.yaml upstream)" if known else "")
         + ", "
         + (f"{blocked} blocked, " if blocked else "")
         + extra
