@@ -139,3 +139,20 @@ def test_verify_catches_a_missing_barrier(ported, tmp_path):
     )
     rc, out = _verify(root, "var")
     assert rc == 1 and "FAIL var float32" in out, out
+
+
+def test_port_all_verifies_reduction_ports_through_the_host_path(tmp_path):
+    """port --all: reduction ports are applied to a scratch copy and verified with the tree's host code; a pass is
+    what --write writes."""
+    toolchain_or_skip()
+    from migrate.batch_verify import verify_all
+    from migrate.port.batch import plan_all
+
+    root = mps_copy(pytorch_270a0_root(), tmp_path)
+    ix = Index(load_tree(root))
+    rows = plan_all(ix, ["amin", "argmin"])
+    verify_all(root, ix, rows)
+    assert {r.family: r.verify for r in rows} == {"amin": "pass", "argmin": "pass"}, [
+        (r.family, r.detail) for r in rows
+    ]
+    assert all(r.convention == "reduction kernel + ReduceLaunch.h" for r in rows)

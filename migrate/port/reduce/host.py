@@ -63,8 +63,32 @@ static inline DimVector reduced_shape(const TensorBase& t, IntArrayRef dims, boo
   return shape;
 }}
 
-// torch's vector norm special-cases these orders; the kernels do too.
-static inline std::string norm_kernel(double ord) {{
+// Encodes `kernel` on the current MPS stream; `encode` binds its arguments and dispatches it.
+static inline void encode_kernel(const std::string& kernel,
+                                 void (^encode)(id<MTLComputeCommandEncoder>, id<MTLComputePipelineState>)) {{
+  using namespace mps;
+  MPSStream* stream = getCurrentMPSStream();
+  dispatch_sync_with_rethrow(stream->queue(), ^() {{
+    @autoreleasepool {{
+      id<MTLComputeCommandEncoder> encoder = stream->commandEncoder();
+      id<MTLComputePipelineState> pso = MetalShaderLibrary::getBundledLibrary().getPipelineStateForFunc(kernel);
+      [encoder setComputePipelineState:pso];
+      encode(encoder, pso);
+    }}
+  }});
+}}
+
+// torch's vector norm special-cases these orders; the kernels do too. Negative and infinite orders have no
+// identity: torch refuses them over an empty dim.
+static inline std::string norm_kernel(const TensorBase& t, IntArrayRef dims, double ord) {{
+  if (ord < 0 || std::isinf(ord)) {{
+    for (const auto d : dims) {{
+      TORCH_CHECK(t.size(d) != 0, "linalg.vector_norm cannot compute the ", ord,
+                  " norm on an empty tensor because the operation does not have an identity");
+    }}
+    TORCH_CHECK(t.numel() != 0 || !dims.empty(), "linalg.vector_norm cannot compute the ", ord,
+                " norm on an empty tensor because the operation does not have an identity");
+  }}
   if (ord == 0) {{
     return "norm_zero";
   }}
@@ -142,34 +166,27 @@ static inline void launch_reduction(const std::string& name,
     params.push_back(0.0f);
   }}
   const std::array<uint32_t, 2> ndims{{kept, static_cast<uint32_t>(order.size()) - kept}};
-  const std::string kernel = name + "_" + scalarToMetalTypeString(x);
-  MPSStream* stream = getCurrentMPSStream();
-  dispatch_sync_with_rethrow(stream->queue(), ^() {{
-    @autoreleasepool {{
-      id<MTLComputeCommandEncoder> encoder = stream->commandEncoder();
-      id<MTLComputePipelineState> pso = MetalShaderLibrary::getBundledLibrary().getPipelineStateForFunc(kernel);
-      [encoder setComputePipelineState:pso];
-      unsigned idx = 0;
-      for (const auto& t : inputs) {{
-        mtl_setBuffer(encoder, t, idx++);
-      }}
-      for (const auto& t : outputs) {{
-        mtl_setBuffer(encoder, t, idx++);
-      }}
-      mtl_setBytes(encoder, sizes, idx++);
-      for (const auto& s : strides) {{
-        mtl_setBytes(encoder, s, idx++);
-      }}
-      mtl_setBytes(encoder, ndims, idx++);
-      mtl_setBytes(encoder, reduce_size, idx++);
-      mtl_setBytes(encoder, params, idx++);
-      uint32_t threads = 1;
-      while (threads < reduce_size && threads < kReduceThreads) {{
-        threads *= 2;
-      }}
-      threads = std::min<uint32_t>(threads, [pso maxTotalThreadsPerThreadgroup]);
-      [encoder dispatchThreadgroups:MTLSizeMake(groups, 1, 1) threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
+  encode_kernel(name + "_" + scalarToMetalTypeString(x), ^(id<MTLComputeCommandEncoder> encoder, id<MTLComputePipelineState> pso) {{
+    unsigned idx = 0;
+    for (const auto& t : inputs) {{
+      mtl_setBuffer(encoder, t, idx++);
     }}
+    for (const auto& t : outputs) {{
+      mtl_setBuffer(encoder, t, idx++);
+    }}
+    mtl_setBytes(encoder, sizes, idx++);
+    for (const auto& s : strides) {{
+      mtl_setBytes(encoder, s, idx++);
+    }}
+    mtl_setBytes(encoder, ndims, idx++);
+    mtl_setBytes(encoder, reduce_size, idx++);
+    mtl_setBytes(encoder, params, idx++);
+    uint32_t threads = 1;
+    while (threads < reduce_size && threads < kReduceThreads) {{
+      threads *= 2;
+    }}
+    threads = std::min<uint32_t>(threads, [pso maxTotalThreadsPerThreadgroup]);
+    [encoder dispatchThreadgroups:MTLSizeMake(groups, 1, 1) threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
   }});
 }}
 
@@ -228,16 +245,9 @@ static inline void launch_gather(const std::string& name,
   scales.resize(ndim, 1.0f);
   const std::vector<float> params{{value}};
   const uint32_t dims = input.dim();
-  const std::string kernel = name + "_" + scalarToMetalTypeString(input);
-  MPSStream* stream = getCurrentMPSStream();
-  dispatch_sync_with_rethrow(stream->queue(), ^() {{
-    @autoreleasepool {{
-      id<MTLComputeCommandEncoder> encoder = stream->commandEncoder();
-      id<MTLComputePipelineState> pso = MetalShaderLibrary::getBundledLibrary().getPipelineStateForFunc(kernel);
-      [encoder setComputePipelineState:pso];
-      mtl_setArgs(encoder, input, output, out_sizes, in_sizes, in_strides, out_strides, before, scales, params, dims);
-      mtl_dispatch1DJob(encoder, pso, output.numel());
-    }}
+  encode_kernel(name + "_" + scalarToMetalTypeString(input), ^(id<MTLComputeCommandEncoder> encoder, id<MTLComputePipelineState> pso) {{
+    mtl_setArgs(encoder, input, output, out_sizes, in_sizes, in_strides, out_strides, before, scales, params, dims);
+    mtl_dispatch1DJob(encoder, pso, output.numel());
   }});
 }}
 

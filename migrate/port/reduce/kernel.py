@@ -142,10 +142,13 @@ def _body_reduce(spec: KernelSpec, lib: Library) -> list[str]:
     out = spec.inputs
     if spec.combine in _IDENTITY:
         init = [f"  acc_t acc = {_IDENTITY[spec.combine]};"]
-    else:  # max/min: any element of the row is an identity
+    else:  # max/min: any element of the row is an identity; an empty row has none (the host refuses it first)
         first = spec.map.replace("x0", "x0f")
         kind = "T" if spec.acc else "acc_t"
         init = [
+            "  if (reduce_size == 0) {",
+            "    return;",
+            "  }",
             "  const long first = tid < reduce_size ? long(tid) : 0;",
             f"  const {kind} x0f = static_cast<{kind}>(x0_data[base0 + "
             "reduce_offset(sizes, strides0, ndim.x, ndim.x + ndim.y, first)]);",
