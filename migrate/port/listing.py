@@ -43,7 +43,8 @@ def _verdict(ix: Index, family: str) -> Verdict:
     except PortBlocked as exc:
         return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
     if reduction is not None:
-        return Verdict(family, "portable", overloads, f"{reduction.kind}: {', '.join(reduction.kernels)}")
+        what = ", ".join(reduction.kernels) or "no kernel, MPS takes the yaml's composite kernel"
+        return Verdict(family, "portable", overloads, f"{reduction.kind}: {what}")
     try:
         impls, dag = translate_family(ix, family, own_impls(ix, family))
     except PortBlocked as exc:

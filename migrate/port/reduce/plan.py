@@ -55,6 +55,8 @@ def plan_reduction(ix: Index, family: str, cleanup: bool = True) -> ReductionPor
     if not impls:
         return None
     where = impls[0].function.span.where
+    if r.route == "composite":
+        return _composite(ix, r, impls, cleanup)
     found = graph_combines(ix, impls)
     extra = sorted(found - set(r.graph))
     if extra or not found:  # a reduction already ported (var, for var_mean) is no longer in the graph
@@ -111,3 +113,37 @@ def _edits(ix: Index, r: Recipe, impls: list[Impl]) -> list[Edit]:
     for path in dict.fromkeys(im.function.path for im in impls):
         edits = with_include(ix, edits, path, h.INCLUDE)
     return edits
+
+
+COMPOSITE_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
+
+
+def _composite(ix: Index, r: Recipe, impls: list[Impl], cleanup: bool) -> ReductionPort:
+    """A family that is views and copies in torch: its MPS-only dispatch line goes, so MPS runs the composite kernel
+    the yaml already names; the MPSGraph function it leaves unused goes with it. No kernel is written."""
+    from migrate.fixes import FixBuilder
+
+    fb = FixBuilder(ix)
+    edits: list[Edit] = []
+    for im in impls:
+        composite = [k for line in im.entry.dispatch for k in line.keys if k in COMPOSITE_KEYS]
+        if im.line.keys != ("MPS",) or not composite:
+            raise PortBlocked(
+                f"{im.entry.overload_name}: no composite kernel to route MPS to (or its MPS line is shared)",
+                "no composite",
+                im.line.span.where,
+            )
+        edits += fb.remove_line(im.line.span, f"route {im.entry.overload_name} to its composite kernel").edits
+    port = ReductionPort(r.family, "", impls, kind="composite", convention="composite route", kernels=())
+    keys = sorted({k for im in impls for line in im.entry.dispatch for k in line.keys if k in COMPOSITE_KEYS})
+    port.notes = [
+        f"{r.family}: MPS drops its own dispatch line and runs the {', '.join(keys)} kernel (views and a copy in "
+        "torch); no Metal kernel is written",
+        *r.notes,
+    ]
+    if cleanup:
+        from migrate.port.text_edits import cleanup_by_fix_loop
+
+        edits = cleanup_by_fix_loop(ix, r.family, edits, frozenset(i.function.name for i in impls))
+    port.edits = edits
+    return port

@@ -44,6 +44,7 @@ class Recipe:
     bodies: dict
     helpers: dict
     notes: tuple[str, ...]
+    route: str = "kernel"  # kernel | composite (MPS runs the yaml's composite kernel: no kernel written)
 
 
 def _kernel(name: str, d: dict) -> KernelSpec:
@@ -82,9 +83,10 @@ def recipe(family: str) -> Recipe | None:
         return None
     return Recipe(
         family=family,
-        graph=tuple(d["graph"]),
-        kernels=tuple(_kernel(k, v) for k, v in d["kernels"].items()),
-        bodies=dict(d["bodies"]),
+        graph=tuple(d.get("graph", ())),
+        kernels=tuple(_kernel(k, v) for k, v in d.get("kernels", {}).items()),
+        bodies=dict(d.get("bodies", {})),
+        route=d.get("route", "kernel"),
         helpers=dict(d.get("helpers", {})),
         notes=tuple(d.get("notes", ())),
     )
