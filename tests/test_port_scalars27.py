@@ -218,6 +218,8 @@ def test_real_tree_ports_use_torchs_formulation(capsys, family, idiom):
         ("softshrink", "(input[index], lambd)", "(input[index], T1(0.5f))", 5),
         # add's pass alpha=2 (verify's own value), -3.125 and the default 1
         ("add", "float(b), float(alpha), float(a)", "float(b), 2.0f, float(a)", 11),
+        # a parameter struct: nn.functional.softplus's samples pass beta=3, threshold=0.2 (verify's: 2.0, 3.0)
+        ("softplus", "float(x) * float(params.beta)", "float(x) * 2.0f", 3),
     ],
 )
 def test_opinfo_samples_run_with_their_own_scalars_on_the_real_tree(capsys, family, uses, hardwired, samples):
