@@ -34,7 +34,7 @@ lib = get_backend(backend, root="build/race/tree").compile_shader(open(path).rea
 dev = "cuda" if backend == "cuda" else "cpu"
 x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(0)).to(dev)
 out = torch.full((ROWS,), float("nan"), device=dev)
-lib.var_float(x, out, [ROWS, COLS], [COLS, 1], [1, 0], (1, 1), COLS, [1.0], threads=[ROWS * GROUP], group_size=[GROUP])
+lib.var_float([ROWS, COLS], (1, 1), COLS, [1.0], x, out, [COLS, 1], [1, 0], threads=[ROWS * GROUP], group_size=[GROUP])
 if dev == "cuda":
     torch.cuda.synchronize()
 ok = torch.allclose(out.cpu(), x.cpu().var(dim=1), rtol=1e-4, atol=1e-5)

@@ -25,7 +25,6 @@ GENERATED = (
     "aten/src/ATen/native/mps/kernels/LossOps.metal",
     "aten/src/ATen/native/mps/operations/ReduceLaunch.h",
 )
-REVIEW_RULES = ("MPS016", "MPS017", "MPS018", "MPS019", "MPS020", "MPS021")
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +74,19 @@ def test_the_library_is_read_from_the_tree():
     assert "#if" not in text and "REGISTER_REDUCE_1_1(sum, bfloat, bfloat);" in text
 
 
+def _findings(root: Path) -> set[tuple[str, str, str]]:
+    r = cli("lint", "--format", "json", "--exit-zero", str(root))
+    out = {(f["path"], f["code"], re.sub(r"\d+", "N", f["message"])) for f in json.loads(r.stdout)}
+    assert out, r.stderr  # the tree's own findings are there: lint ran
+    return out
+
+
 def test_generated_code_is_lint_clean_and_the_review_rules_are_silent(ported):
-    r = cli("lint", "--format", "json", "--exit-zero", str(ported))
-    findings = json.loads(r.stdout)
-    assert findings, r.stderr  # the tree's own findings are there: lint ran
-    assert not [f for f in findings if f["path"] in GENERATED], findings
+    """Every port together brings no new finding (the review rules MPS016-MPS021 included) into any file."""
+    new = _findings(ported) - _findings(pytorch_270a0_root())
+    assert not new, sorted(new)
     ix = Index(load_tree(ported))
-    for family in families():  # every overload the port rewrote now runs Metal
+    for family in families():  # every overload the port rewrote now runs Metal (or the composite kernel)
         for e in ix.families[family]:
             assert ix.routes[e.overload_name].impl not in ("mpsgraph", "mixed"), (family, e.overload_name)
 

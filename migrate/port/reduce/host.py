@@ -167,20 +167,17 @@ static inline void launch_reduction(const std::string& name,
   }}
   const std::array<uint32_t, 2> ndims{{kept, static_cast<uint32_t>(order.size()) - kept}};
   encode_kernel(name + "_" + scalarToMetalTypeString(x), ^(id<MTLComputeCommandEncoder> encoder, id<MTLComputePipelineState> pso) {{
-    unsigned idx = 0;
+    mtl_setArgs(encoder, sizes, ndims, reduce_size, params);
+    unsigned idx = 4;
     for (const auto& t : inputs) {{
       mtl_setBuffer(encoder, t, idx++);
     }}
     for (const auto& t : outputs) {{
       mtl_setBuffer(encoder, t, idx++);
     }}
-    mtl_setBytes(encoder, sizes, idx++);
     for (const auto& s : strides) {{
       mtl_setBytes(encoder, s, idx++);
     }}
-    mtl_setBytes(encoder, ndims, idx++);
-    mtl_setBytes(encoder, reduce_size, idx++);
-    mtl_setBytes(encoder, params, idx++);
     uint32_t threads = 1;
     while (threads < reduce_size && threads < kReduceThreads) {{
       threads *= 2;

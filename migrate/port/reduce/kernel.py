@@ -100,18 +100,19 @@ def combine_call(lib: Library, combine: str) -> str:
 
 
 def _params(spec: KernelSpec) -> list[str]:
-    ins = [f"constant T* x{k}_data [[buffer({k})]]" for k in range(spec.inputs)]
-    outs = [f"device R* out{k} [[buffer({spec.inputs + k})]]" for k in range(spec.n_outputs)]
+    """The layout first (fixed slots, bound by one mtl_setArgs), then the tensors and their strides."""
     n = spec.inputs + spec.n_outputs
-    strides = [f"constant long* strides{k} [[buffer({n + 1 + k})]]" for k in range(n)]
+    ins = [f"constant T* x{k}_data [[buffer({4 + k})]]" for k in range(spec.inputs)]
+    outs = [f"device R* out{k} [[buffer({4 + spec.inputs + k})]]" for k in range(spec.n_outputs)]
+    strides = [f"constant long* strides{k} [[buffer({4 + n + k})]]" for k in range(n)]
     return [
+        "constant long* sizes [[buffer(0)]]",
+        "constant uint2& ndim [[buffer(1)]]",
+        "constant long& reduce_size [[buffer(2)]]",
+        "constant float* p [[buffer(3)]]",
         *ins,
         *outs,
-        f"constant long* sizes [[buffer({n})]]",
         *strides,
-        f"constant uint2& ndim [[buffer({2 * n + 1})]]",
-        f"constant long& reduce_size [[buffer({2 * n + 2})]]",
-        f"constant float* p [[buffer({2 * n + 3})]]",
         "uint group [[threadgroup_position_in_grid]]",
         "uint tid [[thread_position_in_threadgroup]]",
         "uint threads [[threads_per_threadgroup]]",
