@@ -40,6 +40,9 @@ GOLDENS = {
     "rsqrt": "OS-version #ifdef / if inside the graph: the newest macOS's branch",
     "_prelu_kernel_backward": "two outputs (one functor each, both written by one thread), the stub's TensorIterator& "
     "type, operands in the CPU iterator's order",
+    "addcmul": "ternary with a run-time scalar: the casts to every input's promoted dtype are the kernel's own, "
+    "the scalar a one-field parameter struct (exec_params_kernel), CPU's order of the products",
+    "addcdiv": "addcmul's helper specialised for division: floating dtypes only, as CPU",
 }
 
 

@@ -30,7 +30,7 @@ from migrate.port.style import KIND, Target
 from migrate.port.translate import PortBlocked
 
 _line_end = FixBuilder.line_end
-ARGS = {1: ("input",), 2: ("input", "other")}
+ARGS = {1: ("input",), 2: ("input", "other"), 3: ("input", "other1", "other2")}
 
 
 def convention(key: str) -> dict:
@@ -83,8 +83,11 @@ def _bare(t: str) -> str:
 
 
 # ---------------------------------------------------------------- kernel text
-def struct_text(name: str, dag: Dag) -> str:
-    fields = "".join(f"  T {p.name};\n" for p in dag.params)
+def struct_text(name: str, dag: Dag, opmath: bool = False) -> str:
+    """``opmath``: the fields in ``c10::metal::opmath_t<T>`` (float for half and bfloat), as torch CPU binds a
+    scalar for reduced floating types."""
+    kind = "c10::metal::opmath_t<T>" if opmath else "T"
+    fields = "".join(f"  {kind} {p.name};\n" for p in dag.params)
     return f"template <typename T>\nstruct {struct_name(name)} {{\n{fields}}};\n"
 
 
@@ -133,7 +136,7 @@ def _dispatch_macro(plan: Plan) -> str:
     )
 
 
-def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str, types: list[str] = ()) -> str:
+def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str, types: list[str] = (), opmath: bool = False) -> str:
     """``static void NAME_mps_kernel(ITER iter, const Scalar& a, ...)``: the fields in the common dtype, as
     a ``std::array`` (the layout of the kernel's struct: one type, no padding), passed to ``call``."""
     fields = [p.name for p in dag.params]
@@ -144,8 +147,10 @@ def _stub_text(name: str, it: str, dag: Dag, plan: Plan, call: str, types: list[
     else:
         sig = ", ".join([f"{it} iter"] + [f"const Scalar& {f}" for f in fields])
         locals_ = ""
-        values = ", ".join(f"{f}.to<scalar_t>()" for f in fields)
-    params = f"std::array<scalar_t, {len(fields)}>{{{values}}}"
+        values = ", ".join(f"{f}.to<{'opmath_t' if opmath else 'scalar_t'}>()" for f in fields)
+    params = f"std::array<{'opmath_t' if opmath else 'scalar_t'}, {len(fields)}>{{{values}}}"
+    if opmath:
+        locals_ += "    using opmath_t = at::opmath_type<scalar_t>;\n"
     return (
         f"\nstatic void {name}_mps_kernel({sig}) {{\n"
         f'  {_dispatch_macro(plan)}, iter.common_dtype(), "{name}_mps", [&]() {{\n'
@@ -225,12 +230,12 @@ def _host_edits(ix, target: Target, name: str, stub: str, body: str, helper: str
     return [Edit(target.hpath, fpos, fpos, text + reg)]
 
 
-def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: str) -> list[Edit]:
-    """Kernel-file and host-file edits of a parameter-struct port in the target's era."""
+def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: str, opmath: bool = False) -> list[Edit]:
+    """Kernel-file and host-file edits of a parameter-struct port in the target's era (``opmath``: struct_text's)."""
     arity = len(dag.inputs)
     kdata = ix.tree.sources[target.kpath]
     types = stub_signature(ix, stub)[1] if dag.args else []
-    body = struct_text(name, dag) + "\n" + functor(name, dag, plan, dag.source, target.traits)
+    body = struct_text(name, dag, opmath) + "\n" + functor(name, dag, plan, dag.source, target.traits)
     if target.convention == "functor_registry":
         launcher = convention("functor_params")["calls"][arity - 1]
         if not _declares(ix, launcher):
@@ -257,7 +262,8 @@ def edits(ix, target: Target, name: str, dag: Dag, plan: Plan, stub: str, it: st
     out = [Edit(target.kpath, len(kdata), len(kdata), text if kdata.endswith(b"\n") else "\n" + text)]
     helper = convention("params_1d")["calls"][0]
     call = f'{helper}(iter, "{name}", {arity}, PARAMS);'
-    return out + _host_edits(ix, target, name, stub, _stub_text(name, it, dag, plan, call, types), helper)
+    stub_text = _stub_text(name, it, dag, plan, call, types, opmath)
+    return out + _host_edits(ix, target, name, stub, stub_text, helper)
 
 
 def _declares(ix, launcher: str) -> bool:

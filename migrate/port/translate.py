@@ -8,6 +8,7 @@ Whatever cannot be translated raises ``PortBlocked`` naming the construct.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from migrate.source import objc as o
@@ -17,6 +18,10 @@ from migrate.port.graph_values import OUTPUT_WORDS, VOID, CachedRef, DtypeRef, D
 from migrate.port.os_branches import host_os_call, sdk_condition
 from migrate.conventions.specialise import GeneralPath, HostFacts, numeric_limit, simplify, truth
 from migrate.port.rules import table
+
+
+_PROMOTE = re.compile(r"\b(?:(?:c10|at)::)?promoteTypes\s*")
+_SCALAR_TYPE = re.compile(r"\b(\w+)\s*\.\s*scalar_type\s*\(\s*\)")
 
 
 class PortBlocked(Exception):
@@ -413,7 +418,23 @@ class Translator(Conditions):
             if dtype.dtype:
                 return Node("cast", (x,), dtype=dtype.dtype)
             return x  # cast to an operand's own dtype: the functor computes in one type
+        if isinstance(dtype, Host) and self._common_dtype(dtype.text):
+            self.notes.append(
+                f"{self.where.rsplit(':', 1)[0]}:{line}: the cast to {' '.join(dtype.text.split())} (every input's "
+                "promoted dtype) is the kernel's own: it computes in the iterator's common dtype"
+            )
+            return x
         raise self.blocked(f"cast to a run-time dtype ({getattr(dtype, 'text', dtype)})", "run-time dtype", line)
+
+    def _common_dtype(self, text: str) -> bool:
+        """``c10::promoteTypes(a.scalar_type(), c10::promoteTypes(b.scalar_type(), c.scalar_type()))`` over
+        exactly the graph's input tensors: the dtype every input is promoted to."""
+        names = _SCALAR_TYPE.findall(text)
+        rest = _SCALAR_TYPE.sub("", _PROMOTE.sub("", text))
+        inputs = {n.name for n in self.inputs}
+        return (
+            bool(names) and not rest.replace(",", "").replace("(", "").replace(")", "").strip() and set(names) == inputs
+        )
 
     def _input_named(self, host: str | None) -> Node | None:
         for n in self.inputs:

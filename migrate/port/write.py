@@ -4,6 +4,7 @@ dispatch, then the reroute of MPS onto the shared CPU line and the old code's cl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -18,7 +19,13 @@ from migrate.port import ternary_launcher
 from migrate.port import two_outputs
 from migrate.port.host_name_kernels import binary_host_edits, kernel_edits
 from migrate.port.fmt import format_edits
-from migrate.port.host_edits import check_stub_takes, host_stub_edits, registration_lines, ufunc_body_edits
+from migrate.port.host_edits import (
+    check_stub_takes,
+    host_stub_edits,
+    registration_lines,
+    ufunc_body_edits,
+    with_include,
+)
 from migrate.port.locate import Impl
 from migrate.port.stubs import one_stub_each, stub_for
 from migrate.port.style import KIND, detect
@@ -133,14 +140,20 @@ def write_kernel(
                 port.edits += scalar_launcher.binary_kernel_edits(target, kdata, name, emitted, plan)
                 port.edits += scalar_launcher.binary_host_edits(ix, target, name, stub, alpha_name(emitted))
             return _finish(ix, family, port, fb, reroute)
+        if target.convention == "ternary_offsets" and alpha is not None:  # addcmul: a one-field parameter struct
+            one = dataclasses.replace(emitted, params=[emitted.alpha], alpha=None)
+            iter_type = struct_port.check_stub(ix, stub, one)
+            port.emitted = one
+            opmath = _defines(ix, "c10/metal/utils.h", "opmath_t")  # CPU binds it in float for half and bfloat
+            port.notes.append(
+                f"{alpha} reaches the kernel as a one-field parameter struct (the 2.7 era has no ternary launch "
+                f"with a run-time scalar), in {'opmath_t<T>, as CPU binds it' if opmath else 'T: no opmath_t here'}"
+            )
+            port.edits += struct_port.edits(ix, target, name, one, plan, stub, iter_type, opmath)
+            if opmath:
+                port.edits = with_include(ix, port.edits, target.hpath, "ATen/OpMathType.h")
+            return _finish(ix, family, port, fb, reroute)
         if target.convention == "ternary_offsets":  # 2.7: no ternary launch; the port adds one (ternary_launcher)
-            if alpha is not None:
-                raise PortBlocked(
-                    f"{target.hpath}: the 2.7 ternary launch the port writes takes no run-time scalar; "
-                    f"the graph reads {alpha}",
-                    "run-time scalar (era)",
-                    dag.source,
-                )
             port.edits += ternary_launcher.kernel_edits(target, ix.tree.sources[target.kpath], name, emitted, plan)
             port.edits += ternary_launcher.host_edits(ix, target, name, stub)
             return _finish(ix, family, port, fb, reroute)
@@ -176,6 +189,13 @@ def write_kernel(
     if reroute:
         reroute_dispatch(ix, family, port, fb)
     return port
+
+
+def _defines(ix: Index, header: str, name: str) -> bool:
+    try:
+        return re.search(rb"\b" + name.encode() + rb"\b", (ix.tree.root / header).read_bytes()) is not None
+    except OSError:
+        return False
 
 
 def _two_output_edits(ix: Index, port: Port, outputs: list, plan: Plan) -> list[Edit]:
