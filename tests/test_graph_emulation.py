@@ -237,3 +237,35 @@ def test_the_report_names_old_mpsgraph_only_when_a_graph_ran_and_lists_where_it_
     r = report(changed, old="HEAD (abc)", old_disagree=["maximum int8"])
     assert r.references == ["torch-cpu", "old-mpsgraph (HEAD (abc))"]
     assert r.behaviour_changes == ["maximum float32"] and r.verdict == "FAIL" and r.old_vs_cpu == ["maximum int8"]
+
+
+def test_old_revision_tree_holds_the_revisions_files_and_links_the_rest(tmp_path, monkeypatch):
+    import subprocess
+
+    from migrate.host_code import old_tree
+
+    monkeypatch.setattr(old_tree, "cache_root", lambda: tmp_path / "cache")
+    root = tmp_path / "tree"
+    mps = root / "aten/src/ATen/native/mps"
+    (mps / "operations").mkdir(parents=True)
+    (mps / "operations/Binary.mm").write_text("old graph\n")
+    (root / "other.txt").write_text("same\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "old"], check=True)
+    assert old_tree.default_old(root) is None  # a clean tree: no default old reference
+    (mps / "operations/Binary.mm").write_text("ported kernel launch\n")
+    (mps / "kernels").mkdir()
+    (mps / "kernels/Binary.metal").write_text("kernel\n")
+    assert old_tree.default_old(root) == "HEAD"
+    old, label = old_tree.old_root(root, "HEAD")
+    assert label.startswith("HEAD (")
+    assert (old / "aten/src/ATen/native/mps/operations/Binary.mm").read_text() == "old graph\n"
+    assert not (old / "aten/src/ATen/native/mps/kernels/Binary.metal").exists()  # added since: absent
+    assert (old / "other.txt").is_symlink() and (old / "other.txt").read_text() == "same\n"
+    assert (root / "aten/src/ATen/native/mps/operations/Binary.mm").read_text() == "ported kernel launch\n"
+    from migrate.errors import UsageError
+
+    with pytest.raises(UsageError, match="--old: git rev-parse"):
+        old_tree.old_root(root, "no-such-rev")

@@ -60,7 +60,8 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--old",
         metavar="REV|PATH",
-        help="with --host: compare with the old implementation from a git revision of the tree or another tree",
+        help="with --host: compare with the old implementation from a git revision of the tree or another tree "
+        "(default: HEAD when the tree's MPS host files have uncommitted changes; none: no old reference)",
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -108,11 +109,12 @@ def _run_host(args, root: Path) -> int:
 
     if args.patch or args.backend != "cpu":
         raise UsageError("--host runs the tree as it is on the CPU backend (no --patch, no --backend)")
-    old = None
-    if args.old:
-        from migrate.host_code.old_tree import old_root
+    from migrate.host_code.old_tree import default_old, old_root
 
-        old_path, label = old_root(root, args.old)
+    spec = args.old if args.old is not None else default_old(root)  # after port --write: the pre-port text
+    old = None
+    if spec and spec != "none":
+        old_path, label = old_root(root, spec)
         old = (old_path, lambda: Index(load_tree(old_path)), label)
     try:
         report = verify_host(

@@ -61,7 +61,8 @@ def _link(units: TreeUnits, objects: list[Path], name: str, libs: list[str]) -> 
 
 def build_family(units: TreeUnits, host_files: list[Path], operators: set[str], progress=None) -> HostBuild:
     t0 = time.perf_counter()
-    reg = cache_root() / "registrations" / (hashlib.sha256(",".join(sorted(operators)).encode()).hexdigest()[:16])
+    key = "\n".join([str(units.decl), *sorted(operators)])  # per declarations: trees differ (an old one, a port)
+    reg = cache_root() / "registrations" / (hashlib.sha256(key.encode()).hexdigest()[:16])
     reg = reg.with_suffix(".cpp")
     registered = registrations.write_selected(units.decl, operators, reg)
     sources = [*_runtime_sources(units), units.root / MPS_DIR / "OperationUtils.mm", *host_files, reg]

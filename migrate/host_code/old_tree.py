@@ -71,3 +71,13 @@ def overlay(root: Path, dest: Path, files: dict[str, bytes | None]) -> None:
             target.unlink()
         if data is not None:
             target.write_bytes(data)
+
+
+def default_old(root: Path) -> str | None:
+    """"HEAD" when ``root`` is a git work tree whose MPS host folder has uncommitted changes (``port --write`` then
+    ``verify``: the old implementation is the pre-port text), else None."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--", "aten/src/ATen/native/mps"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return "HEAD" if proc.returncode == 0 and proc.stdout.strip() else None
