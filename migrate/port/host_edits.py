@@ -60,9 +60,10 @@ def host_stub_edits(
     else:  # stubs made by a registration macro: after its last invocation
         pos = line_end(data, max(r.span.end for r in hf.registrations) - 1)
     stub_fn = f"{name}_mps_kernel"
-    from migrate.port.stub_types import scalar_param
+    from migrate.port.stub_types import iterator_param, scalar_param
 
-    params = ", ".join(["TensorIteratorBase& iter"] + ([scalar_param(ix, stub, alpha)] if alpha else []) + list(extra))
+    it = iterator_param(ix, stub)
+    params = ", ".join([f"{it} iter"] + ([scalar_param(ix, stub, alpha)] if alpha else []) + list(extra))
     call = body or f'  {receiver}.{helper}(iter, "{name}"{", " + alpha if alpha else ""});\n'
     edits = [Edit(hpath, pos, pos, f"\nstatic void {stub_fn}({params}) {{\n{call}}}\n")]
     regs = [r for r in hf.registrations if not r.via_macro and r.macro == "REGISTER_DISPATCH"]

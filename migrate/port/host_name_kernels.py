@@ -16,6 +16,7 @@ from migrate.model import Edit
 from migrate.port.emit import Plan, functor
 from migrate.port.host_edits import dispatch_line
 from migrate.conventions.launch import promotes
+from migrate.port.stub_types import iterator_param
 from migrate.port.style import Target
 from migrate.source import SourceFile
 from migrate.source.macros import find_invocations
@@ -151,7 +152,8 @@ def binary_host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     fn = f"{name}_mps_kernel"
     wrapper, wrapper_edits = promoting_wrapper(ix, target)
     call = target.impl_call.rsplit("binary_mps_impl", 1)[0] + wrapper
-    stub_text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {call}(iter, "{name}");\n}}\n'
+    it = iterator_param(ix, stub)  # prelu_stub's activation_fn takes a TensorIterator&: REGISTER_DISPATCH wants it
+    stub_text = f'\nstatic void {fn}({it} iter) {{\n  {call}(iter, "{name}");\n}}\n'
     rpos = _line_end(data, max(r.span.end for r in regs) - 1) if regs else fpos
     reg = dispatch_line(data, regs, stub, fn)
     if rpos > fpos:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from migrate.model import Edit
 from migrate.port.emit import Plan
 from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
+from migrate.port.stub_types import iterator_param
 from migrate.port.style import Target
 from migrate.port.translate import PortBlocked
 from migrate.conventions.launch import conventions
@@ -192,5 +193,6 @@ def host_edits(ix, target: Target, name: str, stub: str) -> list[Edit]:
     """The launcher (once, after binary_mps_impl, in its namespace), the stub calling it before the file's
     REGISTER_DISPATCH block and its registration after the block's last line."""
     fn = f"{name}_mps_kernel"
-    text = f'\nstatic void {fn}(TensorIteratorBase& iter) {{\n  {namespace(target)}{launcher_name()}(iter, "{name}");\n}}\n'
+    it = iterator_param(ix, stub)
+    text = f'\nstatic void {fn}({it} iter) {{\n  {namespace(target)}{launcher_name()}(iter, "{name}");\n}}\n'
     return host_file_edits(ix, target, launcher_name(), launcher_text(), stub, fn, text)
