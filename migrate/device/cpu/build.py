@@ -139,17 +139,18 @@ def _run(cmd: list[str], timeout: float, stage: str, filename: str) -> subproces
     return proc
 
 
-def built_before(root: Path, k1: str, suffix: str, usable=lambda manifest: True) -> tuple[Path, dict] | None:
-    """What manifest ``<k1>`` points at (``<k2><suffix>`` and its metadata) while its header dependencies
-    are unchanged; None to build."""
+def built_before(root: Path, key: list, suffix: str, usable=lambda manifest: True):
+    """(k1: the hash of ``key``, what manifest ``<k1>`` points at: ``<k2><suffix>`` and its metadata, while its
+    header dependencies are unchanged; else None, to build)."""
+    k1 = _sha(json.dumps(key).encode())
     try:
         man = json.loads((root / f"{k1}.manifest.json").read_text())
         built, meta_path = root / f"{man['key']}{suffix}", root / f"{man['key']}.json"
         if built.exists() and _deps_valid(man["deps"]) and usable(man):
-            return built, json.loads(meta_path.read_text())
+            return k1, (built, json.loads(meta_path.read_text()))
     except (OSError, ValueError, KeyError):
         pass
-    return None
+    return k1, None
 
 
 def preprocessed(root: Path, k1: str, source: str, include_dirs: list[Path], filename: str, timeout: float):
@@ -184,12 +185,8 @@ def build(
     t0 = time.perf_counter()
     root = cache_root()
     filename = Path(filename).name or "shader.metal"
-    k1 = _sha(
-        json.dumps(
-            [FORMAT, toolchain.runtime_fingerprint(), source, filename, [str(p) for p in include_dirs], opt]
-        ).encode()
-    )
-    hit = built_before(root, k1, ".so")
+    key = [FORMAT, toolchain.runtime_fingerprint(), source, filename, [str(p) for p in include_dirs], opt]
+    k1, hit = built_before(root, key, ".so")
     if hit is not None:
         return Built(*hit, True, time.perf_counter() - t0)
     src, result = preprocessed(root, k1, source, include_dirs, filename, timeout)

@@ -71,12 +71,8 @@ def build(
     t0 = time.perf_counter()
     root = cache_root()
     filename = Path(filename).name or "shader.metal"
-    k1 = _sha(
-        json.dumps(
-            [FORMAT, toolchain.runtime_fingerprint(), source, filename, [_rel(p) for p in include_dirs], opt]
-        ).encode()
-    )
-    hit = built_before(root, k1, ".ptx", lambda man: not assemble or man.get("assembled"))
+    key = [FORMAT, toolchain.runtime_fingerprint(), source, filename, [_rel(p) for p in include_dirs], opt]
+    k1, hit = built_before(root, key, ".ptx", lambda man: not assemble or man.get("assembled"))
     if hit is not None:
         return Built(*hit, True, time.perf_counter() - t0)
 
