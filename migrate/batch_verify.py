@@ -25,12 +25,21 @@ from migrate.port.translate import PortBlocked
 from migrate.verify.run import CannotRun, Options, first_failure, verify
 
 
+# conventions the emulated verify does not launch: two-output kernels, a ternary graph's one-field parameter struct
+HOST_ONLY = frozenset({"two_outputs", "ternary_params"})
+
+
+def host_verified(r: Row) -> bool:
+    """Is the row verified through the tree's own host code (verify_on_host) rather than the emulation?"""
+    return isinstance(r.port, ReductionPort) or r.convention in HOST_ONLY
+
+
 def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
     """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
-    reductions = [r for r in rows if r.port is not None and isinstance(r.port, ReductionPort)]
-    if reductions:
-        verify_on_host(root, ix, reductions, progress)
-    ported = [r for r in rows if r.port is not None and r not in reductions]
+    on_host = [r for r in rows if r.port is not None and host_verified(r)]
+    if on_host:
+        verify_on_host(root, ix, on_host, progress)
+    ported = [r for r in rows if r.port is not None and r not in on_host]
     combined = combined_kernels(ix, [r for r in ported if not r.standalone])
     combined_diff = {p: unified_diff(p, ix.tree.sources[p], combined[p]) for p in combined}
     baselines: dict[str, object] = {}
@@ -141,7 +150,8 @@ def _native_families(ix: Index, target) -> list[str]:
 
 
 def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
-    """Rows whose port writes reduction or gather kernels (migrate/port/reduce): their ports applied in order to one
+    """Rows whose port writes reduction or gather kernels (migrate/port/reduce), or kernels only the host path
+    launches (``HOST_ONLY``): their ports applied in order to one
     scratch copy of the tree, lint run on it once (the generated files must have no finding), then each family
     verified through the tree's own host code (``verify --host``) there."""
     import tempfile

@@ -47,3 +47,16 @@ def test_a_cast_to_another_run_time_dtype_stays_refused(tmp_path, promoted):
     path.write_text(path.read_text().replace(PROMOTED, promoted))
     with pytest.raises(PortBlocked, match="cast to a run-time dtype"):
         _port(root, "addcmul")
+
+
+def test_port_all_verifies_these_ports_through_the_host_path(tmp_path):
+    """The emulated verify launches neither a ternary graph's parameter struct nor two-output kernels."""
+    from migrate.batch_verify import host_verified
+    from migrate.port.batch import Row
+
+    root = copy_tree(tmp_path)
+    for family in ("addcmul", "_prelu_kernel_backward"):
+        port = plan_port(Index(load_tree(root)), family, torch_dtypes=False, cleanup=False)
+        assert host_verified(Row(family, convention=port.convention, port=port)), family
+    port = plan_port(Index(load_tree(root)), "atan2", torch_dtypes=False, cleanup=False)
+    assert not host_verified(Row("atan2", convention=port.convention, port=port))

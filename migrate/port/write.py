@@ -1,4 +1,4 @@
-"""A family's port written: its kernel in the target files' convention (migrate/port/style.py reads it from the
+"""A family's port written: its kernel in the target files' convention (migrate/conventions/target.py reads it from the
 tree; ``host_name_kernels``, ``scalar_launcher``, ``ternary_launcher``, ``params``, else a functor), the host stub and
 dispatch, then the reroute of MPS onto the shared CPU line and the old code's cleanup."""
 
@@ -28,7 +28,8 @@ from migrate.port.host_edits import (
 )
 from migrate.port.locate import Impl
 from migrate.port.stubs import one_stub_each, stub_for
-from migrate.port.style import KIND, detect
+from migrate.conventions.target import KIND
+from migrate.port.style import detect
 from migrate.port.text_edits import cleanup_by_fix_loop, line_end, struct_end
 from migrate.port.translate import PortBlocked
 
@@ -50,7 +51,7 @@ class Port:
     notes: list[str] = field(default_factory=list)
     cleanup: bool = True  # run the fix loop for the family's dead code (off for --list: portability only)
     emitted: Dag | None = None  # the DAG the kernel computes (after rules/port_idioms.yaml)
-    convention: str = ""  # the target files' style (migrate.port.style), when the port writes a kernel
+    convention: str = ""  # the target files' convention (migrate.conventions.target), when the port writes a kernel
     parts: list[Port] = field(default_factory=list)  # one per stub when the CPU kernel picks among several
     choice: object = None  # this part's migrate.conventions.stub_choice.StubChoice
 
@@ -150,6 +151,7 @@ def write_kernel(
                 f"with a run-time scalar), in {'opmath_t<T>, as CPU binds it' if opmath else 'T: no opmath_t here'}"
             )
             port.edits += struct_port.edits(ix, target, name, one, plan, stub, iter_type, opmath)
+            port.convention = "ternary_params"  # verified through the host path only (batch_verify)
             if opmath:
                 port.edits = with_include(ix, port.edits, target.hpath, "ATen/OpMathType.h")
             return _finish(ix, family, port, fb, reroute)
