@@ -182,8 +182,8 @@ def _body(dag: Dag, mode: str, ret: str, takes: frozenset[str] | None = None) ->
 
 def functor(name: str, dag: Dag, plan: Plan, origin: str, traits=None) -> str:
     """``struct NAME_functor`` with SFINAE overloads for floating and integral inputs (``traits``: the
-    tree's type traits, migrate.port.style; default: modern c10/metal's)."""
-    from migrate.port.style import MODERN_TRAITS
+    tree's type traits, migrate.conventions.target; default: modern c10/metal's)."""
+    from migrate.conventions.target import MODERN_TRAITS
 
     traits = traits or MODERN_TRAITS
     names = ARG_NAMES[len(dag.inputs)] + ((alpha_name(dag),) if dag.alpha is not None else ())

@@ -11,7 +11,7 @@ from migrate.index import Index
 from migrate.model import Edit, HostFile
 from migrate.port.emit import Plan
 from migrate.port.locate import Impl
-from migrate.port.style import KIND
+from migrate.conventions.target import KIND
 from migrate.port.text_edits import line_end
 from migrate.port.translate import PortBlocked
 from migrate.source import SourceFile

@@ -1,4 +1,5 @@
-"""Edits of a port into 2.7-era target files (migrate.port.style's ``unary_1d`` and ``binary_offsets``).
+"""Edits of a port into target files whose kernels the host finds by their ``[[host_name]]``
+(migrate.conventions.target's ``unary_1d`` and ``binary_offsets``).
 
 Unary: the functor, a template kernel ``NAME_kernel<T0, T1>`` calling it, an ``INSTANTIATE_NAME_KERNEL``
 macro of the file's ``[[host_name("NAME_" #DTYPE0 "_" #DTYPE1)]]`` kind with one invocation per (out, in)
@@ -17,7 +18,7 @@ from migrate.port.emit import Plan, functor
 from migrate.port.host_edits import dispatch_line
 from migrate.conventions.launch import promotes
 from migrate.port.stub_types import iterator_param
-from migrate.port.style import Target
+from migrate.conventions.target import Target
 from migrate.source import SourceFile
 from migrate.source.macros import find_invocations
 from migrate.tables import dtype_family

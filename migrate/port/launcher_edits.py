@@ -12,7 +12,7 @@ from migrate.model import Edit
 from migrate.port.emit import Plan, functor
 from migrate.port.host_edits import dispatch_line
 from migrate.port.host_name_kernels import _guarded
-from migrate.port.style import Target
+from migrate.conventions.target import Target
 from migrate.port.translate import PortBlocked
 
 _line_end = FixBuilder.line_end

@@ -17,7 +17,7 @@ from migrate.port.stubs import owner_of
 from migrate.port.stubs import stub_for
 from migrate.port.write import Port, reroute_dispatch, write_kernel
 from migrate.conventions.stub_choice import call_kwargs
-from migrate.port.style import KERNEL_FILE
+from migrate.conventions.target import KERNEL_FILE
 from migrate.port.translate import PortBlocked
 
 

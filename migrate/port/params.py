@@ -26,7 +26,7 @@ from migrate.port.host_edits import dispatch_line, stub_function_params
 from migrate.port.text_edits import struct_end
 from migrate.port.host_name_kernels import _guarded
 from migrate.port.fmt import format_text
-from migrate.port.style import KIND, Target
+from migrate.conventions.target import KIND, Target
 from migrate.port.translate import PortBlocked
 
 _line_end = FixBuilder.line_end

@@ -16,7 +16,7 @@ from migrate.port.locate import Impl, family_impls, graph_dag
 from migrate.port.multi import plan_multi
 from migrate.port.selectors import blocking, family_selectors
 from migrate.port.stubs import one_stub_each, registered_arity, split_riders, stub_for
-from migrate.port.style import KERNEL_FILE
+from migrate.conventions.target import KERNEL_FILE
 from migrate.port.text_edits import struct_end
 from migrate.port.translate import PortBlocked
 from migrate.port.write import NothingToPort, Port, reroute_dispatch, write_kernel

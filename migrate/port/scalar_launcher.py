@@ -17,7 +17,7 @@ from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
 from migrate.port.host_name_kernels import unary_edits
 from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
-from migrate.port.style import Target
+from migrate.conventions.target import Target
 from migrate.conventions.launch import conventions
 
 _line_end = FixBuilder.line_end

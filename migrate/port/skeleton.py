@@ -17,7 +17,8 @@ from migrate.port.locate import family_impls
 from migrate.port.host_edits import host_stub_edits, registration_lines, stub_params
 from migrate.port.patch import tensor_inputs, translate_family
 from migrate.port.stubs import stub_for
-from migrate.port.style import KERNEL_FILE, KIND, detect
+from migrate.conventions.target import KERNEL_FILE, KIND
+from migrate.port.style import detect
 from migrate.port.text_edits import line_end, struct_end
 from migrate.port.write import NothingToPort, Port
 from migrate.port.emit import ARG_NAMES, Plan

@@ -24,7 +24,7 @@ from migrate.model import Edit
 from migrate.port.emit import Plan
 from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
 from migrate.port.stub_types import iterator_param
-from migrate.port.style import Target
+from migrate.conventions.target import Target
 from migrate.port.translate import PortBlocked
 from migrate.conventions.launch import conventions
 

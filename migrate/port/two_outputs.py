@@ -26,7 +26,7 @@ from migrate.port.host_edits import dispatch_line
 from migrate.port.host_name_kernels import _guarded
 from migrate.port.locate import Impl, function_text
 from migrate.port.launcher_edits import continued as _continued
-from migrate.port.style import KIND, Target
+from migrate.conventions.target import KIND, Target
 from migrate.port.stub_types import iterator_param
 from migrate.port.translate import PortBlocked
 from migrate.tables import load_table
