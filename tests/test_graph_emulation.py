@@ -269,3 +269,11 @@ def test_old_revision_tree_holds_the_revisions_files_and_links_the_rest(tmp_path
 
     with pytest.raises(UsageError, match="--old: git rev-parse"):
         old_tree.old_root(root, "no-such-rev")
+
+
+def test_a_resized_output_grows_its_buffer_so_a_broadcasting_graph_writes_inside_it(tree):
+    """floor_divide allocates its output like self and resizes it to the broadcast shape: the shim's resize_ once
+    memcpy'd from buffer objects (a heap overflow: SIGABRT) and left the buffer at the old size."""
+    rc, data = _verify_json("floor_divide", "--root", str(tree))
+    cell = next(c for c in data["cells"] if c["opinfo"] == "floor_divide" and c["dtype"] == "float32")
+    assert cell["failed"] == [] and cell["passed"] == 9, cell

@@ -365,7 +365,18 @@ Tensor& zero_mps_(Tensor& self) {
   cpu_alias(self).zero_();
   return self;
 }
+// Grows the storage here first: CPU's resize_ would memcpy from the data pointers, which are buffer objects.
 const Tensor& resize_mps_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat> mf) {
+  auto* impl = self.unsafeGetTensorImpl();
+  size_t needed = (size_t)(impl->storage_offset() + c10::multiply_integers(size)) * self.itemsize();
+  c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
+  if (storage && needed > storage->nbytes()) {
+    c10::DataPtr fresh = storage->allocator()->allocate(needed);
+    if (storage->nbytes() && storage->data_ptr().get())
+      std::memcpy(host_ptr(fresh.get()), host_ptr(storage->data_ptr().get()), storage->nbytes());
+    storage->set_data_ptr_noswap(std::move(fresh));
+    storage->set_nbytes(needed);
+  }
   return at::native::resize_(self, size, mf);
 }
 
