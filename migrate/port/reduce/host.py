@@ -20,6 +20,7 @@ HEADER_TEXT = f"""#pragma once
 // Host side of the reductions ported from MPSGraph by mps-migrate: the reduced dims, the output shape, and
 // the launch of a generated reduction kernel (one threadgroup per output element, 64-bit offsets).
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/mps/OperationUtils.h>
 
 #include <algorithm>
