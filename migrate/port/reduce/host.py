@@ -23,6 +23,14 @@ HEADER_TEXT = f"""#pragma once
 #include <ATen/native/Resize.h>
 #include <ATen/native/mps/OperationUtils.h>
 
+#ifndef AT_PER_OPERATOR_HEADERS
+#include <ATen/Functions.h>
+#else
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/ones.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -82,6 +90,7 @@ static inline void encode_kernel(const std::string& kernel,
 // torch's vector norm special-cases these orders; the kernels do too. Negative and infinite orders have no
 // identity: torch refuses them over an empty dim.
 static inline std::string norm_kernel(const TensorBase& t, IntArrayRef dims, double ord) {{
+  TORCH_CHECK(!t.is_complex(), "the Metal norm kernels take real inputs, got ", t.scalar_type());
   if (ord < 0 || std::isinf(ord)) {{
     for (const auto d : dims) {{
       TORCH_CHECK(t.size(d) != 0, "linalg.vector_norm cannot compute the ", ord,
