@@ -12,6 +12,8 @@ from functools import lru_cache
 
 import torch
 
+from migrate.port.rules import torch_fn
+
 from .graph_table import arg_kinds, graph_selectors, raw, shim_table  # noqa: F401 - re-exported
 
 EVALUATOR = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
@@ -38,19 +40,10 @@ def elementwise() -> dict[str, dict]:
     """selector -> its ``ops`` entry (with the compiled torch functions)."""
     out = {}
     for name, d in raw()["ops"].items():
-        entry = dict(d, op=name, fn=_torch_fn(str(d["torch"])))
-        entry["fn_int"] = _torch_fn(str(d["torch_int"])) if d.get("torch_int") else None
+        entry = dict(d, op=name, fn=torch_fn(str(d["torch"])))
+        entry["fn_int"] = torch_fn(str(d["torch_int"])) if d.get("torch_int") else None
         out[d["selector"]] = entry
     return out
-
-
-def _torch_fn(spec: str):
-    if spec.startswith("lambda"):
-        return eval(spec, {"torch": torch})  # our own table (rules/mpsgraph.yaml), not user input
-    obj = torch
-    for part in spec.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
 
 
 # ------------------------------------------------------------------ evaluation

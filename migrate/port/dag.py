@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from migrate.port.rules import table
+from migrate.port.rules import table, torch_fn
 from migrate.tables import dtype_family
 
 # dtype names a graph cast or constant can carry ("like" = the dtype of another node)
@@ -174,17 +174,6 @@ class Dag:
         return ok
 
 
-def _torch_fn(spec: str):
-    import torch
-
-    if spec.startswith("lambda"):
-        return eval(spec, {"torch": torch})  # our own table (rules/mpsgraph.yaml), not user input
-    obj = torch
-    for part in spec.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
 _TORCH_DTYPES = {
     "bool": "bool",
     "float": "float32",
@@ -266,7 +255,7 @@ def evaluate_with_torch(dag: Dag, inputs: dict, out_dtype=None, opmath: bool = F
                 args = [a if a.dtype == dt else a.to(dt) for a in args]
             integral = not args[-1].is_floating_point()
             spec = rule.torch_int if integral and rule.torch_int else rule.torch
-            env[id(n)] = _torch_fn(spec)(*args)
+            env[id(n)] = torch_fn(spec)(*args)
     out = env[id(dag.output)]
     if out_dtype is not None and out.dtype != out_dtype:
         out = out.to(out_dtype)

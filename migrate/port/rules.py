@@ -79,6 +79,18 @@ def _op_rule(table: str, name: str, d: dict, selector: str, arity: int | None = 
     )
 
 
+def torch_fn(spec: str):
+    """An op's ``torch`` entry (``torch.atan2``, ``lambda a, b: ...``) as the torch function it names."""
+    import torch
+
+    if spec.startswith("lambda"):
+        return eval(spec, {"torch": torch})  # our own table (rules/mpsgraph.yaml), not user input
+    obj = torch
+    for part in spec.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
 @lru_cache(maxsize=1)
 def table() -> Table:
     raw = load_table("mpsgraph.yaml")
