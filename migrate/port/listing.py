@@ -40,8 +40,9 @@ def _verdict(ix: Index, family: str) -> Verdict:
 
     try:
         reduction = plan_reduction(ix, family, cleanup=False)
-    except PortBlocked as exc:
-        return Verdict(family, "blocked", overloads, exc.reason, exc.construct, exc.where or "")
+    except PortBlocked as exc:  # the graph understood, the tree's files not ready: translatable
+        status = "translatable" if exc.construct == "pre-c10/metal kernel file" else "blocked"
+        return Verdict(family, status, overloads, exc.reason, exc.construct, exc.where or "")
     if reduction is not None:
         what = ", ".join(reduction.kernels) or "no kernel, MPS takes the yaml's composite kernel"
         return Verdict(family, "portable", overloads, f"{reduction.kind}: {what}")

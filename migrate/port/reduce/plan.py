@@ -67,6 +67,12 @@ def plan_reduction(ix: Index, family: str, cleanup: bool = True) -> ReductionPor
             "reduction recipe",
             where,
         )
+    if not (ix.tree.root / "c10/metal/utils.h").exists():  # the kernels include c10/metal (2.6.0: inline Metal)
+        raise PortBlocked(
+            f"{family}'s graph is a recipe's, but the tree predates c10/metal, which the generated kernels include",
+            "pre-c10/metal kernel file",
+            where,
+        )
     unported = [i.entry.overload_name for i in impls if i.entry.overload_name not in r.bodies]
     if unported:
         raise PortBlocked(f"no port body for {', '.join(unported)}", "reduction overload", where)
