@@ -21,7 +21,7 @@ from migrate.verify.host import Launch, bind_tensor
 from migrate.verify.iterator import Iter
 
 CONVENTION = "params_1d"
-MODERN = "functor_params"
+FUNCTOR_PARAMS = "functor_params"
 
 
 def scalar_args(family: str) -> dict | None:
@@ -38,8 +38,8 @@ _WITH_PARAMS = re.compile(
 
 
 def params_site(ix, fns) -> Site | None:
-    """A ``params_1d`` launch (the port-written helper), else a modern ``functor_params`` one."""
-    return _helper_site(ix, fns) or _modern_site(ix, fns)
+    """A ``params_1d`` launch (the port-written helper), else a ``functor_params`` one (registered functors)."""
+    return _helper_site(ix, fns) or _functor_params_site(ix, fns)
 
 
 def _fields(ix, fn, data: bytes, call: bytes) -> dict:
@@ -71,10 +71,10 @@ def _fields(ix, fn, data: bytes, call: bytes) -> dict:
     return {"params": tuple(fields), "exprs": tuple(exprs), "args": tuple(names)}
 
 
-def _modern_site(ix, fns) -> Site | None:
+def _functor_params_site(ix, fns) -> Site | None:
     """``lib.exec_binary_kernel_with_params(iter, "name", std::array<scalar_t, N>{a.to<scalar_t>(), ...},
     fmt::format("NAMEParams_{}", ...))``: fields and the type-name prefix read from the call."""
-    calls = conventions()[MODERN]["calls"]
+    calls = conventions()[FUNCTOR_PARAMS]["calls"]
     for fn in fns:
         data = ix.tree.sources.get(fn.path) or (ix.tree.root / fn.path).read_bytes()
         m = _WITH_PARAMS.search(data[fn.span.start : fn.span.end])
@@ -82,7 +82,7 @@ def _modern_site(ix, fns) -> Site | None:
             continue
         line = data.count(b"\n", 0, fn.span.start + m.start()) + 1
         return Site(
-            MODERN,
+            FUNCTOR_PARAMS,
             m.group(3).decode(),
             m.group(1).decode(),
             1 if m.group(2) == b"unary" else 2,
@@ -137,7 +137,7 @@ class FunctorParamsHost:
 
     def __init__(self, site: Site, values: list, names=frozenset()):
         self.site, self.values, self.names = site, values, frozenset(names)
-        self.conv = conventions()[MODERN]
+        self.conv = conventions()[FUNCTOR_PARAMS]
 
     def plan(self, arity: int, it: Iter, name: str) -> Launch | None:
         from migrate.verify.host import _convert_double, _i32, _i64
@@ -237,7 +237,7 @@ class WithScalars:
 
 def prepare(source, references: list, opts, family: str) -> list[str]:
     """For a params_1d launch: the scalar values bound into the host and every reference; notes."""
-    if source.convention not in (CONVENTION, MODERN):
+    if source.convention not in (CONVENTION, FUNCTOR_PARAMS):
         return []
     table = scalar_args(family)
     if table is None:
