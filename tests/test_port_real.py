@@ -79,7 +79,9 @@ def test_list_on_the_real_tree(real_ix):
         "selectors cumulativeSumWithTensor:axis:name: (scan (cumulative op)), cumulativeProductWithTensor:axis:name:"
     )
     text = summary(list(verdicts.values()))
-    assert text.startswith(f"{len(verdicts)} MPSGraph-routed families: {n['portable']} portable, {n['translatable']} translatable")
+    assert text.startswith(
+        f"{len(verdicts)} MPSGraph-routed families: {n['portable']} portable, {n['translatable']} translatable"
+    )
     flat = " ".join(text.split())  # the summary wraps its lines
     assert "top blockers: " in flat and "control flow (if) (" in flat  # string switches decided per caller: fewer
 
