@@ -112,6 +112,8 @@ def reduction_cases(family: str, dtypes: list[torch.dtype]) -> list[dict]:
     cases = []
     for dtype in dtypes:
         for label, x in _tensors(dtype):
+            if kind == "bce" and label == "nan and inf":
+                continue  # CPU checks 0 <= input <= 1 on the host; an MPS kernel cannot without a readback (MPS011)
             for what, args, kwargs in _arguments(kind, x, dtype):
                 cases.append({
                     "layout": f"{label}, {what}", "dtype": str(dtype).removeprefix("torch."), "call": ("aten", overload),

@@ -207,6 +207,7 @@ _NATIVE_INCLUDE = re.compile(rb"^#include <ATen/native/[^>]+>[^\n]*\n", re.M)
 
 
 _ANY_INCLUDE = re.compile(rb"^#include [<\"][^>\"]+[>\"][^\n]*\n", re.M)
+_FIRST_CODE = re.compile(rb"^(?:namespace|using|static|template|TORCH_IMPL_FUNC|Tensor)\b", re.M)
 
 
 def with_stub_header(ix: Index, edits: list[Edit], stub: str) -> list[Edit]:
@@ -227,8 +228,10 @@ def with_include(ix: Index, edits: list[Edit], host: str, header: str) -> list[E
     data = whole.replacement.encode("utf-8", "surrogateescape") if whole else ix.tree.sources[host]
     if f"<{header}>".encode() in data:
         return edits
-    native = (header.startswith("ATen/native/") and list(_NATIVE_INCLUDE.finditer(data))) or list(
-        _ANY_INCLUDE.finditer(data)
+    head = _FIRST_CODE.search(data)  # the file's include block: includes further down sit in #if branches
+    limit = head.start() if head else len(data)
+    native = (header.startswith("ATen/native/") and list(_NATIVE_INCLUDE.finditer(data, 0, limit))) or list(
+        _ANY_INCLUDE.finditer(data, 0, limit)
     )
     if not native:
         return edits
