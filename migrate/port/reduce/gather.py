@@ -40,7 +40,7 @@ def gather_text(spec: KernelSpec) -> str:
         "    in_offset += (inside ? c : 0) * in_strides[d - 1];",
         "    out_offset += o * out_strides[d - 1];",
         "  }",
-        "  out0[out_offset] = inside ? static_cast<R>(x0_data[in_offset]) : static_cast<R>(p[0]);",
+        "  out0[out_offset] = inside ? static_cast<R>(x0_data[in_offset]) : R(p[0]);",
         "}",
         "",
     ]
