@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.read import cpp_unit, host_reader, host_sites, objc_neutral
+from migrate.read import cpp_unit, host_reader, host_sites, launch_shadow, objc_neutral
 from migrate.read.host_reader import _kernel_call_pattern, _keep
 from migrate.read.host_sites import _NODE_WORDS_SUBITER, within
 from migrate.read.metal_body import lex, match_close
@@ -511,7 +511,8 @@ def test_native_includes_equal_the_every_header_reading(data):
 def test_keep_equals_launches_or_node_sites_everywhere(data):
     code = SourceFile(data).code
     keep, helpers = _keep(code), host_reader._launches(code)
-    words = within(code, _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else host_sites._NODE_WORDS)
+    node_words = _NODE_WORDS_SUBITER if b"with_32bit_indexing" in code else host_sites._NODE_WORDS
+    words = within(code, node_words + launch_shadow.dispatch_words())  # MPS023 reads a dispatch's launch sizes
     narrow = host_sites._NARROW_WORD
 
     def reference(s, e):  # a launch, a node word, or a narrowing type before a numel in its statement

@@ -460,12 +460,16 @@ def test_promoting_wrapper_emulation_binds_cast_inputs():
 
     a, b = torch.arange(6, dtype=torch.float32), torch.arange(6, dtype=torch.int32)
     site = Site("binary_offsets", "fmax", "binary_mps_impl", 2, "x.mm", 1, "fmax_legacy", dense=True, promotes="w")
-    launch = TemplateHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    launch = TemplateHost(site).plan(
+        2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax"
+    )
     assert launch.kernel == "fmax_dense_float" and launch.args[1].dtype == torch.float32
     assert launch.notes[0] == "w casts input 1 (torch.int32) to torch.float32 on the device, then a fresh iterator"
     scalar = Operand(torch.tensor(-2.0, dtype=torch.float64), cpu_scalar=True)
     launch = TemplateHost(site).plan(2, build_iter([scalar, Operand(a)], None, torch.float32, torch.float32), "fmax")
     assert launch.args[0].dtype == torch.float32 and launch.args[0].item() == -2.0
     site.promotes = ""
-    launch = TemplateHost(site).plan(2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax")
+    launch = TemplateHost(site).plan(
+        2, build_iter([Operand(a), Operand(b)], None, torch.float32, torch.float32), "fmax"
+    )
     assert launch.args[1].dtype == torch.int32

@@ -168,5 +168,9 @@ def test_a_mismatch_a_mac_shares_is_labelled_upstream(family, dtype, link, shown
     assert failing["status"] == "FAIL" and failing["upstream"]["link"] == link and shown in failing["upstream"]["what"]
     assert cells["float16"]["status"] == "pass" and cells["float16"]["upstream"] is None
     text = to_text(r)
-    assert "  upstream: " in text and shown in text and "1 failed (1 upstream behaviour: rules/verify.yaml upstream)" in text
+    assert (
+        "  upstream: " in text
+        and shown in text
+        and "1 failed (1 upstream behaviour: rules/verify.yaml upstream)" in text
+    )
     assert r.exit_code == 1

@@ -200,9 +200,11 @@ def table(trees: dict[str, Path]) -> str:
         "`operations/*.mm`) of the shipped trees; bracket sends only (property dot syntax is not counted). "
         "runs: the shim runtime implements it; emulated: the MPSGraph emulation answers it by rules/mpsgraph.yaml "
         "([mpsgraph-emulation.md](mpsgraph-emulation.md)); raises: declared only (MPSGraph selectors the emulation "
-        "lacks, MPS kernels: the call raises, naming it); Foundation: GNUstep\'s; missing: nobody declares it.",
+        "lacks, MPS kernels: the call raises, naming it); Foundation: GNUstep's; missing: nobody declares it.",
         "",
-        "Selectors: " + ", ".join(f"{summary[k]} {k}" for k in ("runs", "emulated", "raises", "Foundation", "missing")) + ".",
+        "Selectors: "
+        + ", ".join(f"{summary[k]} {k}" for k in ("runs", "emulated", "raises", "Foundation", "missing"))
+        + ".",
         "",
         "| selector | " + " | ".join(f"sends in {n}" for n in trees) + " | shim |",
         "|---|" + "---|" * len(trees) + "---|",

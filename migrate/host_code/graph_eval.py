@@ -165,8 +165,9 @@ EVALUATORS = {
     "cumsum": lambda x, axis, *_: x.cumsum(axis, dtype=x.dtype),
     "cumprod": lambda x, axis, *_: x.cumprod(axis, dtype=x.dtype),
     "sort": lambda x, axis, descending=False, *_: x.sort(dim=axis, descending=bool(descending), stable=True)[0],
-    "argsort": lambda x, axis, descending=False, *_: x.sort(dim=axis, descending=bool(descending), stable=True)[1]
-    .to(torch.int32),
+    "argsort": lambda x, axis, descending=False, *_: x.sort(dim=axis, descending=bool(descending), stable=True)[1].to(
+        torch.int32
+    ),
     "real": lambda x, *_: torch.view_as_real(x)[..., 0] if x.is_complex() else x,
     "imag": lambda x, *_: torch.view_as_real(x)[..., 1] if x.is_complex() else torch.zeros_like(x),
     "complex": lambda re, im, *_: torch.complex(re.float(), im.float()),

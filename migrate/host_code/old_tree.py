@@ -74,7 +74,7 @@ def overlay(root: Path, dest: Path, files: dict[str, bytes | None]) -> None:
 
 
 def default_old(root: Path) -> str | None:
-    """"HEAD" when ``root`` is a git work tree whose MPS host folder has uncommitted changes (``port --write`` then
+    """ "HEAD" when ``root`` is a git work tree whose MPS host folder has uncommitted changes (``port --write`` then
     ``verify``: the old implementation is the pre-port text), else None."""
     proc = subprocess.run(
         ["git", "-C", str(root), "status", "--porcelain", "--", "aten/src/ATen/native/mps"],
