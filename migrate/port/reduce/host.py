@@ -327,9 +327,4 @@ def render_body(template: str, entry: NativeEntry, fn_text: str, line: int, kern
             "stub signature",
             where,
         ) from None
-    lines = [ln for ln in text.rstrip("\n").split("\n")]
-    return "\n" + "\n".join(("  " + ln) if ln else "" for ln in lines) + "\n"
-
-
-def uses_return(text: str) -> bool:
-    return re.search(r"\breturn\b", text) is not None
+    return "\n" + "\n".join(("  " + ln) if ln else "" for ln in text.rstrip("\n").split("\n")) + "\n"

@@ -21,7 +21,6 @@ _COMBINE = {
     "or": "{a} || {b}",
 }
 _IDENTITY = {"sum": "acc_t(0)", "prod": "acc_t(1)", "and": "true", "or": "false"}  # max/min: an element
-_SCALAR = {"long": "long", "bool": "bool"}
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def _load(spec: KernelSpec, r: str = "r") -> list[str]:
 
 
 def _acc(spec: KernelSpec) -> str:
-    return _SCALAR.get(spec.acc, "opmath_t<T>") if spec.acc else "opmath_t<T>"
+    return spec.acc or "opmath_t<T>"  # long (counts), bool (all/any), else the opmath type
 
 
 def _body_reduce(spec: KernelSpec, lib: Library) -> list[str]:
