@@ -42,3 +42,12 @@ def torch_include_dir() -> Path | None:
     torch_dir = installed_torch_dir()
     inc = torch_dir / "include" if torch_dir else None
     return inc if inc is not None and (inc / "c10" / "metal").is_dir() else None
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    """The command running ``python -m module args`` in this interpreter. ``-P``: the working folder is not put
+    on ``sys.path``, so run from a PyTorch checkout, its ``torch/`` and ``torchgen/`` never shadow the
+    installed packages (the checkout's torchgen writes code for its own era's headers)."""
+    import sys
+
+    return [sys.executable, "-P", "-m", module, *args]

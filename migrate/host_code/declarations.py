@@ -13,12 +13,12 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from migrate.errors import UsageError
+from migrate.resources import python_module
 
 YAML = Path("aten/src/ATen/native/native_functions.yaml")
 TAGS = Path("aten/src/ATen/native/tags.yaml")
@@ -109,11 +109,11 @@ def generate(root: Path, out_base: Path, progress=None) -> Path:
             shutil.copy(_torch_dir() / "packaged/ATen/native/tags.yaml", src / "native" / "tags.yaml")
         (src / "templates").symlink_to(_torch_dir() / "packaged/ATen/templates")
         gen = Path(tmp) / "gen"
-        cmd = [
-            sys.executable, "-m", "torchgen.gen", "-s", str(src), "-d", str(gen),
+        cmd = python_module(
+            "torchgen.gen", "-s", str(src), "-d", str(gen),
             "--aoti-install-dir", str(Path(tmp) / "aoti"), "--mps", "--per-operator-headers",
             "--backend-whitelist", "CPU", "MPS", "--generate", "headers", "sources",
-        ]  # fmt: skip
+        )  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]

@@ -16,7 +16,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -27,6 +26,7 @@ from migrate.errors import UsageError
 
 from .build import HostBuild, build_family, build_preload
 from .units import TreeUnits, cache_root
+from migrate.resources import python_module
 
 MAX_CLOSURE_ROUNDS = 4
 REPEATED_CRASHES = 3  # consecutive cases dying with the same message: the rest are reported, not run
@@ -231,7 +231,7 @@ class Worker:
     def __init__(self, preload: Path):
         env = dict(os.environ, LD_PRELOAD=str(preload))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "migrate.host_code.worker"], env=env, stdin=subprocess.PIPE,
+            python_module("migrate.host_code.worker"), env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
 

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ...resources import kernels_dir
+from ...resources import kernels_dir, python_module
 
 # Every half/bfloat operation rounds (as on the GPU); no a*b+c fusion.
 NUMERICS_FLAGS = (
@@ -40,7 +40,7 @@ def msl_dir() -> Path:
 
 
 def compiler_cmd() -> list[str]:
-    return [sys.executable, "-m", "ziglang", "c++"]
+    return python_module("ziglang", "c++")
 
 
 X86_64_V3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}

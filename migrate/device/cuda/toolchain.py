@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..cpu import toolchain as cpu_toolchain
+from ...resources import python_module
 
 ARCH = "sm_90"  # H100/H200; PTX is JIT-compiled forward by the driver
 PTX_ISA = "+ptx80"
@@ -93,10 +94,7 @@ def include_flags() -> list[str]:
 def compile_cmd(src: Path, out: Path, opt: int, lib: Path) -> list[str]:
     d = msl_dir()
     return [
-        sys.executable,
-        "-m",
-        "ziglang",
-        "clang",
+        *python_module("ziglang", "clang"),
         "-x",
         "cuda",
         "--cuda-device-only",

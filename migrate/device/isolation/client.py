@@ -15,7 +15,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from ..errors import (
 )
 from .arena import arena
 from .protocol import recv, send
+from ...resources import python_module
 
 START_TIMEOUT = 60.0  # seconds for a worker to start (Python start-up on a loaded machine)
 ALIGN = 64
@@ -104,9 +104,7 @@ class WorkerProcess:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [
-                    sys.executable,
-                    "-m",
-                    "migrate.device.isolation.worker",
+                    *python_module("migrate.device.isolation.worker"),
                     str(child.fileno()),
                     str(limits.memory),
                     str(self.arena_fd),
