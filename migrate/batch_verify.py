@@ -34,9 +34,10 @@ def host_verified(r: Row) -> bool:
     return isinstance(r.port, ReductionPort) or r.convention in HOST_ONLY
 
 
-def verify_all(root, ix: Index, rows: list[Row], progress=None) -> None:
-    """Fill ``verify``/``detail`` of every planned row (see the module doc)."""
-    on_host = [r for r in rows if r.port is not None and host_verified(r)]
+def verify_all(root, ix: Index, rows: list[Row], progress=None, host: bool = False) -> None:
+    """Fill ``verify``/``detail`` of every planned row (see the module doc); ``host``: every row through the
+    tree's own host code (``verify_on_host``), not only the ones only that path launches."""
+    on_host = [r for r in rows if r.port is not None and (host or host_verified(r))]
     if on_host:
         verify_on_host(root, ix, on_host, progress)
     ported = [r for r in rows if r.port is not None and r not in on_host]
@@ -149,15 +150,20 @@ def _native_families(ix: Index, target) -> list[str]:
     return sorted(dict.fromkeys(fams), key=lambda f: -kdata.count(f"({f},".encode()) - kdata.count(f'"{f}_'.encode()))
 
 
+OLD_LABEL = "the unported tree"
+
+
 def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
     """Rows whose port writes reduction or gather kernels (migrate/port/reduce), or kernels only the host path
-    launches (``HOST_ONLY``): their ports applied in order to one
-    scratch copy of the tree, lint run on it once (the generated files must have no finding), then each family
-    verified through the tree's own host code (``verify --host``) there."""
+    launches (``HOST_ONLY``): their ports applied in order to one scratch copy of the tree (a row planned after
+    other ports after them), lint run on it once (the generated files must have no finding), then each family
+    verified through the tree's own host code (``verify --host``) there, against torch CPU and against the
+    unported tree's own code (its MPSGraph through the emulation): a case where the two differ is a measured
+    behaviour change, listed next to the ones the port infers."""
     import tempfile
     from pathlib import Path
 
-    from migrate.host_code.run import NotRunnable, verify_host
+    from migrate.host_code.run import verify_host
     from migrate.host_code.scratch import scratch_copy
     from migrate.lint import lint_root
     from migrate.port.patch import plan_port
@@ -166,6 +172,7 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
     with tempfile.TemporaryDirectory(prefix="mps-port-all-") as tmp:
         scratch = scratch_copy(Path(root), Path(tmp))
         written: dict[str, set[str]] = {}
+        rows = sorted(rows, key=lambda r: len(r.chain))  # clamp after the ports it waits for
         for r in rows:
             cur = Index(load_tree(scratch))
             try:
@@ -177,7 +184,8 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
             for path, data in new.items():
                 (scratch / path).write_bytes(data)
             written[r.family] = set(new)
-        findings = lint_root(scratch).findings
+        before = {(f.code, f.path, f.message) for f in lint_root(Path(root)).findings}  # the tree's own: not new
+        findings = [f for f in lint_root(scratch).findings if (f.code, f.path, f.message) not in before]
         for k, r in enumerate(rows):
             if r.family not in written:
                 continue
@@ -188,9 +196,10 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
                 r.verify, r.detail = "FAIL", f"lint: {own[0].code} {own[0].message}"[:300]
                 continue
             try:
-                rep = verify_host(scratch, lambda: Index(load_tree(scratch)), r.family)
-            except NotRunnable as exc:
-                r.verify, r.detail = "not run", str(exc)[:300]
+                old = (Path(root), ix, OLD_LABEL)
+                rep = verify_host(scratch, lambda: Index(load_tree(scratch)), r.family, old=old, old_optional=True)
+            except Exception as exc:  # NotRunnable, a yaml torchgen refuses: one family's trouble never stops the batch
+                r.verify, r.detail = "not run", " ".join(str(exc).split())[:300]
                 continue
             fails = [c for c in rep.cells if c.status in ("FAIL", "ERROR")]
             stale = [c for c in rep.cells if c.status == "XPASS"]  # the tree's xfail is stale (MPS009), not the port
@@ -198,3 +207,22 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
             r.verify = "FAIL" if fails or rep.build_errors else ("pass" if ran else "not run")
             what = rep.build_errors[:1] or [f"{c.status} {c.opinfo} {c.dtype}" for c in (fails or stale)[:4]]
             r.detail = ("host path: " + ", ".join(what))[:300] if what else "host path"
+            r.changes += measured_changes(rep)
+
+
+def measured_changes(rep) -> list[str]:
+    """The behaviour change a host report measured against the old code, in the words of port's inferred ones."""
+    cells = [c for c in rep.cells if c.changed]
+    if not cells:
+        return []
+    what = "; ".join(f"{c.opinfo} {c.dtype}: {_case_change(c.changed[0])}" for c in cells[:3])
+    more = f" (+{len(cells) - 3} more cell(s))" if len(cells) > 3 else ""
+    kind = "old-mpsgraph" if any(c.old_graph_cases for c in cells) else "old code"
+    return [f"behaviour change (measured against {kind}, {OLD_LABEL}): {what}{more}"[:400]]
+
+
+def _case_change(line: str) -> str:
+    """``case: N / M elements differ`` from a case's comparison message (torch.testing's, or the first line)."""
+    case, _, why = line.partition(": ")
+    m = re.search(r"Mismatched elements: (\d+ / \d+)", why)
+    return f"{case}: {m.group(1)} elements differ" if m else " ".join(line.split())[:120]

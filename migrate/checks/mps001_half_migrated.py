@@ -1,10 +1,41 @@
-"""MPS001: a family whose overloads run both native Metal and MPSGraph implementations."""
+"""MPS001 half-migrated-family: a family whose overloads run both native Metal and MPSGraph implementations.
+
+Severity: error. Reads: yaml, host. Fix safety: mixed.
+
+## What it does
+Finds operator families whose overloads run both native Metal and MPSGraph
+implementations: an MPSGraph `*_mps` kernel, or a shared stub whose MPS
+registration has an MPSGraph body. The message names the next command.
+
+## Why it matters
+Every overload has its own dispatch block. A forgotten `MPS: foo_scalar_mps`
+keeps that overload on the old MPSGraph code, silently bypassing the native
+kernel's broadcasting, bounds checks and type promotion, and the migration
+looks finished when it is not.
+
+## Example
+- func: copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU, CUDA, MPS: copysign_out          # migrated
+- func: copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA: copysign_scalar_out
+    MPS: copysign_scalar_out_mps          # MPS001: still MPSGraph
+
+## Fix
+Where the shared kernel of that overload serves CPU and CUDA and the MPS side
+of its stub is registered, MPS joins the shared line; otherwise port the
+overload first (no automatic fix for a shared line). Safe when the stub's MPS
+function names its Metal kernels and each is registered; unsafe when it names
+none that can be checked (the kernel it launches is then unknown).
+"""
 
 import dataclasses
 
 from migrate.index import MPS, is_shared
-from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Severity, Via
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.model import DispatchLine, Fix, Impl, NativeEntry, Via
+from migrate.rulebook import Rule
 
 GRAPH = (Impl.MPSGRAPH, Impl.MIXED)
 
@@ -123,42 +154,4 @@ def message(overload: str, runs: str, migrated: str, family: str, command: str) 
     return f"{overload} still runs MPSGraph kernel {runs}, while {migrated} of the {family} family run native Metal; next: {command}"
 
 
-RULE = Rule(
-    code="MPS001",
-    name="half-migrated-family",
-    severity=Severity.ERROR,
-    reads=("yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds operator families whose overloads run both native Metal and MPSGraph
-implementations: an MPSGraph `*_mps` kernel, or a shared stub whose MPS
-registration has an MPSGraph body. The message names the next command.
-""",
-        why="""\
-Every overload has its own dispatch block. A forgotten `MPS: foo_scalar_mps`
-keeps that overload on the old MPSGraph code, silently bypassing the native
-kernel's broadcasting, bounds checks and type promotion, and the migration
-looks finished when it is not.
-""",
-        example="""\
-- func: copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
-  structured: True
-  dispatch:
-    CPU, CUDA, MPS: copysign_out          # migrated
-- func: copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
-  dispatch:
-    CPU, CUDA: copysign_scalar_out
-    MPS: copysign_scalar_out_mps          # MPS001: still MPSGraph
-""",
-        fix="""\
-Where the shared kernel of that overload serves CPU and CUDA and the MPS side
-of its stub is registered, MPS joins the shared line; otherwise port the
-overload first (no automatic fix for a shared line). Safe when the stub's MPS
-function names its Metal kernels and each is registered; unsafe when it names
-none that can be checked (the kernel it launches is then unknown).
-""",
-        fix_safety=FixSafety.MIXED,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,8 +1,33 @@
-"""MPS002: the migration inventory -- overloads routed to MPSGraph code."""
+"""MPS002 mpsgraph-route: the migration inventory -- overloads routed to MPSGraph code.
+
+Severity: advice. Reads: yaml, host. Fix safety: mixed.
+
+## What it does
+Lists every overload whose MPS dispatch line names a kernel that builds an
+MPSGraph (or mixes MPSGraph and Metal): the migration inventory.
+
+## Why it matters
+MPSGraph paths keep per-shape graph caches that grow without bound, cost
+dispatch overhead on small tensors and carry known stride bugs; each one is
+a candidate for `mps-migrate port`.
+
+## Example
+- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    MPS: hypot_out_mps        # MPS002: TORCH_IMPL_FUNC(hypot_out_mps) builds an MPSGraph
+
+## Fix
+When the native side already exists (the shared kernel's stub is registered
+by a `.mm` and the Metal functors it names are registered), MPS joins the
+CPU/CUDA line. Otherwise `mps-migrate port FAMILY` writes the native Metal
+replacement. Safe and unsafe as MPS001's fix (the same edit): unsafe when the
+stub's MPS function names no Metal kernel that can be checked.
+"""
 
 from migrate.checks.mps001_half_migrated import GRAPH, route_to_shared
-from migrate.model import Impl, Severity, Via
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.model import Impl, Via
+from migrate.rulebook import Rule
 from migrate.index import is_shared
 
 
@@ -21,36 +46,4 @@ def message(overload: str, impl: str, kernel: str) -> str:
     return f"{overload} routes to {impl} implementation {kernel}"
 
 
-RULE = Rule(
-    code="MPS002",
-    name="mpsgraph-route",
-    severity=Severity.ADVICE,
-    reads=("yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Lists every overload whose MPS dispatch line names a kernel that builds an
-MPSGraph (or mixes MPSGraph and Metal): the migration inventory.
-""",
-        why="""\
-MPSGraph paths keep per-shape graph caches that grow without bound, cost
-dispatch overhead on small tensors and carry known stride bugs; each one is
-a candidate for `mps-migrate port`.
-""",
-        example="""\
-- func: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
-  structured: True
-  dispatch:
-    MPS: hypot_out_mps        # MPS002: TORCH_IMPL_FUNC(hypot_out_mps) builds an MPSGraph
-""",
-        fix="""\
-When the native side already exists (the shared kernel's stub is registered
-by a `.mm` and the Metal functors it names are registered), MPS joins the
-CPU/CUDA line. Otherwise `mps-migrate port FAMILY` writes the native Metal
-replacement. Safe and unsafe as MPS001's fix (the same edit): unsafe when the
-stub's MPS function names no Metal kernel that can be checked.
-""",
-        fix_safety=FixSafety.MIXED,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,7 +1,25 @@
-"""MPS003: an MPS-only dispatch line names a kernel defined nowhere."""
+"""MPS003 undefined-kernel: an MPS-only dispatch line names a kernel defined nowhere.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: error. Reads: yaml, host. Fix safety: none.
+
+## What it does
+Finds MPS-only dispatch lines whose kernel has no definition (function,
+TORCH_IMPL_FUNC, or macro-generated function) in the tree's MPS host files.
+
+## Why it matters
+The build fails at link time, or, after a rename, the yaml keeps pointing at
+a function that was deleted by the migration.
+
+## Example
+dispatch:
+  MPS: erfinv_out_mps     # MPS003 when no TORCH_IMPL_FUNC(erfinv_out_mps) exists
+
+## Fix
+None automatic: either restore the kernel or route the overload to the
+shared stub.
+"""
+
+from migrate.rulebook import Rule
 from migrate.index import is_shared
 
 
@@ -23,30 +41,4 @@ def message(overload: str, kernel: str) -> str:
     return f"{overload} names MPS kernel {kernel}, which is defined nowhere in the tree"
 
 
-RULE = Rule(
-    code="MPS003",
-    name="undefined-kernel",
-    severity=Severity.ERROR,
-    reads=("yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds MPS-only dispatch lines whose kernel has no definition (function,
-TORCH_IMPL_FUNC, or macro-generated function) in the tree's MPS host files.
-""",
-        why="""\
-The build fails at link time, or, after a rename, the yaml keeps pointing at
-a function that was deleted by the migration.
-""",
-        example="""\
-dispatch:
-  MPS: erfinv_out_mps     # MPS003 when no TORCH_IMPL_FUNC(erfinv_out_mps) exists
-""",
-        fix="""\
-None automatic: either restore the kernel or route the overload to the
-shared stub.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

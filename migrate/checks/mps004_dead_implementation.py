@@ -1,7 +1,28 @@
-"""MPS004: an MPS implementation nothing references any more."""
+"""MPS004 dead-implementation: an MPS implementation nothing references any more.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: warning. Reads: yaml, host. Fix safety: safe.
+
+## What it does
+Finds `TORCH_IMPL_FUNC(foo_out_mps)`, `foo_mps(...)` definitions and
+macro invocations generating them in `.mm` files that no dispatch line,
+stub registration or other code refers to any more.
+
+## Why it matters
+After a migration the old MPSGraph implementation stays compiled, keeps its
+includes alive and misleads the next reader into thinking it is used.
+
+## Example
+// native_functions.yaml now says `CPU, CUDA, MPS: atan2_out`
+TORCH_IMPL_FUNC(atan2_out_mps)(const Tensor& self, const Tensor& other, const Tensor& output) {
+  ...  // MPS004: dead
+}
+
+## Fix
+Delete the definition (or the one macro invocation generating it) with its
+leading comment; helpers that something still uses stay.
+"""
+
+from migrate.rulebook import Rule
 
 
 def check(ix):
@@ -16,33 +37,4 @@ def message(kernel: str) -> str:
     return f"MPS implementation {kernel} is referenced by nothing (dispatch, registration or call)"
 
 
-RULE = Rule(
-    code="MPS004",
-    name="dead-implementation",
-    severity=Severity.WARNING,
-    reads=("yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds `TORCH_IMPL_FUNC(foo_out_mps)`, `foo_mps(...)` definitions and
-macro invocations generating them in `.mm` files that no dispatch line,
-stub registration or other code refers to any more.
-""",
-        why="""\
-After a migration the old MPSGraph implementation stays compiled, keeps its
-includes alive and misleads the next reader into thinking it is used.
-""",
-        example="""\
-// native_functions.yaml now says `CPU, CUDA, MPS: atan2_out`
-TORCH_IMPL_FUNC(atan2_out_mps)(const Tensor& self, const Tensor& other, const Tensor& output) {
-  ...  // MPS004: dead
-}
-""",
-        fix="""\
-Delete the definition (or the one macro invocation generating it) with its
-leading comment; helpers that something still uses stay.
-""",
-        fix_safety=FixSafety.SAFE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,7 +1,24 @@
-"""MPS006: a shared line includes MPS but the stub has no MPS registration."""
+"""MPS006 unregistered-stub: a shared line includes MPS but the stub has no MPS registration.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: error. Reads: yaml, host. Fix safety: none.
+
+## What it does
+Finds shared dispatch lines that include MPS (`CPU, CUDA, MPS: foo_out`)
+whose stub (`foo_stub`) has no `REGISTER_DISPATCH` in any MPS host file.
+
+## Why it matters
+At run time the stub has no MPS entry and the op fails with "no kernel
+registered for MPS" although the yaml claims MPS support.
+
+## Example
+dispatch:
+  CPU, CUDA, MPS: fmax_out    # MPS006 without REGISTER_DISPATCH(fmax_stub, ...) in a .mm
+
+## Fix
+None automatic: add the host stub (`mps-migrate port` does).
+"""
+
+from migrate.rulebook import Rule
 from migrate.index import is_shared
 
 
@@ -26,29 +43,4 @@ def message(overload: str, kernel: str, stub: str) -> str:
     return f"{overload} shares kernel {kernel} with MPS, but no .mm registers the MPS side of {stub}"
 
 
-RULE = Rule(
-    code="MPS006",
-    name="unregistered-stub",
-    severity=Severity.ERROR,
-    reads=("yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds shared dispatch lines that include MPS (`CPU, CUDA, MPS: foo_out`)
-whose stub (`foo_stub`) has no `REGISTER_DISPATCH` in any MPS host file.
-""",
-        why="""\
-At run time the stub has no MPS entry and the op fails with "no kernel
-registered for MPS" although the yaml claims MPS support.
-""",
-        example="""\
-dispatch:
-  CPU, CUDA, MPS: fmax_out    # MPS006 without REGISTER_DISPATCH(fmax_stub, ...) in a .mm
-""",
-        fix="""\
-None automatic: add the host stub (`mps-migrate port` does).
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,7 +1,24 @@
-"""MPS007: exec_*_kernel(iter, "name") without a registered Metal functor."""
+"""MPS007 missing-functor: exec_*_kernel(iter, "name") without a registered Metal functor.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: error. Reads: host, metal. Fix safety: none.
+
+## What it does
+Finds host stubs calling `lib.exec_unary_kernel(iter, "name")` (binary,
+ternary alike), or a tree's own launch helper such as 2.7's
+`binary_mps_impl(iter, "name")` (the helpers of rules/launch_conventions.yaml),
+where no `.metal` file registers a functor or exports a kernel family named `name`.
+
+## Why it matters
+The pipeline lookup fails at run time with a missing-function error.
+
+## Example
+lib.exec_binary_kernel(iter, "nextafter");   // MPS007 without REGISTER_*_OP(nextafter, ...)
+
+## Fix
+None automatic: register the functor (or fix the name).
+"""
+
+from migrate.rulebook import Rule
 
 
 def check(ix):
@@ -20,29 +37,4 @@ def message(helper: str, kernel: str) -> str:
     return f'{helper}(iter, "{kernel}"): no .metal file exports a kernel "{kernel}_*" for it to launch'
 
 
-RULE = Rule(
-    code="MPS007",
-    name="missing-functor",
-    severity=Severity.ERROR,
-    reads=("host", "metal"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds host stubs calling `lib.exec_unary_kernel(iter, "name")` (binary,
-ternary alike), or a tree's own launch helper such as 2.7's
-`binary_mps_impl(iter, "name")` (the helpers of rules/launch_conventions.yaml),
-where no `.metal` file registers a functor or exports a kernel family named `name`.
-""",
-        why="""\
-The pipeline lookup fails at run time with a missing-function error.
-""",
-        example="""\
-lib.exec_binary_kernel(iter, "nextafter");   // MPS007 without REGISTER_*_OP(nextafter, ...)
-""",
-        fix="""\
-None automatic: register the functor (or fix the name).
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,9 +1,36 @@
-"""MPS008: a kernel family registered or exported for part of its dtype family.
+"""MPS008 missing-dtype: a kernel family registered or exported for part of its dtype family.
 
 Two shapes: ``REGISTER_*_OP`` functor registrations (their dtype arguments), and the kernels a
 host call of a bundled-library naming convention (rules/launch_conventions.yaml: 2.7's
 ``exec_unary_kernel`` ``{name}_{out}_{in}``, ``binary_mps_impl`` ``{name}_{in}``) builds names
 for: the dtypes read back from the host names the tree's ``.metal`` files export.
+
+Severity: warning. Reads: host, metal. Fix safety: none.
+
+## What it does
+Finds kernels registered or exported for part of a dtype family: float without
+half or bfloat, complex without half, or math functions taking some integer
+inputs but not all (2.7-era `[[host_name]]` instantiations are judged by the
+names their host call launches).
+
+## Why it matters
+The missing dtype falls back to an error at run time ("not implemented for
+'BFloat16'", or a failed pipeline lookup of the missing name) or to a slow
+path, and OpInfo tests stay expected-failure.
+
+Host calls that build the kernel name themselves (2.7's `exec_unary_kernel`:
+"{name}_{out}_{in}", "{name}_complex_{real}_{real}"; `binary_mps_impl`:
+"{name}_{in}", "{name}_dense_{in}"; rules/launch_conventions.yaml) are judged by
+the dtypes read back from the host names the `.metal` files export, and the
+finding names the kernel the host would look up in vain. Kernels on a complex
+tensor's real view (polar, complex) need no bfloat: torch has no complex bfloat.
+
+## Example
+REGISTER_BINARY_OP(xlogy, float, float);
+REGISTER_BINARY_OP(xlogy, half, half);     // MPS008: bfloat missing
+
+## Fix
+None automatic: add the registration (or instantiation) for the missing dtype.
 """
 
 from __future__ import annotations
@@ -11,8 +38,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.tables import dtype_family, load_table
 
 FLOAT_OUT = set(dtype_family("float"))
@@ -140,39 +166,4 @@ def message(kernel: str, missing: str, family: str, helper: str = "") -> str:
     return f"functor {kernel} is registered without {missing} ({family} family)"
 
 
-RULE = Rule(
-    code="MPS008",
-    name="missing-dtype",
-    severity=Severity.WARNING,
-    reads=("host", "metal"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds kernels registered or exported for part of a dtype family: float without
-half or bfloat, complex without half, or math functions taking some integer
-inputs but not all (2.7-era `[[host_name]]` instantiations are judged by the
-names their host call launches).
-""",
-        why="""\
-The missing dtype falls back to an error at run time ("not implemented for
-'BFloat16'", or a failed pipeline lookup of the missing name) or to a slow
-path, and OpInfo tests stay expected-failure.
-
-Host calls that build the kernel name themselves (2.7's `exec_unary_kernel`:
-"{name}_{out}_{in}", "{name}_complex_{real}_{real}"; `binary_mps_impl`:
-"{name}_{in}", "{name}_dense_{in}"; rules/launch_conventions.yaml) are judged by
-the dtypes read back from the host names the `.metal` files export, and the
-finding names the kernel the host would look up in vain. Kernels on a complex
-tensor's real view (polar, complex) need no bfloat: torch has no complex bfloat.
-""",
-        example="""\
-REGISTER_BINARY_OP(xlogy, float, float);
-REGISTER_BINARY_OP(xlogy, half, half);     // MPS008: bfloat missing
-""",
-        fix="""\
-None automatic: add the registration (or instantiation) for the missing dtype.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

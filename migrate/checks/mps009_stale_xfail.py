@@ -1,7 +1,26 @@
-"""MPS009: common_mps.py expects failure for an op that is native Metal now."""
+"""MPS009 stale-expected-failure: common_mps.py expects failure for an op that is native Metal now.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: warning. Reads: common_mps, yaml, host. Fix safety: unsafe.
+
+## What it does
+Finds entries of the xfail tables in `torch/testing/_internal/common_mps.py`
+for operators whose overloads all route to native Metal kernels.
+
+## Why it matters
+A stale expected failure keeps `test_output_match` disabled for the op, so
+the new kernel is never compared with CPU in CI (and an unexpected success
+turns the suite red later).
+
+## Example
+UNIMPLEMENTED_XFAILLIST = {
+    "atan2": None,   # MPS009 once atan2 is native Metal
+}
+
+## Fix
+Remove the entry (libcst keeps the surrounding formatting valid).
+"""
+
+from migrate.rulebook import Rule
 
 XFAIL_SUFFIX = "XFAILLIST"
 
@@ -25,31 +44,4 @@ def message(table: str, key: str, family: str) -> str:
     return f"{table} still expects {key} to fail, but every MPS overload of {family} routes to native Metal"
 
 
-RULE = Rule(
-    code="MPS009",
-    name="stale-expected-failure",
-    severity=Severity.WARNING,
-    reads=("common_mps", "yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds entries of the xfail tables in `torch/testing/_internal/common_mps.py`
-for operators whose overloads all route to native Metal kernels.
-""",
-        why="""\
-A stale expected failure keeps `test_output_match` disabled for the op, so
-the new kernel is never compared with CPU in CI (and an unexpected success
-turns the suite red later).
-""",
-        example="""\
-UNIMPLEMENTED_XFAILLIST = {
-    "atan2": None,   # MPS009 once atan2 is native Metal
-}
-""",
-        fix="""\
-Remove the entry (libcst keeps the surrounding formatting valid).
-""",
-        fix_safety=FixSafety.UNSAFE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,7 +1,27 @@
-"""MPS010: *_mps kernel on a shared line, or an MPS-only kernel without mps in its name."""
+"""MPS010 kernel-naming: *_mps kernel on a shared line, or an MPS-only kernel without mps in its name.
 
-from migrate.model import DispatchLine, Fix, NativeEntry, Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: warning. Reads: yaml. Fix safety: safe.
+
+## What it does
+Checks the naming convention: `MPS: foo_mps` is an MPS-only kernel,
+`CPU, CUDA, MPS: foo` a shared stub. Reports `*_mps` kernels on shared lines
+and MPS-only lines whose kernel lacks `mps` in its name.
+
+## Why it matters
+Names are how maintainers (and this tool) tell MPSGraph-era kernels from
+shared stubs; a mismatch hides a half-done migration.
+
+## Example
+CPU, CUDA, MPS: hardtanh_mps     # MPS010: *_mps kernel on a shared line
+MPS: softplus_out                # MPS010: MPS-only line, name without mps
+
+## Fix
+When the MPS-only kernel name is the kernel of the CPU/CUDA line too, MPS
+joins that line.
+"""
+
+from migrate.model import DispatchLine, Fix, NativeEntry
+from migrate.rulebook import Rule
 from migrate.index import MPS, is_shared, looks_mps_only
 
 
@@ -40,31 +60,4 @@ def message(detail: str) -> str:
     return f"{detail}"
 
 
-RULE = Rule(
-    code="MPS010",
-    name="kernel-naming",
-    severity=Severity.WARNING,
-    reads=("yaml",),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Checks the naming convention: `MPS: foo_mps` is an MPS-only kernel,
-`CPU, CUDA, MPS: foo` a shared stub. Reports `*_mps` kernels on shared lines
-and MPS-only lines whose kernel lacks `mps` in its name.
-""",
-        why="""\
-Names are how maintainers (and this tool) tell MPSGraph-era kernels from
-shared stubs; a mismatch hides a half-done migration.
-""",
-        example="""\
-CPU, CUDA, MPS: hardtanh_mps     # MPS010: *_mps kernel on a shared line
-MPS: softplus_out                # MPS010: MPS-only line, name without mps
-""",
-        fix="""\
-When the MPS-only kernel name is the kernel of the CPU/CUDA line too, MPS
-joins that line.
-""",
-        fix_safety=FixSafety.SAFE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

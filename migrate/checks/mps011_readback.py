@@ -1,11 +1,25 @@
-"""MPS011: host code reads a GPU tensor back (.item(), .cpu(), item<T>()) inside an MPS op.
+"""MPS011 gpu-readback: host code reads a GPU tensor back (.item(), .cpu(), item<T>()) inside an MPS op.
 
 Not reported when the read sits inside an ``if`` that established the tensor is on
 the CPU (``!t.is_mps()``, ``t.is_cpu()``): reading a CPU scalar costs no sync.
+
+Severity: warning. Reads: host. Fix safety: none.
+
+## What it does
+Finds `.item()`, `.cpu()` and `item<T>()` calls in MPS host code.
+
+## Why it matters
+A read-back drains the whole command stream. Report errors from the kernel
+with `TORCH_REPORT_ERROR` (c10/metal/error.h) instead.
+
+## Example
+TORCH_CHECK(index.max().item<int64_t>() < n);   // MPS011
+
+## Fix
+None automatic.
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 import re
 
 _RECEIVER = re.compile(rb"(\w+)\s*$")
@@ -50,27 +64,4 @@ def message(detail: str, kernel: str) -> str:
     return f"{detail} reads a GPU tensor back to the host inside MPS op {kernel}"
 
 
-RULE = Rule(
-    code="MPS011",
-    name="gpu-readback",
-    severity=Severity.WARNING,
-    reads=("host",),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds `.item()`, `.cpu()` and `item<T>()` calls in MPS host code.
-""",
-        why="""\
-A read-back drains the whole command stream. Report errors from the kernel
-with `TORCH_REPORT_ERROR` (c10/metal/error.h) instead.
-""",
-        example="""\
-TORCH_CHECK(index.max().item<int64_t>() < n);   // MPS011
-""",
-        fix="""\
-None automatic.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

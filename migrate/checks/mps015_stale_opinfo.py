@@ -1,7 +1,33 @@
-"""MPS015: MPS expected failures/skips in the OpInfo database for ops now native Metal."""
+"""MPS015 stale-opinfo-expectation: MPS expected failures/skips in the OpInfo database for ops now native Metal.
 
-from migrate.model import Edit, Fix, MpsDecoration, Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: warning. Reads: opinfo, yaml, host. Fix safety: unsafe.
+
+## What it does
+Finds `DecorateInfo(unittest.expectedFailure | unittest.skip(...), cls, test,
+device_type='mps')` entries in the OpInfo database for operators whose
+overloads all route to native Metal, limited to the tests a migration
+affects (TestConsistency.test_output_match / test_output_grad_match,
+TestCommon.test_dtypes).
+
+## Why it matters
+The OpInfo expectation keeps the new kernel out of the very comparison with
+CPU that proves the migration (test_output_match), or hides a dtype the
+kernel now supports.
+
+## Example
+BinaryUfuncInfo('atan2',
+    skips=(
+        DecorateInfo(unittest.expectedFailure, 'TestConsistency', 'test_output_match',
+                     device_type='mps'),        # MPS015 once atan2 is native Metal
+    )),
+
+## Fix
+Remove the DecorateInfo (the enclosing tuple stays a valid tuple; comments
+stay). Unrelated MPS expectations (test_out, whole-class decorations) stay.
+"""
+
+from migrate.model import Edit, Fix, MpsDecoration
+from migrate.rulebook import Rule
 from migrate.tables import load_table
 
 
@@ -43,37 +69,4 @@ def message(kind: str, cls: str, test: str, opinfo: str, family: str) -> str:
     return f"{kind} of {cls}.{test} on MPS for {opinfo}, but every MPS overload of {family} routes to native Metal"
 
 
-RULE = Rule(
-    code="MPS015",
-    name="stale-opinfo-expectation",
-    severity=Severity.WARNING,
-    reads=("opinfo", "yaml", "host"),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds `DecorateInfo(unittest.expectedFailure | unittest.skip(...), cls, test,
-device_type='mps')` entries in the OpInfo database for operators whose
-overloads all route to native Metal, limited to the tests a migration
-affects (TestConsistency.test_output_match / test_output_grad_match,
-TestCommon.test_dtypes).
-""",
-        why="""\
-The OpInfo expectation keeps the new kernel out of the very comparison with
-CPU that proves the migration (test_output_match), or hides a dtype the
-kernel now supports.
-""",
-        example="""\
-BinaryUfuncInfo('atan2',
-    skips=(
-        DecorateInfo(unittest.expectedFailure, 'TestConsistency', 'test_output_match',
-                     device_type='mps'),        # MPS015 once atan2 is native Metal
-    )),
-""",
-        fix="""\
-Remove the DecorateInfo (the enclosing tuple stays a valid tuple; comments
-stay). Unrelated MPS expectations (test_out, whole-class decorations) stay.
-""",
-        fix_safety=FixSafety.UNSAFE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,13 +1,41 @@
-"""MPS016: bare min/max/fmin/fmax on floating-point tensor data in Metal code.
+"""MPS016 nan-dropping-minmax: bare min/max/fmin/fmax on floating-point tensor data in Metal code.
 
 Judged per call: an argument must hold tensor data (metal_flow's ``data`` tag) of a
 floating type (declared float/half/bfloat, or a template parameter the function may
 be instantiated with as one).  ``fmax`` inside the fmax functor/kernel is the op itself.
 The unsafe fix names ``c10::metal::min``/``max`` when the tree's c10/metal/utils.h defines them.
+
+Severity: warning. Reads: . Fix safety: unsafe.
+
+## What it does
+Finds `min`, `max`, `fmin` and `fmax` calls, unqualified or `metal::`,
+whose arguments hold floating-point tensor data (a device buffer element,
+a functor's argument; found by data flow from the parameters, with the
+element type declared floating or a template the file instantiates with
+float, half or bfloat, or a functor registered for them). `fmax`/`fmin`
+inside the `fmax`/`fmin` functor or kernel are the operator itself.
+
+## Why it matters
+`metal::min`/`max` return the other operand when one is NaN; CPU (and
+`torch.minimum`/`maximum`, `clamp`, the reductions) propagate it.
+`c10::metal::min`/`max` (c10/metal/utils.h) propagate NaN for floating
+types; a migration of minimum/maximum had to switch its functors afterwards.
+
+## Example
+struct maximum_functor {
+  template <typename T>
+  T operator()(const T a, const T b) {
+    return max(a, b);   // MPS016
+  }
+};
+
+## Fix
+Replace the call's name by `c10::metal::min`/`max`, offered only when the
+tree's c10/metal/utils.h defines them and the file includes it (unsafe:
+NaN results change, which is the point, and integer overloads must exist).
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.model import Edit, Fix
 from migrate.read.metal_body import text_of
 from migrate.read.metal_reader import INCLUDE_RE
@@ -109,40 +137,4 @@ def message(detail: str, kernel: str, advice: str) -> str:
     return f"{detail} in {kernel} drops NaN on floating-point data ({advice})"
 
 
-RULE = Rule(
-    code="MPS016",
-    name="nan-dropping-minmax",
-    severity=Severity.WARNING,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds `min`, `max`, `fmin` and `fmax` calls, unqualified or `metal::`,
-whose arguments hold floating-point tensor data (a device buffer element,
-a functor's argument; found by data flow from the parameters, with the
-element type declared floating or a template the file instantiates with
-float, half or bfloat, or a functor registered for them). `fmax`/`fmin`
-inside the `fmax`/`fmin` functor or kernel are the operator itself.
-""",
-        why="""\
-`metal::min`/`max` return the other operand when one is NaN; CPU (and
-`torch.minimum`/`maximum`, `clamp`, the reductions) propagate it.
-`c10::metal::min`/`max` (c10/metal/utils.h) propagate NaN for floating
-types; a migration of minimum/maximum had to switch its functors afterwards.
-""",
-        example="""\
-struct maximum_functor {
-  template <typename T>
-  T operator()(const T a, const T b) {
-    return max(a, b);   // MPS016
-  }
-};
-""",
-        fix="""\
-Replace the call's name by `c10::metal::min`/`max`, offered only when the
-tree's c10/metal/utils.h defines them and the file includes it (unsafe:
-NaN results change, which is the point, and integer overloads must exist).
-""",
-        fix_safety=FixSafety.UNSAFE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

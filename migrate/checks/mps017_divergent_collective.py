@@ -1,13 +1,41 @@
-"""MPS017: a SIMD collective or barrier that only part of its group reaches.
+"""MPS017 divergent-collective: a SIMD collective or barrier that only part of its group reaches.
 
 A call is divergent when a condition enclosing it (if/else, loop test, switch), or a
 ``return`` earlier in the function, depends on the thread's position: ``lane`` for
 SIMD collectives, ``lane`` or ``simdgroup`` for threadgroup barriers (metal_flow's tags).
 Calls to same-source helpers that contain collectives count as those collectives.
+
+Severity: error. Reads: . Fix safety: none.
+
+## What it does
+Finds SIMD-group collectives (`simd_sum`, `simd_max`, `simd_shuffle*`,
+`simd_broadcast`, `quad_*`, `simdgroup_*` matrix operations) and
+`threadgroup_barrier` calls inside a branch or loop whose condition depends
+on the thread's position, or after a `return` that does. Which variables
+depend on the position is worked out from the kernel's
+`[[thread_position_in_*]]`, `[[thread_index_in_*]]`,
+`[[simdgroup_index_in_threadgroup]]` parameters through assignments and
+into same-file helpers (rules/metal_review.yaml); names are not guessed.
+A branch on the SIMD-group index alone is fine for SIMD collectives (every
+lane of a SIMD group takes it together), not for threadgroup barriers.
+
+## Why it matters
+A barrier reached by only part of a threadgroup is undefined behaviour and
+hangs on some GPUs; a SIMD reduction inside `if (lane == 0)` reduces over
+one lane. Both pass a correctness-only CI shard on the sizes it tries.
+
+## Example
+uint lane [[thread_index_in_simdgroup]]
+if (lane == 0) {
+  total = simd_sum(partial);   // MPS017: only lane 0 takes part
+}
+
+## Fix
+None automatic: call the collective unconditionally and branch on its
+result (`auto s = simd_sum(x); if (lane == 0) out[g] = s;`).
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.read.metal_body import text_of
 from migrate.read.metal_flow import collective_class, stmt_calls, units
 
@@ -96,40 +124,4 @@ def message(detail: str, kernel: str, group: str, where: str) -> str:
     return f"{detail} in {kernel} is reached by part of its {group} only: {where}"
 
 
-RULE = Rule(
-    code="MPS017",
-    name="divergent-collective",
-    severity=Severity.ERROR,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds SIMD-group collectives (`simd_sum`, `simd_max`, `simd_shuffle*`,
-`simd_broadcast`, `quad_*`, `simdgroup_*` matrix operations) and
-`threadgroup_barrier` calls inside a branch or loop whose condition depends
-on the thread's position, or after a `return` that does. Which variables
-depend on the position is worked out from the kernel's
-`[[thread_position_in_*]]`, `[[thread_index_in_*]]`,
-`[[simdgroup_index_in_threadgroup]]` parameters through assignments and
-into same-file helpers (rules/metal_review.yaml); names are not guessed.
-A branch on the SIMD-group index alone is fine for SIMD collectives (every
-lane of a SIMD group takes it together), not for threadgroup barriers.
-""",
-        why="""\
-A barrier reached by only part of a threadgroup is undefined behaviour and
-hangs on some GPUs; a SIMD reduction inside `if (lane == 0)` reduces over
-one lane. Both pass a correctness-only CI shard on the sizes it tries.
-""",
-        example="""\
-uint lane [[thread_index_in_simdgroup]]
-if (lane == 0) {
-  total = simd_sum(partial);   // MPS017: only lane 0 takes part
-}
-""",
-        fix="""\
-None automatic: call the collective unconditionally and branch on its
-result (`auto s = simd_sum(x); if (lane == 0) out[g] = s;`).
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

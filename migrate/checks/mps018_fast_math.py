@@ -1,8 +1,31 @@
-"""MPS018: fast-math in Metal code: ``fast::``/``metal::fast::`` calls and fast math-mode pragmas;
-in host code, a compile option that turns fast math on unconditionally."""
+"""MPS018 fast-math: fast-math in Metal code: ``fast::``/``metal::fast::`` calls and fast math-mode pragmas;
+in host code, a compile option that turns fast math on unconditionally.
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: warning. Reads: . Fix safety: none.
+
+## What it does
+Finds `fast::` and `metal::fast::` calls in Metal sources (`.metal` files and
+Metal raw strings of host files) and `#pragma METAL fp math_mode(fast)` /
+`(relaxed)` / `fp fast_math` lines; in host code, a library compile option
+that turns fast math on unconditionally (`setFastMathEnabled:YES`,
+`mathMode = MTLMathModeFast`).
+
+## Why it matters
+Fast math is within tolerance for one op, but its error compounds over a
+training run, and the CPU backend of `verify` cannot model Apple's fast
+precision. It is on the review checklist proposed upstream for MPS kernels.
+(The opt-in `PYTORCH_MPS_FAST_MATH` compile option of the host,
+`fast_math ? MTLMathModeFast : MTLMathModeSafe`, is not reported: it is the
+user's choice.)
+
+## Example
+out[i] = fast::exp(x[i]);   // MPS018
+
+## Fix
+None automatic: use `metal::precise::` or the plain function.
+"""
+
+from migrate.rulebook import Rule
 import re
 
 from migrate.read.metal_flow import units
@@ -40,34 +63,4 @@ def message(detail: str) -> str:
     return f"{detail}: fast math in a kernel (error compounds in training)"
 
 
-RULE = Rule(
-    code="MPS018",
-    name="fast-math",
-    severity=Severity.WARNING,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds `fast::` and `metal::fast::` calls in Metal sources (`.metal` files and
-Metal raw strings of host files) and `#pragma METAL fp math_mode(fast)` /
-`(relaxed)` / `fp fast_math` lines; in host code, a library compile option
-that turns fast math on unconditionally (`setFastMathEnabled:YES`,
-`mathMode = MTLMathModeFast`).
-""",
-        why="""\
-Fast math is within tolerance for one op, but its error compounds over a
-training run, and the CPU backend of `verify` cannot model Apple's fast
-precision. It is on the review checklist proposed upstream for MPS kernels.
-(The opt-in `PYTORCH_MPS_FAST_MATH` compile option of the host,
-`fast_math ? MTLMathModeFast : MTLMathModeSafe`, is not reported: it is the
-user's choice.)
-""",
-        example="""\
-out[i] = fast::exp(x[i]);   // MPS018
-""",
-        fix="""\
-None automatic: use `metal::precise::` or the plain function.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,14 +1,39 @@
-"""MPS019: a host function that launches a Metal kernel and keeps an MPSGraph path beside it.
+"""MPS019 graph-fallback: a host function that launches a Metal kernel and keeps an MPSGraph path beside it.
 
 Statements of the function's body are classified by the markers of rules/markers.yaml
 (directly, or through a same-tree helper whose markers are only Metal or only MPSGraph).
 When a Metal statement and a graph statement sit under different conditions (``if``,
 ``else``, loop, or a preprocessor ``#if``), the first condition that tells them apart is
 the gate the finding names.
+
+Severity: warning. Reads: . Fix safety: none.
+
+## What it does
+Finds host functions in which some statements launch a native Metal
+kernel and others build or run an MPSGraph (the markers of
+rules/markers.yaml, directly or through a same-tree helper that is only
+Metal or only MPSGraph), under different conditions. It names the gate:
+the first `if`/`else`/loop condition or preprocessor `#if` that sends a
+call down one path rather than the other.
+
+## Why it matters
+A gate such as `canUseMetalSoftmax(...)` or an `if (is_contiguous())` that
+falls back to the graph keeps the per-shape graph cache that the migration
+exists to remove, and the graph path stops being tested. It is on the
+review checklist proposed upstream for MPS kernels.
+
+## Example
+if (self.is_contiguous()) {          // MPS019: gate `if (self.is_contiguous())`
+  return softmax_metal(self, out);
+}
+auto cachedGraph = LookUpOrCreateCachedGraph<CachedGraph>(key, ...);
+
+## Fix
+None automatic: make the kernel handle every layout and dtype (strided
+indexing, a contiguous copy) and delete the graph path.
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.read.metal_body import Function, lex, match_close, text_of, walk
 
 
@@ -127,37 +152,4 @@ def message(kernel: str, gate: str, line: int, graph: str) -> str:
     return f"{kernel} keeps an MPSGraph path beside its Metal kernel, gated by {gate} (graph at line {line}: {graph})"
 
 
-RULE = Rule(
-    code="MPS019",
-    name="graph-fallback",
-    severity=Severity.WARNING,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds host functions in which some statements launch a native Metal
-kernel and others build or run an MPSGraph (the markers of
-rules/markers.yaml, directly or through a same-tree helper that is only
-Metal or only MPSGraph), under different conditions. It names the gate:
-the first `if`/`else`/loop condition or preprocessor `#if` that sends a
-call down one path rather than the other.
-""",
-        why="""\
-A gate such as `canUseMetalSoftmax(...)` or an `if (is_contiguous())` that
-falls back to the graph keeps the per-shape graph cache that the migration
-exists to remove, and the graph path stops being tested. It is on the
-review checklist proposed upstream for MPS kernels.
-""",
-        example="""\
-if (self.is_contiguous()) {          // MPS019: gate `if (self.is_contiguous())`
-  return softmax_metal(self, out);
-}
-auto cachedGraph = LookUpOrCreateCachedGraph<CachedGraph>(key, ...);
-""",
-        fix="""\
-None automatic: make the kernel handle every layout and dtype (strided
-indexing, a contiguous copy) and delete the graph path.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

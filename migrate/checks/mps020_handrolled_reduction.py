@@ -1,13 +1,35 @@
-"""MPS020: a threadgroup reduction written by hand where the tree's c10/metal has the helper.
+"""MPS020 hand-rolled-threadgroup-reduction: a threadgroup reduction written by hand where the tree's c10/metal has the helper.
 
 A loop whose stride variable halves each step (``s >>= 1``, ``s /= 2``, ``s = s >> 1``,
 ``s = s / 2``), with a ``threadgroup_barrier`` in its body and a threadgroup array
 indexed with the stride.  Reported only when c10/metal/reduction_utils.h of the tree
 defines threadgroup_* helpers.
+
+Severity: advice. Reads: . Fix safety: none.
+
+## What it does
+Finds loops whose stride halves every step (`s >>= 1`, `s /= 2`), with a
+`threadgroup_barrier` in the body and a `threadgroup` array indexed with the
+stride: a hand-written tree reduction. Reported only where the tree's
+`c10/metal/reduction_utils.h` defines the `threadgroup_*` helpers (read from
+the header, not assumed).
+
+## Why it matters
+Every hand-written reduction repeats the barrier placement, the odd-size
+tail and the NaN handling of max/min that the shared helpers get right once
+(and will move to `simd_*` shuffles once, for every caller).
+
+## Example
+for (uint s = tg_size / 2; s > 0; s >>= 1) {   // MPS020
+  if (lid < s) shared[lid] += shared[lid + s];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+
+## Fix
+None automatic: `c10::metal::threadgroup_sum(shared, tg_size)`.
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.read.metal_body import calls
 from migrate.read.metal_flow import tree_helpers, units
 
@@ -83,34 +105,4 @@ def message(kernel: str, array: str, stride: str, header: str, helpers: str) -> 
     return f"{kernel} reduces threadgroup array {array} by hand (stride {stride} halves each step); {header} of this tree provides {helpers}"
 
 
-RULE = Rule(
-    code="MPS020",
-    name="hand-rolled-threadgroup-reduction",
-    severity=Severity.ADVICE,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds loops whose stride halves every step (`s >>= 1`, `s /= 2`), with a
-`threadgroup_barrier` in the body and a `threadgroup` array indexed with the
-stride: a hand-written tree reduction. Reported only where the tree's
-`c10/metal/reduction_utils.h` defines the `threadgroup_*` helpers (read from
-the header, not assumed).
-""",
-        why="""\
-Every hand-written reduction repeats the barrier placement, the odd-size
-tail and the NaN handling of max/min that the shared helpers get right once
-(and will move to `simd_*` shuffles once, for every caller).
-""",
-        example="""\
-for (uint s = tg_size / 2; s > 0; s >>= 1) {   // MPS020
-  if (lid < s) shared[lid] += shared[lid + s];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-}
-""",
-        fix="""\
-None automatic: `c10::metal::threadgroup_sum(shared, tg_size)`.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,4 +1,4 @@
-"""MPS021: a 32-bit element offset in a kernel: ``uint off = pos * stride`` used to index a buffer.
+"""MPS021 narrow-kernel-offset: a 32-bit element offset in a kernel: ``uint off = pos * stride`` used to index a buffer.
 
 A local declared with a 32-bit integer type (rules/metal_review.yaml ``narrow_int``) whose
 initialiser multiplies a grid-wide position (``grid`` tag: thread/threadgroup position in
@@ -6,10 +6,35 @@ the grid, or a value derived from one) by a size or stride parameter (``size`` t
 64-bit cast in it, and which then indexes a data buffer (``buf[off ...]``, ``buf[(off + i)]``, ``buf + off``,
 ``buf += off``).  Kernels templated on the index type are not affected: a template
 parameter is never a 32-bit type here.
+
+Severity: warning. Reads: . Fix safety: none.
+
+## What it does
+Finds locals of a kernel declared `uint`, `int`, `uint32_t`, `int32_t` or
+`unsigned` whose initialiser multiplies a grid-wide position (a
+`[[thread_position_in_grid]]` or `[[threadgroup_position_in_grid]]`
+parameter, or a value derived from one) by two sizes or by an element of a
+size/stride array (one scalar size may be a block size: `j * NB` is a row
+index and is not reported), with
+no 64-bit cast (`long`, `size_t`, `int64_t`, ...), and which then index a
+tensor buffer. The kernel-side twin of MPS013. Templates over the index type
+(a 64-bit path) are not reported.
+
+## Why it matters
+Above 2^32 elements the offset wraps silently and the kernel reads or writes
+the wrong elements; upstream kernels that index large tensors carry a 64-bit
+variant selected by the host.
+
+## Example
+uint offset = gid * stride;   // MPS021
+out[offset] = in[offset];
+
+## Fix
+None automatic: compute the offset in `long` (`long offset = long(gid) * stride;`)
+or give the kernel a 64-bit index variant.
 """
 
-from migrate.model import Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.rulebook import Rule
 from migrate.read.metal_body import match_close, text_of
 from migrate.read.metal_flow import table, units
 
@@ -168,37 +193,4 @@ def message(detail: str, var: str, kernel: str, product: str, line: int) -> str:
     return f"{detail}: 32-bit element offset {var} in {kernel} ({product}) indexes a buffer at line {line}; it wraps past 2^32 elements"
 
 
-RULE = Rule(
-    code="MPS021",
-    name="narrow-kernel-offset",
-    severity=Severity.WARNING,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds locals of a kernel declared `uint`, `int`, `uint32_t`, `int32_t` or
-`unsigned` whose initialiser multiplies a grid-wide position (a
-`[[thread_position_in_grid]]` or `[[threadgroup_position_in_grid]]`
-parameter, or a value derived from one) by two sizes or by an element of a
-size/stride array (one scalar size may be a block size: `j * NB` is a row
-index and is not reported), with
-no 64-bit cast (`long`, `size_t`, `int64_t`, ...), and which then index a
-tensor buffer. The kernel-side twin of MPS013. Templates over the index type
-(a 64-bit path) are not reported.
-""",
-        why="""\
-Above 2^32 elements the offset wraps silently and the kernel reads or writes
-the wrong elements; upstream kernels that index large tensors carry a 64-bit
-variant selected by the host.
-""",
-        example="""\
-uint offset = gid * stride;   // MPS021
-out[offset] = in[offset];
-""",
-        fix="""\
-None automatic: compute the offset in `long` (`long offset = long(gid) * stride;`)
-or give the kernel a 64-bit index variant.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,11 +1,46 @@
-"""MPS022: a dispatch key named again on a later line of the same entry (torchgen keeps the last)."""
+"""MPS022 shadowed-dispatch-key: a dispatch key named again on a later line of the same entry (torchgen keeps the last).
+
+Severity: error. Reads: yaml. Fix safety: mixed.
+
+## What it does
+Finds a dispatch key that a later line of the same `dispatch:` block names
+again. torchgen reads the lines in order and each sets its keys' kernels, so
+only the last mention of a key counts; a line whose keys are written exactly as
+on a later line is a duplicate key of the YAML map, and torchgen refuses the
+whole file.
+
+## Why it matters
+The usual cause is a half-done edit: MPS added to the shared line
+(`CPU, CUDA, MPS: foo_out`) while the old `MPS: foo_out_mps` line below it
+stays. The build keeps routing MPS to the MPSGraph kernel, and nothing says
+so.
+
+## Example
+dispatch:
+  CPU, CUDA, MPS: atan2_out    # MPS022: MPS is given again on line 4
+  MPS: atan2_out_mps           # this line wins
+dispatch:
+  MPS: erfinv_out_mps          # MPS022: a duplicate key, torchgen stops here
+  MPS: erfinv_out_mps
+
+## Fix
+Removes the overridden key from the earlier line (the whole line when each of
+its keys is given again later, or when it is a duplicate key): torchgen then
+generates what the later lines say. Safe when both lines name the same kernel.
+Otherwise unsafe: if the later line is the stale one, delete that line instead.
+One case is told apart: MPS joined the shared line (`CPU, CUDA, MPS: foo_out`)
+and the later line is the old MPS-only line of an MPSGraph kernel, while MPS
+would run native Metal through the shared kernel (its stub's MPS registration,
+as MPS001's fix checks it). That later line is deleted: safe when the kernels
+the registration launches are named and registered, else unsafe.
+"""
 
 import dataclasses
 
 from migrate.checks.mps001_half_migrated import stale_mps_line
 from migrate.index import MPS
-from migrate.model import DispatchLine, Edit, Fix, NativeEntry, Severity
-from migrate.rulebook import Doc, FixSafety, Rule
+from migrate.model import DispatchLine, Edit, Fix, NativeEntry
+from migrate.rulebook import Rule
 
 
 def check(ix):
@@ -65,46 +100,4 @@ def message(key: str, later_line: int, effect: str) -> str:
     return f"{key} is given again on line {later_line}: {effect}"
 
 
-RULE = Rule(
-    code="MPS022",
-    name="shadowed-dispatch-key",
-    severity=Severity.ERROR,
-    reads=("yaml",),
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-Finds a dispatch key that a later line of the same `dispatch:` block names
-again. torchgen reads the lines in order and each sets its keys' kernels, so
-only the last mention of a key counts; a line whose keys are written exactly as
-on a later line is a duplicate key of the YAML map, and torchgen refuses the
-whole file.
-""",
-        why="""\
-The usual cause is a half-done edit: MPS added to the shared line
-(`CPU, CUDA, MPS: foo_out`) while the old `MPS: foo_out_mps` line below it
-stays. The build keeps routing MPS to the MPSGraph kernel, and nothing says
-so.
-""",
-        example="""\
-dispatch:
-  CPU, CUDA, MPS: atan2_out    # MPS022: MPS is given again on line 4
-  MPS: atan2_out_mps           # this line wins
-dispatch:
-  MPS: erfinv_out_mps          # MPS022: a duplicate key, torchgen stops here
-  MPS: erfinv_out_mps
-""",
-        fix="""\
-Removes the overridden key from the earlier line (the whole line when each of
-its keys is given again later, or when it is a duplicate key): torchgen then
-generates what the later lines say. Safe when both lines name the same kernel.
-Otherwise unsafe: if the later line is the stale one, delete that line instead.
-One case is told apart: MPS joined the shared line (`CPU, CUDA, MPS: foo_out`)
-and the later line is the old MPS-only line of an MPSGraph kernel, while MPS
-would run native Metal through the shared kernel (its stub's MPS registration,
-as MPS001's fix checks it). That later line is deleted: safe when the kernels
-the registration launches are named and registered, else unsafe.
-""",
-        fix_safety=FixSafety.MIXED,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -1,7 +1,27 @@
-"""MPS900: a file of the tree that could not be read or parsed (the readers record it; reported here)."""
+"""MPS900 parse-error: a file of the tree that could not be read or parsed (the readers record it; reported here).
 
-from migrate.model import Finding, ParseError, Severity, Span
-from migrate.rulebook import Doc, FixSafety, Rule
+Severity: error. Reads: . Fix safety: none.
+
+## What it does
+A file of the tree could not be read or parsed (malformed yaml, non-UTF-8
+bytes, unreadable file). The rest of the tree is still linted.
+
+## Why it matters
+A finding elsewhere may be missing or wrong while this file cannot be read.
+When (part of) the file was not read, the message names the checks that may
+be incomplete; findings the unread content could explain (a kernel defined
+nowhere, a stub without MPS registration, a missing functor, a dead
+function) are not reported.
+
+## Example
+aten/src/ATen/native/native_functions.yaml:12:3: MPS900 dispatch line without ':'
+
+## Fix
+Fix the file.
+"""
+
+from migrate.model import Finding, ParseError, Span
+from migrate.rulebook import Rule
 from migrate.tree import file_kind
 
 # rule code -> the kinds of files its findings depend on (Rule.reads), every rule's: the registry
@@ -42,30 +62,4 @@ def message(detail: str) -> str:
     return detail
 
 
-RULE = Rule(
-    code="MPS900",
-    name="parse-error",
-    severity=Severity.ERROR,
-    message=message,
-    check=check,
-    doc=Doc(
-        summary="""\
-A file of the tree could not be read or parsed (malformed yaml, non-UTF-8
-bytes, unreadable file). The rest of the tree is still linted.
-""",
-        why="""\
-A finding elsewhere may be missing or wrong while this file cannot be read.
-When (part of) the file was not read, the message names the checks that may
-be incomplete; findings the unread content could explain (a kernel defined
-nowhere, a stub without MPS registration, a missing functor, a dead
-function) are not reported.
-""",
-        example="""\
-aten/src/ATen/native/native_functions.yaml:12:3: MPS900 dispatch line without ':'
-""",
-        fix="""\
-Fix the file.
-""",
-        fix_safety=FixSafety.NONE,
-    ),
-)
+RULE = Rule.documented(__name__, message, check)

@@ -307,11 +307,18 @@ def _death(returncode: int, stderr: str) -> str | None:
 
 
 def verify_host(
-    root: Path, load_index, family: str, timeout: float = 300.0, progress=None, old: tuple | None = None
+    root: Path,
+    load_index,
+    family: str,
+    timeout: float = 300.0,
+    progress=None,
+    old: tuple | None = None,
+    old_optional: bool = False,
 ) -> HostReport:
     """``load_index``: the tree's Index, or a function making it (called once the worker is starting). ``old``:
     (tree, its load_index, label) of the old implementation, run first on the same cases; each case of the new
-    run is compared with its output."""
+    run is compared with its output. An old implementation that cannot run is the report's error, or with
+    ``old_optional`` a note (the new code is still verified against torch CPU)."""  # fmt: skip
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     units = TreeUnits(root, progress)
@@ -334,15 +341,18 @@ def verify_host(
         return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0, stages)
     chosen = selection(index, family)
     with tempfile.TemporaryDirectory(prefix="mps-host-old-") as saved:
-        extra, old_disagree = None, []
+        extra, old_disagree, old_problem = None, [], ""
         if old is not None:
             problem, old_disagree = _run_old(old, family, chosen, timeout, saved, progress)
-            if problem:
+            if problem and old_optional:
+                old_problem, old = problem, None
+            elif problem:
                 if worker:
                     worker.cancel()
                 return HostReport(family, rel, [], [], [], [problem], set(), time.perf_counter() - t0, stages,
                                   old=old[2])  # fmt: skip
-            extra = {"old_dir": saved}
+            else:
+                extra = {"old_dir": saved}
         listed, notes, rows = run_worker(build, index, chosen, timeout, worker, extra)
     stages["worker"] = time.perf_counter() - t0 - stages["build"]
     cells, fallbacks = collect_cells(listed, rows, notes)
@@ -352,6 +362,8 @@ def verify_host(
     missed = sorted(f for f in fallbacks if f.partition(".")[0] == family)
     if missed:
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
+    if old_problem:
+        notes.append(f"no old reference: {old_problem}")
     if old is not None:
         missing = sum(1 for r in rows.values() if "old_missing" in r)
         if missing:

@@ -5,7 +5,9 @@ before the file's REGISTER_DISPATCH block and its registration after the block."
 
 from __future__ import annotations
 
+import functools
 import re
+import string
 
 from migrate.fixes import FixBuilder
 from migrate.model import Edit
@@ -14,8 +16,20 @@ from migrate.port.host_edits import dispatch_line
 from migrate.port.host_name_kernels import _guarded
 from migrate.conventions.target import Target
 from migrate.port.translate import PortBlocked
+from migrate.resources import kernels_dir
 
 _line_end = FixBuilder.line_end
+
+
+@functools.cache
+def _template(name: str) -> string.Template:
+    return string.Template((kernels_dir() / "port" / name).read_text(encoding="utf-8"))
+
+
+def kernel_templates(name: str, register_macro: str) -> str:
+    """kernels/port/NAME: the Metal text a launcher's port adds once per kernel file (its kernel templates and
+    the ``[[host_name]]`` macro instantiating them, named ``register_macro``)."""
+    return _template(name).substitute(register_macro=register_macro)
 
 
 def continued(text: str) -> str:

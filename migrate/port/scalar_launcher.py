@@ -16,7 +16,7 @@ from migrate.fixes import FixBuilder
 from migrate.model import Edit
 from migrate.port.emit import Plan, alpha_name, functor
 from migrate.port.host_name_kernels import unary_edits
-from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, namespace
+from migrate.port.launcher_edits import host_file_edits, kernel_file_edits, kernel_templates, namespace
 from migrate.conventions.target import Target
 from migrate.conventions.launch import conventions
 
@@ -99,52 +99,7 @@ def binary_macro() -> str:
 def binary_templates() -> str:
     """Once per kernel file: binary_indexing/binary_dense with the scalar after their buffers, and the
     registration macro exporting the names binary_mps_impl builds."""
-    m = binary_macro()
-    return f"""
-// mps-migrate: binary kernels with one run-time scalar, in the inputs' dtype after the buffers binary_mps_impl binds
-template <typename T, typename F>
-kernel void binary_indexing_scalar(
-    constant void* input_ [[buffer(0)]],
-    constant void* other_ [[buffer(1)]],
-    device void* out_ [[buffer(2)]],
-    constant uint3* offsets [[buffer(3)]],
-    constant T& scalar [[buffer(4)]],
-    uint tid [[thread_position_in_grid]]) {{
-  auto out = (device T*)((device uint8_t*)out_ + offsets[tid].x);
-  auto input = (constant T*)((constant uint8_t*)input_ + offsets[tid].y);
-  auto other = (constant T*)((constant uint8_t*)other_ + offsets[tid].z);
-  F f;
-  *out = static_cast<T>(f(*input, *other, scalar));
-}}
-
-template <typename T, typename F>
-kernel void binary_dense_scalar(
-    constant T* input [[buffer(0)]],
-    constant T* other [[buffer(1)]],
-    device T* out [[buffer(2)]],
-    constant T& scalar [[buffer(3)]],
-    uint tid [[thread_position_in_grid]]) {{
-  F f;
-  out[tid] = static_cast<T>(f(input[tid], other[tid], scalar));
-}}
-
-#define {m}(NAME, DTYPE)
-  template [[host_name(#NAME "_" #DTYPE)]] kernel void
-  binary_indexing_scalar<DTYPE, NAME##_functor>(
-      constant void* input_,
-      constant void* other_,
-      device void* out_,
-      constant uint3* offsets,
-      constant DTYPE& scalar,
-      uint tid);
-  template [[host_name(#NAME "_dense_" #DTYPE)]] kernel void
-  binary_dense_scalar<DTYPE, NAME##_functor>(
-      constant DTYPE * input_,
-      constant DTYPE * other_,
-      device DTYPE * out_,
-      constant DTYPE& scalar,
-      uint tid)
-"""
+    return kernel_templates("binary_scalar_launch.metal", binary_macro())
 
 
 def binary_kernel_edits(target: Target, data: bytes, name: str, dag, plan: Plan) -> list[Edit]:
