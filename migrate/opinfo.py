@@ -112,12 +112,21 @@ def test_commands(index, family: str) -> list[str]:
     return [f"python test/test_mps.py -k test_output_match_{n}" for n in names]
 
 
-def print_next_steps(index, family: str, file=None) -> None:
-    """After a fix or port: the exact test commands to run on a Mac, from the OpInfo database."""
+def caller_test_command(opinfo: str, family: str) -> str:
+    """The test_mps command testing ``family`` through the OpInfo ``opinfo`` ("name" or "name:variant") that calls
+    it: its gradient test for a backward family, else its output test."""
+    formatted = opinfo.replace(":", ".").replace(".", "_")  # OpInfo.formatted_name: its full name, dots as _
+    test = "test_output_grad_match" if "_backward" in family else "test_output_match"
+    return f"python test/test_mps.py -k {test}_{formatted}"
+
+
+def print_next_steps(index, family: str, file=None, called_by: str = "") -> None:
+    """After a fix or port: the exact test commands to run on a Mac, from the OpInfo database; ``called_by``: the
+    OpInfo whose op calls a family no OpInfo tests directly."""
     import sys
 
     file = file or sys.stderr
-    commands = test_commands(index, family)
+    commands = test_commands(index, family) or ([caller_test_command(called_by, family)] if called_by else [])
     if commands:
         print("mps-migrate: next, build PyTorch and run on a Mac:", file=file)
         for c in commands:

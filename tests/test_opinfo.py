@@ -208,3 +208,25 @@ def test_names_the_head_scan_cannot_match_are_still_found():
     assert [e.name for e in find_entries(data, "x.py", ["\u00e9t\u00e9"])] == ["\u00e9t\u00e9"]
     assert find_entries(data, "x.py", []) == []
     assert [e.name for e in find_entries(data, "x.py")] == ["exp"]  # every entry: the plain names
+
+
+def test_a_family_no_opinfo_tests_gets_the_test_of_the_opinfo_calling_it(capsys, monkeypatch):
+    """leaky_relu_backward has no OpInfo: autograd runs it for nn.functional.leaky_relu, whose gradient test is the
+    one to run on a Mac; a forward family (padding) gets the caller's output test, its variant in the name."""
+    from migrate.opinfo import caller_test_command, print_next_steps
+
+    grad = "python test/test_mps.py -k test_output_grad_match_nn_functional_leaky_relu"
+    assert caller_test_command("nn.functional.leaky_relu", "leaky_relu_backward") == grad
+    pad = caller_test_command("nn.functional.interpolate:nearest-exact", "_upsample_nearest_exact1d")
+    assert pad == "python test/test_mps.py -k test_output_match_nn_functional_interpolate_nearest-exact"
+
+    class NoEntries:
+        opinfo = None
+
+    import migrate.opinfo as opinfo
+
+    monkeypatch.setattr(opinfo, "test_commands", lambda index, family: [])
+    print_next_steps(NoEntries(), "leaky_relu_backward", called_by="nn.functional.leaky_relu")
+    assert grad in capsys.readouterr().err
+    print_next_steps(NoEntries(), "leaky_relu_backward")
+    assert "no OpInfo entry tests leaky_relu_backward: test it by hand" in capsys.readouterr().err

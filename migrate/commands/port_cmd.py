@@ -108,8 +108,10 @@ def run(args) -> int:
             + f", {len(port.impls)} overload(s) rerouted, {len(part.after)} file(s) written",
             file=sys.stderr,
         )
+    from migrate.host_code.derived import DERIVED
+
     for part in parts:
-        print_next_steps(ix, part.family)
+        print_next_steps(ix, part.family, called_by=DERIVED.get(part.family, ("",))[0])
     return 0
 
 

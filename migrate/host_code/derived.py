@@ -4,6 +4,9 @@
 gradient of the unfolded shape and ``aten.unfold_backward(grad, input.shape, dim, size, step)``.
 ``_prelu_kernel`` and ``_prelu_kernel_backward`` are what ``nn.functional.prelu`` runs: its weight viewed to
 broadcast over the input's channel dimension as ``prelu`` views it, and (backward) a gradient of the input's shape.
+The backward of an activation (``leaky_relu_backward``, ``softshrink_backward``, ``softplus_backward``) is what
+autograd runs for its ``nn.functional`` op: a gradient of the input's shape, the input, the sample's scalars (or
+their defaults).
 ``_softmax`` and ``_log_softmax`` (and the latter's backward) are what ``softmax`` and ``log_softmax`` run.
 The padding and nearest-resize families take the samples of ``nn.functional.pad`` and ``nn.functional.interpolate``
 that reach them, called as they are.
@@ -47,6 +50,22 @@ def _prelu_kernel_backward(sample, dtype):
     gen = torch.Generator().manual_seed(0)
     grad = torch.randn(x.shape, generator=gen, dtype=torch.float32).to(dtype)
     return (grad, x, w), {}
+
+
+def _activation_backward(*params: tuple[str, float], tail: tuple = ()):
+    """(grad, input, each of ``params`` from the sample's arguments or its default, *tail)."""
+
+    def call(sample, dtype):
+        import torch
+
+        if not dtype.is_floating_point:
+            return None  # autograd runs backward for floating dtypes only
+        given = dict(zip((n for n, _ in params), sample.args)) | dict(sample.kwargs)
+        gen = torch.Generator().manual_seed(0)
+        grad = torch.randn(sample.input.shape, generator=gen, dtype=torch.float32).to(dtype)
+        return (grad, sample.input, *(given.get(n, d) for n, d in params), *tail), {}
+
+    return call
 
 
 def _softmax_dim(sample):
@@ -96,6 +115,21 @@ DERIVED = {
     "_prelu_kernel": ("nn.functional.prelu", "_prelu_kernel.default", _prelu_kernel),
     "_prelu_kernel_backward": ("nn.functional.prelu", "_prelu_kernel_backward.default", _prelu_kernel_backward),
     "_softmax": ("softmax", "_softmax.default", _softmax),
+    "leaky_relu_backward": (
+        "nn.functional.leaky_relu",
+        "leaky_relu_backward.default",
+        _activation_backward(("negative_slope", 0.01), tail=(False,)),
+    ),
+    "softshrink_backward": (
+        "nn.functional.softshrink",
+        "softshrink_backward.default",
+        _activation_backward(("lambd", 0.5)),
+    ),  # fmt: skip
+    "softplus_backward": (
+        "nn.functional.softplus",
+        "softplus_backward.default",
+        _activation_backward(("beta", 1.0), ("threshold", 20.0)),
+    ),  # fmt: skip
     "constant_pad_nd": ("nn.functional.pad:constant", None, _every),
     **{f"reflection_pad{n}d": ("nn.functional.pad:reflect", None, _pad_of(2 * n)) for n in (1, 2, 3)},
     **{f"replication_pad{n}d": ("nn.functional.pad:replicate", None, _pad_of(2 * n)) for n in (1, 2, 3)},

@@ -122,10 +122,13 @@ static void {binary_helper_name()}(TensorIteratorBase& iter,
   const auto common_dtype = iter.common_dtype();
   if (iter.input(0).scalar_type() != common_dtype || iter.input(1).scalar_type() != common_dtype ||
       !iter.input(0).is_mps() || !iter.input(1).is_mps()) {{
+    // TensorIteratorConfig borrows its inputs (add_input of a temporary is deleted): keep the casts alive here
+    const auto input_cast = iter.input(0).to(kMPS, common_dtype);
+    const auto other_cast = iter.input(1).to(kMPS, common_dtype);
     auto cast_iter = TensorIteratorConfig()
                          .add_output(iter.output())
-                         .add_input(iter.input(0).to(kMPS, common_dtype))
-                         .add_input(iter.input(1).to(kMPS, common_dtype))
+                         .add_input(input_cast)
+                         .add_input(other_cast)
                          .check_all_same_dtype(false)
                          .build();
     {binary_helper_name()}(cast_iter, func_name, scalar);
