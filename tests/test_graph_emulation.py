@@ -278,3 +278,22 @@ def test_a_resized_output_grows_its_buffer_so_a_broadcasting_graph_writes_inside
     rc, data = _verify_json("floor_divide", "--root", str(tree))
     cell = next(c for c in data["cells"] if c["opinfo"] == "floor_divide" and c["dtype"] == "float32")
     assert cell["failed"] == [] and cell["passed"] == 9, cell
+
+
+def test_transcendental_selectors_are_recorded_and_named_in_the_report_notes(monkeypatch):
+    """The emulation computes exp, log, ... with torch CPU: where a graph used one, the report says Apple's
+    precision of it is not reproduced (the honest limit, named where it could matter)."""
+    from migrate.host_code.run import collect_cells
+
+    monkeypatch.setattr(ge, "APPROXIMATED", set())
+    x = torch.tensor([0.5, 1.0])
+    _run("additionWithPrimaryTensor:secondaryTensor:name:", x, x, extra=[None])
+    assert ge.APPROXIMATED == set()
+    _run("exponentWithTensor:name:", x, extra=[None])
+    assert ge.APPROXIMATED == {"exp"}
+    notes: list[str] = []
+    collect_cells([["f", "float32", ""]], {0: {"approximated": ["exp", "log"]}}, notes)
+    assert any(n.startswith("the emulated MPSGraph computed exp, log with torch CPU's kernels") for n in notes), notes
+    notes = []
+    collect_cells([["f", "float32", ""]], {0: {"approximated": []}}, notes)
+    assert not any("emulated MPSGraph" in n for n in notes)

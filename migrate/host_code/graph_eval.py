@@ -195,6 +195,10 @@ def _constant(args: list, device: str) -> torch.Tensor:
     return torch.full(shape, value, dtype=to_torch(dtype), device=device)
 
 
+# the transcendental selectors ("math" ops) evaluated so far: torch CPU's precision stands for Apple's GPU one
+APPROXIMATED: set[str] = set()
+
+
 def evaluate(node: dict, values: dict[int, object], device: str):
     """One node's value (a tensor, or a list for several outputs), its tensor arguments taken from ``values``."""
     sel = node["sel"]
@@ -211,7 +215,10 @@ def evaluate(node: dict, values: dict[int, object], device: str):
         else:
             args.append(a)
     if sel in elementwise():
-        return _elementwise(elementwise()[sel], args)
+        entry = elementwise()[sel]
+        if entry["class"] == "math":
+            APPROXIMATED.add(entry["op"])
+        return _elementwise(entry, args)
     spec = graph_selectors().get(sel)
     if spec is None:
         raise LookupError(f"MPSGraph selector not emulated: -[MPSGraph {sel}] (rules/mpsgraph.yaml has no entry)")

@@ -163,7 +163,7 @@ def main() -> int:
     resolver = MetalResolver(Path(job["root"]), job["exports"])
     callback = RESOLVER(resolver)
     lib.mps_shim_set_resolver(callback)
-    from .graph_eval import attach
+    from .graph_eval import APPROXIMATED, attach
 
     graphs = attach(lib)  # the MPSGraph emulation
     from migrate.verify.dtypes import table
@@ -194,6 +194,7 @@ def main() -> int:
         expected = expectations.lookup(case["xfail_key"], case["dtype"]) if case.get("xfail_key") else None
         if expected is not None:
             row["expected"] = expected.json()
+        row["approximated"] = sorted(APPROXIMATED)  # so far in this process (the old run's are the old ones')
         row["fallbacks"] = _fallbacks(lib)
         row["metal_errors"] = list(resolver.errors)
         resolver.errors.clear()
