@@ -283,9 +283,10 @@ def cpu_takes(family: str, arity: int, dtype: str, scalars: int = 0, kwargs: dic
     if op is None:
         return None
     x = torch.tensor([1, 2, 1], dtype=getattr(torch, dtype))  # no 0: integer fmod/remainder refuse a zero divisor
+    scalar = True if dtype == "bool" else 2  # an int scalar would promote bool to int64: clamp_max(bool, 2) works
     for extra in dict.fromkeys([0, scalars]):
         try:
-            op(*([x] * arity), *([2] * extra), **(kwargs or {}))
+            op(*([x] * arity), *([scalar] * extra), **(kwargs or {}))
             return True
         except Exception:
             continue
