@@ -5,6 +5,9 @@ cells where the port changed behaviour and the cells where the old graph and tor
 
     .venv/bin/python bench/old_outputs.py [FAMILY ...]     (default: the sample below; minutes per family)
 
+Each family's row is kept in bench/old_outputs.jsonl (a rerun of some families replaces their rows); the doc is
+written from all rows, in the sample's order.
+
 The sample: the 2.7.0a0 families tests/test_port_scalars27.py checks portable (NEW27) and five reduction or
 softmax families of tests/test_port_reduce.py.
 """
@@ -29,6 +32,7 @@ from tests.test_port_scalars27 import NEW27  # noqa: E402
 REDUCTIONS = ["sum", "amax", "var", "_log_softmax", "mse_loss"]
 CLI = [sys.executable, "-P", "-m", "migrate"]
 DOC = REPO / "docs" / "old-outputs.md"
+ROWS = REPO / "bench" / "old_outputs.jsonl"
 
 
 def git(root: Path, *args: str) -> None:
@@ -93,9 +97,23 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
+def merged(new: list[dict]) -> list[dict]:
+    """The kept rows with ``new`` replacing theirs, in the sample's order (others after), saved back."""
+    kept = {}
+    if ROWS.exists():
+        for line in ROWS.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            kept[row["family"]] = row
+    kept |= {r["family"]: r for r in new}
+    order = {f: k for k, f in enumerate([*NEW27, *REDUCTIONS])}
+    rows = sorted(kept.values(), key=lambda r: (order.get(r["family"], len(order)), r["family"]))
+    ROWS.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return rows
+
+
 def main() -> None:
     families = sys.argv[1:] or [*NEW27, *REDUCTIONS]
-    rows = sweep(families)
+    rows = merged(sweep(families))
     DOC.write_text(markdown(rows), encoding="utf-8")
     print(f"wrote {DOC.relative_to(REPO)}: {len(rows)} families", file=sys.stderr)
 
