@@ -136,3 +136,34 @@ def test_a_native_source_that_cannot_be_scanned_is_an_error_and_the_rest_still_c
     ]
     assert good.cpu_stub_calls and not tree.cpu_stub_calls and not tree.native_at_calls
     assert tree.declared_stubs == good.declared_stubs and good.declared_stubs  # the header still counts
+
+
+MACRO_IMPLS = """
+#define MAKE_IMPL(out_name, the_stub)                                       \\
+TORCH_IMPL_FUNC(out_name) (const Tensor& a, const Tensor& b, const Tensor& r) { \\
+  the_stub(device_type(), *this);                                          \\
+}
+
+MAKE_IMPL(wobble_out, wobble_stub)
+MAKE_IMPL(jiggle_out, jiggle_stub)
+
+Tensor& wobble_out(const Tensor& a, const Scalar& s, Tensor& r) {
+  return at::wobble_out(r, a, wrapped_scalar_tensor(s));
+}
+"""
+
+
+def test_a_structured_kernel_a_file_local_macro_writes_reaches_its_stub():
+    """The macro's TORCH_IMPL_FUNC, expanded at each use, reaches the stub it names, even where a plain function
+    of the same name (a Scalar overload) only calls the operator again."""
+    got = scan(MACRO_IMPLS)
+    assert got["wobble_out"] == (("wobble_stub",), ("wobble_out",))
+    assert got["jiggle_out"] == (("jiggle_stub",), ())
+
+
+def test_a_macro_without_an_impl_func_or_used_with_other_arity_expands_to_nothing():
+    src = "#define TWICE(x) x; x\nTWICE(foo_stub)\n" + MACRO_IMPLS.replace(
+        "MAKE_IMPL(jiggle_out, jiggle_stub)", "MAKE_IMPL(jiggle_out)"
+    )
+    got = scan(src)
+    assert "jiggle_out" not in got and "x" not in got

@@ -52,15 +52,16 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
     if rel.endswith(".h"):
         return tuple((m.group(1).decode(), sf.span(m.start(1), m.end(1))) for m in _DECLARE_DISPATCH.finditer(data)), ()
     bodies: dict[str, list[bytes]] = {}
-    for m in _IMPL_HEAD.finditer(data):
-        open_at = data.find(b"{", m.end() - 1)
-        close = _match(data, open_at, b"{", b"}") if open_at >= 0 else -1
-        if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
-            params = set(_STUB.findall(data, m.start(), open_at))
-            body = data[open_at : close + 1]
-            if params:
-                body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), body)
-            bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
+    for text in (data, _impl_macro_expansions(data)):
+        for m in _IMPL_HEAD.finditer(text):
+            open_at = text.find(b"{", m.end() - 1)
+            close = _match(text, open_at, b"{", b"}") if open_at >= 0 else -1
+            if close > 0:  # a parameter named like a stub (``ReduceStub& reduce_stub``) is not the stub
+                params = set(_STUB.findall(text, m.start(), open_at))
+                body = text[open_at : close + 1]
+                if params:
+                    body = _STUB.sub(lambda s: b"" if s.group() in params else s.group(), body)
+                bodies.setdefault((m.group(1) or m.group(2)).decode(), []).append(body)
     predicates = frozenset(n for n, bs in bodies.items() if any(_REQUIRES_DEVICE.search(b) for b in bs))
     direct: dict[str, set[str]] = {}
     calls: dict[str, set[str]] = {}
@@ -89,6 +90,31 @@ def scan_native_file(rel: str, data: bytes) -> tuple[tuple, tuple]:
         if stubs or at_calls:
             out.append((name, tuple(sorted(stubs)), tuple(sorted(at_calls))))
     return (), tuple(out)
+
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def _impl_macro_expansions(data: bytes) -> bytes:
+    """The ``TORCH_IMPL_FUNC`` definitions a file-local macro writes (``CREATE_BINARY_TORCH_IMPL_FUNC(fmod_out,
+    fmod_stub)``), expanded at each invocation, one per line: the structured kernel ``fmod_out`` reaches
+    ``fmod_stub`` even where a plain function of the same name (the Scalar overload) calls ``at::fmod_out``."""
+    out = []
+    for d in _DEFINE.finditer(data):
+        body = d.group(3).replace(b"\\\n", b" ")
+        if b"TORCH_IMPL_FUNC" not in body:
+            continue
+        params = [x.strip() for x in d.group(2).split(b",")]
+        use = re.compile(rb"^[ \t]*" + re.escape(d.group(1)) + rb"\s*\(([^()]*)\)", re.M)
+        for m in use.finditer(data, d.end()):
+            args = [x.strip() for x in m.group(1).split(b",")]
+            if len(args) != len(params):
+                continue
+            text = body
+            for param, arg in zip(params, args):
+                text = re.sub(rb"\b" + re.escape(param) + rb"\b", lambda _: arg, text)
+            out.append(text.strip())
+    return b"\n".join(out)
 
 
 def _stub_uses(body: bytes):
