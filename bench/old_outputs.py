@@ -4,6 +4,7 @@ its MPSGraph through the emulation). Writes docs/old-outputs.md: per family the 
 cells where the port changed behaviour and the cells where the old graph and torch CPU disagree.
 
     .venv/bin/python bench/old_outputs.py [FAMILY ...]     (default: the sample below; minutes per family)
+    .venv/bin/python bench/old_outputs.py --doc            (the doc again from the kept rows)
 
 Each family's row is kept in bench/old_outputs.jsonl (a rerun of some families replaces their rows); the doc is
 written from all rows, in the sample's order.
@@ -73,6 +74,17 @@ def sweep(families: list[str]) -> list[dict]:
     return rows
 
 
+def summary(rows: list[dict]) -> str:
+    ran = [r for r in rows if r.get("references")]
+    old = [r for r in ran if any(x.startswith("old-mpsgraph") for x in r["references"])]
+    changed = [r["family"] for r in old if r.get("behaviour_changes")]
+    return (
+        f"{len(rows)} families: {len(ran)} verified on the host path, {len(old)} of them against `old-mpsgraph`; "
+        f"{len(changed)} with behaviour changes ({', '.join(changed) or 'none'}); "
+        f"{len(rows) - len(ran)} without a report ({', '.join(r['family'] for r in rows if r not in ran) or 'none'})."
+    )
+
+
 def markdown(rows: list[dict]) -> str:
     out = [
         "# The port sample against its old outputs",
@@ -82,6 +94,8 @@ def markdown(rows: list[dict]) -> str:
         "through the tree's own host code on the CPU backend; the pre-port text (HEAD) runs its MPSGraph through",
         "the emulation (docs/mpsgraph-emulation.md) on the same cases. A behaviour change is a cell where the new",
         "output differs from the old one; old vs CPU lists the cells where the old graph and torch CPU disagree.",
+        "",
+        summary(rows),
         "",
         "| family | verdict | references | behaviour changes (cells) | old vs torch CPU (cells) | s |",
         "|---|---|---|---|---|---|",
@@ -112,6 +126,9 @@ def merged(new: list[dict]) -> list[dict]:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--doc"]:  # the doc again from the kept rows
+        DOC.write_text(markdown(merged([])), encoding="utf-8")
+        return
     families = sys.argv[1:] or [*NEW27, *REDUCTIONS]
     rows = merged(sweep(families))
     DOC.write_text(markdown(rows), encoding="utf-8")
