@@ -297,3 +297,15 @@ def test_transcendental_selectors_are_recorded_and_named_in_the_report_notes(mon
     notes = []
     collect_cells([["f", "float32", ""]], {0: {"approximated": []}}, notes)
     assert not any("emulated MPSGraph" in n for n in notes)
+
+
+def test_an_own_case_the_host_code_refuses_by_name_is_listed_apart_not_failed():
+    """'MPS does not support atan2 op with int64 input' is the tree's own clean refusal of a dtype: the own case is
+    listed as refused, not as a failure of the host code."""
+    from migrate.host_code.run import collect_cells
+
+    refusal = "the host code raised RuntimeError: MPS does not support atan2 op with int64 input"
+    rows = {0: {"failure": refusal}, 1: {}, 2: {"failure": "Tensor-likes are not close!"}}
+    (cell,), _ = collect_cells([["atan2 (own cases)", "int64", "contiguous"]] * 3, rows, [])
+    assert cell.refused_cases == ["contiguous 0: RuntimeError: MPS does not support atan2 op with int64 input"]
+    assert cell.failed == ["contiguous 2: Tensor-likes are not close!"] and cell.passed == 1

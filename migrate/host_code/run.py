@@ -467,7 +467,7 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
 
 _REFUSAL = re.compile(
     r"the host code raised (NotImplementedError|TypeError|RuntimeError): .*(not implemented for|"
-    r"not supported|unsupported|Failed to create function state object)",
+    r"not supported|does not support|unsupported|Failed to create function state object)",
     re.I,
 )
 
