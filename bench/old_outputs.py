@@ -27,11 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from migrate.host_code.scratch import scratch_copy  # noqa: E402
+from migrate.resources import python_module  # noqa: E402
 from tests.corpus import pytorch_270a0_root  # noqa: E402
 from tests.test_port_scalars27 import NEW27  # noqa: E402
 
 REDUCTIONS = ["sum", "amax", "var", "_log_softmax", "mse_loss"]
-CLI = [sys.executable, "-P", "-m", "migrate"]
+CLI = python_module("migrate")
 DOC = REPO / "docs" / "old-outputs.md"
 ROWS = REPO / "bench" / "old_outputs.jsonl"
 

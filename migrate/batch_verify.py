@@ -186,6 +186,7 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
             written[r.family] = set(new)
         before = {(f.code, f.path, f.message) for f in lint_root(Path(root)).findings}  # the tree's own: not new
         findings = [f for f in lint_root(scratch).findings if (f.code, f.path, f.message) not in before]
+        old = (Path(root), ix, OLD_LABEL)  # the unported tree's own code: each family's old reference
         for k, r in enumerate(rows):
             if r.family not in written:
                 continue
@@ -196,7 +197,6 @@ def verify_on_host(root, ix: Index, rows: list[Row], progress=None) -> None:
                 r.verify, r.detail = "FAIL", f"lint: {own[0].code} {own[0].message}"[:300]
                 continue
             try:
-                old = (Path(root), ix, OLD_LABEL)
                 rep = verify_host(scratch, lambda: Index(load_tree(scratch)), r.family, old=old, old_optional=True)
             except Exception as exc:  # NotRunnable, a yaml torchgen refuses: one family's trouble never stops the batch
                 r.verify, r.detail = "not run", " ".join(str(exc).split())[:300]

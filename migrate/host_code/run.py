@@ -341,9 +341,9 @@ def verify_host(
         return HostReport(family, rel, [], [], [], errors, set(), time.perf_counter() - t0, stages)
     chosen = selection(index, family)
     with tempfile.TemporaryDirectory(prefix="mps-host-old-") as saved:
-        extra, old_disagree, old_problem, old_notes = None, [], "", []
+        extra, old_disagree, old_problem, old_approximated = None, [], "", []
         if old is not None:
-            problem, old_disagree, old_notes = _run_old(old, family, chosen, timeout, saved, progress)
+            problem, old_disagree, old_approximated = _run_old(old, family, chosen, timeout, saved, progress)
             if problem and old_optional:
                 old_problem, old = problem, None
             elif problem:
@@ -364,8 +364,8 @@ def verify_host(
         notes.append(f"ran on the CPU fallback, not the host code: {', '.join(missed)}")
     if old_problem:
         notes.append(f"no old reference: {old_problem}")
-    elif old is not None:
-        notes += [n for n in old_notes if n not in notes]
+    elif old_approximated and approximation_note(old_approximated) not in notes:
+        notes.append(approximation_note(old_approximated))
     if old is not None:
         missing = sum(1 for r in rows.values() if "old_missing" in r)
         if missing:
@@ -378,8 +378,7 @@ def verify_host(
 
 def _run_old(old: tuple, family: str, chosen: dict, timeout: float, saved: str, progress) -> tuple:
     """Runs the old implementation's host code on the cases, saving each output in ``saved``: (None, or why it
-    could not run; the cells where its outputs and torch CPU disagree; its notes on what the emulation
-    approximates)."""
+    could not run; the cells where its outputs and torch CPU disagree; the selectors the emulation approximated)."""
     old_root, load_old, label = old
     units = TreeUnits(old_root, progress)
     index = load_old() if callable(load_old) else load_old
@@ -391,10 +390,9 @@ def _run_old(old: tuple, family: str, chosen: dict, timeout: float, saved: str, 
     started = [n for n in notes if n.startswith("the worker could not start")]
     if started:
         return f"the old implementation ({label}): {started[0]}", [], []
-    old_notes: list[str] = []
-    cells, _ = collect_cells(listed, rows, old_notes)
+    cells, _ = collect_cells(listed, rows, [])
     disagree = [f"{c.opinfo} {c.dtype}" for c in cells if c.status in ("FAIL", "XFAIL")]
-    return None, disagree, [n for n in old_notes if n.startswith("the emulated MPSGraph")]
+    return None, disagree, _approximated(rows)
 
 
 _SELECTOR = re.compile(r"-\[MPSGraph ([\w:]+)\]")
@@ -448,13 +446,9 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
             cell.passed += 1
             if row.get("upcast"):
                 upcast[dtype] = upcast.get(dtype, 0) + 1
-    approximated = sorted({op for row in rows.values() for op in row.get("approximated", ())})
+    approximated = _approximated(rows)
     if approximated:
-        notes.append(
-            f"the emulated MPSGraph computed {', '.join(approximated)} with torch CPU's kernels: Apple's GPU precision "
-            "of these (and fast:: math) is not reproduced, so a difference of that size against old-mpsgraph is not "
-            "seen (docs/host-code.md, honest limits)"
-        )
+        notes.append(approximation_note(approximated))
     for dtype, n in upcast.items():
         notes.append(
             f"{n} {dtype} sample(s) differ from torch CPU's {dtype} result and match it computed in float32 and "
@@ -463,6 +457,19 @@ def collect_cells(listed: list, rows: dict[int, dict], notes: list[str]) -> tupl
     for cell in cells.values():
         _mark_refused(cell)
     return list(cells.values()), fallbacks
+
+
+def _approximated(rows: dict[int, dict]) -> list[str]:
+    """The transcendental selectors the worker's emulated graphs computed (graph_eval.APPROXIMATED)."""
+    return sorted({op for row in rows.values() for op in row.get("approximated", ())})
+
+
+def approximation_note(ops: list[str]) -> str:
+    return (
+        f"the emulated MPSGraph computed {', '.join(ops)} with torch CPU's kernels: Apple's GPU precision of these "
+        "(and fast:: math) is not reproduced, so a difference of that size against old-mpsgraph is not seen "
+        "(docs/host-code.md, honest limits)"
+    )
 
 
 _REFUSAL = re.compile(
